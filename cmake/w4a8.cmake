@@ -1,0 +1,13 @@
+# Shared helpers for module CMake files.
+
+# w4a8_test(NAME SOURCES... [LIBS libs...]): a GoogleTest (+RapidCheck) binary registered with ctest.
+function(w4a8_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES} ${T_UNPARSED_ARGUMENTS})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} rapidcheck_gtest rapidcheck GTest::gtest GTest::gtest_main Threads::Threads)
+  target_compile_definitions(${name} PRIVATE
+    W4A8_PYTHON="${W4A8_PYTHON}"
+    W4A8_SOURCE_ROOT="${W4A8_SOURCE_ROOT}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
+endfunction()
+include(GoogleTest)

@@ -1,0 +1,52 @@
+// A JSON value as Python's json module builds it (dict/list/str/int/float/bool/None).
+// Strings are WTF-8: UTF-8 that may also hold lone surrogates (U+D800..DFFF, 3 bytes each), so every
+// Python str that json.loads can return is representable; byte order == code point order.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace w4a8::json {
+
+enum class Kind { Null, Bool, Int, Float, String, Array, Object };
+
+struct Value;
+// Insertion-ordered members with unique keys (a duplicate key replaces the value, keeps the first
+// position, as a Python dict does).
+using Members = std::vector<std::pair<std::string, Value>>;
+
+struct Value {
+  Kind kind = Kind::Null;
+  bool boolean = false;          // Kind::Bool
+  double number = 0.0;           // Kind::Float (may be NaN or +-inf, as Python's json yields)
+  std::string text;              // Kind::Int: canonical decimal ("-12", "0"; no "+", no leading 0)
+                                 // Kind::String: WTF-8 text
+  std::vector<Value> items;      // Kind::Array
+  Members members;               // Kind::Object
+
+  bool is_null() const { return kind == Kind::Null; }
+  bool is_object() const { return kind == Kind::Object; }
+  bool is_string() const { return kind == Kind::String; }
+  // Object member lookup; nullptr when absent or not an object.
+  const Value* get(std::string_view key) const;
+  Value* get(std::string_view key);
+  // Insert or replace, Python dict style (replacement keeps position).
+  void set(std::string key, Value v);
+
+  static Value null() { return {}; }
+  static Value from_bool(bool b) { Value v; v.kind = Kind::Bool; v.boolean = b; return v; }
+  static Value from_int(long long i) { Value v; v.kind = Kind::Int; v.text = std::to_string(i); return v; }
+  static Value from_float(double d) { Value v; v.kind = Kind::Float; v.number = d; return v; }
+  static Value from_string(std::string s) { Value v; v.kind = Kind::String; v.text = std::move(s); return v; }
+  static Value object() { Value v; v.kind = Kind::Object; return v; }
+  static Value array() { Value v; v.kind = Kind::Array; return v; }
+};
+
+// Python's `a == b` on the objects json.loads built: 1 == 1.0 == True; int/float compared exactly;
+// NaN equals NaN (json's NaN is one shared object, and containers compare by identity first);
+// dicts ignore order.
+bool py_equal(const Value& a, const Value& b);
+
+}  // namespace w4a8::json

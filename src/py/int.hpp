@@ -1,0 +1,27 @@
+// Python int() applied to a json-loaded value, with exact big-integer results and upstream's errors.
+#pragma once
+
+#include <string>
+
+#include "core/result.hpp"
+#include "json/value.hpp"
+
+namespace w4a8::py {
+
+// An exact integer as canonical decimal text ("-12", "0"), with helpers to compare without overflow.
+struct BigInt {
+  std::string text;
+  bool negative() const { return !text.empty() && text[0] == '-'; }
+  // nullopt-like: false when it does not fit int64.
+  bool to_i64(long long& out) const;
+  int compare(long long v) const;  // <0, 0, >0
+};
+
+// int(v): bool -> 0/1; int -> itself; float -> truncation (inf: OverflowError, NaN: ValueError);
+// str -> base-10 literal rules (Unicode whitespace/digits, sign, single underscores, 4300-digit
+// limit); None/list/dict -> TypeError.
+// @return BigInt, or ErrorKind::PyIntFloatInfinity, PyIntFloatNan, PyIntInvalidLiteral,
+//         PyIntBadType, PyIntMaxStrDigits.
+Result<BigInt> to_int(const json::Value& v);
+
+}  // namespace w4a8::py

@@ -1,0 +1,64 @@
+// safetensors container reader: enforces every rule of the reference Rust crate
+// (../shared/spec/safetensors.md) with one typed error per rule. Reads the header without touching
+// tensor data; memory is bounded by the header size, never by claimed tensor sizes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/result.hpp"
+#include "safetensors/dtype.hpp"
+
+namespace w4a8::st {
+
+inline constexpr std::uint64_t kMaxHeaderSize = 100'000'000;  // crate's MAX_HEADER_SIZE
+
+struct TensorInfo {
+  std::string name;                 // UTF-8 tensor key
+  Dtype dtype{};
+  std::vector<std::uint64_t> shape;
+  std::uint64_t begin = 0, end = 0; // data_offsets, relative to the byte after the header
+};
+
+struct Header {
+  std::uint64_t header_len = 0;     // n, the JSON length
+  bool has_metadata = false;        // "__metadata__" present
+  std::vector<std::pair<std::string, std::string>> metadata;  // in JSON order
+  std::vector<TensorInfo> tensors;  // sorted by name (code point order), as Python's keys()
+  std::uint64_t data_start() const { return 8 + header_len; }
+  const TensorInfo* find(std::string_view name) const;  // binary search
+  const std::string* meta(std::string_view key) const;
+};
+
+// Parses and validates a whole container held in memory (file_size == bytes.size()).
+// @return Header, or ErrorKind::StHeaderTooSmall, StHeaderTooLarge, StInvalidHeaderLength,
+//         StInvalidHeader, StInvalidHeaderDeserialization, StInvalidOffset, StValidationOverflow,
+//         StMisalignedSlice, StTensorInvalidInfo, StMetadataIncompleteBuffer.
+Result<Header> parse(std::span<const std::uint8_t> bytes);
+
+// Same checks when only the first 8 + n bytes are at hand and the file's total size is known.
+Result<Header> parse_prefix(std::span<const std::uint8_t> prefix, std::uint64_t file_size);
+
+// A file opened read-only and memory-mapped; tensor bytes are views into the mapping.
+class File {
+ public:
+  // @return File, or IoOpenFailed/IoReadFailed, or any parse() error.
+  static Result<File> open(const std::string& path);
+  const Header& header() const { return header_; }
+  const std::string& path() const { return path_; }
+  // Bytes of a tensor of this file's header (bounds were validated by parse()).
+  std::span<const std::uint8_t> data(const TensorInfo& t) const;
+  std::span<const std::uint8_t> bytes() const;
+
+ private:
+  std::string path_;
+  Header header_;
+  std::shared_ptr<const void> mapping_;  // munmap on last release
+  std::uint64_t size_ = 0;
+};
+
+}  // namespace w4a8::st
