@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything w4a8check needs to build and test on a fresh Debian 12 machine:
+# Debian packages (compilers, CMake, GoogleTest, RapidCheck, Google Benchmark, CLI11, clang's libFuzzer
+# and sanitizer runtimes, coverage tools) and the PyPI packages the test oracles use.
+# CUDA: nvcc is used when present (CUDA kernels then always compile); it is not installed here.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+pkgs=(build-essential cmake ninja-build g++ clang libclang-rt-14-dev llvm
+      googletest libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libcli11-dev
+      python3 python3-pip)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+py=${W4A8_PYTHON:-python3}
+if ! "$py" -c 'import safetensors, numpy' 2>/dev/null; then
+  "$py" -m pip install -q --disable-pip-version-check -r "$here/requirements.txt" 2>/dev/null ||
+    "$py" -m pip install -q --disable-pip-version-check --break-system-packages -r "$here/requirements.txt"
+fi
+"$py" -c 'import safetensors, numpy; print("python oracles: safetensors", safetensors.__version__, "numpy", numpy.__version__)'
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "CUDA: $( (command -v nvcc || echo /usr/local/cuda/bin/nvcc) ) found; CUDA kernels will be compiled"
+else
+  echo "CUDA: nvcc not found; CUDA kernels will be skipped at configure time"
+fi
