@@ -5,7 +5,8 @@
 //    whitespace only.
 //  - Serde: what serde_json (as used by the safetensors crate for the header) accepts: no NaN/Infinity,
 //    no lone surrogates, numbers that must fit their target later (kept as text here).
-// Nesting is bounded (kMaxDepth) so input can never exhaust the stack.
+// Nesting is bounded (kMaxDepth) and parsing is iterative, so input can never exhaust the stack.
+// Memory: about 100 bytes per JSON value on top of the text (a "[0,0,...]" costs ~50x its size).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,20 @@ struct ParseError {
   std::string detail;          // human-readable detail (diagnostics only, not upstream-exact)
   std::size_t digits = 0;      // IntTooLong: digit count, as Python's message prints it
   bool in_array = false;       // TooDeep: "array" vs "object" in Python's message
+  // Serde dialect only: serde_json's own Display text for the failure ("expected `:`") and the
+  // position serde_json reports for it (1-based line, 0-based byte column; see serde_position).
+  std::string serde_message;
+  std::size_t line = 0;
+  std::size_t column = 0;
 };
+
+// serde_json's Position of a byte index into its input: line = 1 + newlines before the line holding
+// index, column = bytes from that line's start to index.
+struct TextPosition {
+  std::size_t line = 1;
+  std::size_t column = 0;
+};
+TextPosition serde_position(std::string_view text, std::size_t index);
 
 struct ParseResult {
   Value value;
@@ -41,15 +55,32 @@ struct ParseResult {
   bool ok() const { return error.failure == ParseFailure::None; }
 };
 
+// Python dialect: Int text is canonical ("-0" -> "0"); Float has number set and text empty; objects
+// merge duplicate keys as a dict does. A document nesting more than kPythonMaxDepth containers is
+// TooDeep (in_array tells which container crossed the line).
 // json.loads(s) for a Python str given as UTF-8/WTF-8 text (a leading U+FEFF is an error).
 ParseResult loads_str(std::string_view text);
 // json.loads(b) for Python bytes: detect UTF-8(-sig)/UTF-16/UTF-32 and decode with surrogatepass.
 ParseResult loads_bytes(std::span<const std::uint8_t> bytes);
-// serde_json::from_str on text already checked to be UTF-8.
+// serde_json::from_str on text already checked to be UTF-8 (invalid UTF-8 -> Unicode).
+// Differences from the Python dialect, so the safetensors reader can mimic the crate:
+//  - Objects keep ALL members in document order, duplicate keys included (no merging).
+//  - Int: text is the literal exactly as written ("-0" stays "-0": serde reads it as F64(-0.0);
+//    beyond the u64/i64 range serde reads an F64 too); Float: text is the literal, number is
+//    serde_json's own f64 for it (serde_float_from_literal, not always correctly rounded).
+//  - A number serde_json's f64 conversion overflows ("1e400", a 400-digit int, even
+//    "1.7976931348623158e308") is Syntax ("number out of range"): the safetensors crate buffers
+//    every header value through serde's Content, which converts every number.
+//  - Leading zeros, "1.", "1e", trailing commas, lone surrogate escapes: Syntax.
+//  - Depth: the 128th nested container is TooDeep (serde_json's recursion limit of 128).
 ParseResult parse_serde(std::string_view text);
 
 // Python's json recursion limit as seen from sglang's call site is environment-dependent (about
-// 1000 frames minus the caller's depth); this is the depth at which loads_* report TooDeep.
+// 1000 frames minus the caller's depth); loads_* accept this many nested containers, one more is TooDeep.
+// Measured (CPython 3.11.7, recursion limit 1000): the C scanner's frames share the limit with
+// Python frames, so the deepest accepted document is 1000 - 1 - (Python frames on the stack at
+// json.loads, counting loads/decode/raw_decode): 995 from `python3 -c`, 993 from a function
+// called at module level, one less per extra caller frame. 990 means 6 frames above json.loads.
 inline constexpr int kPythonMaxDepth = 990;
 
 }  // namespace w4a8::json

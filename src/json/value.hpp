@@ -26,6 +26,15 @@ struct Value {
   std::vector<Value> items;      // Kind::Array
   Members members;               // Kind::Object
 
+  // Declared here, defaulted in value.cpp: with Value still incomplete, clang 14 cannot check the
+  // implicit ones through std::pair<std::string, Value>.
+  Value();
+  Value(const Value&);
+  Value(Value&&) noexcept;
+  Value& operator=(const Value&);
+  Value& operator=(Value&&) noexcept;
+  ~Value();
+
   bool is_null() const { return kind == Kind::Null; }
   bool is_object() const { return kind == Kind::Object; }
   bool is_string() const { return kind == Kind::String; }
@@ -45,8 +54,9 @@ struct Value {
 };
 
 // Python's `a == b` on the objects json.loads built: 1 == 1.0 == True; int/float compared exactly;
-// NaN equals NaN (json's NaN is one shared object, and containers compare by identity first);
-// dicts ignore order.
+// NaN equals NaN inside lists/dicts (json's NaN is one shared object, and containers compare by
+// identity first) but not at the top level (nan == nan is False); dicts ignore order.
+// Objects are compared as dicts, so members must have unique keys (Python-dialect values do).
 bool py_equal(const Value& a, const Value& b);
 
 }  // namespace w4a8::json

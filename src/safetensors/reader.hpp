@@ -26,8 +26,9 @@ struct TensorInfo {
 
 struct Header {
   std::uint64_t header_len = 0;     // n, the JSON length
-  bool has_metadata = false;        // "__metadata__" present
-  std::vector<std::pair<std::string, std::string>> metadata;  // in JSON order
+  bool has_metadata = false;        // "__metadata__" present and not null (Python: metadata() is not None)
+  std::vector<std::pair<std::string, std::string>> metadata;  // in JSON order (a repeated key keeps
+                                                              // its first place and its last value)
   std::vector<TensorInfo> tensors;  // sorted by name (code point order), as Python's keys()
   std::uint64_t data_start() const { return 8 + header_len; }
   const TensorInfo* find(std::string_view name) const;  // binary search

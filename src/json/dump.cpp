@@ -1,0 +1,92 @@
+#include "json/dump.hpp"
+
+#include <cmath>
+
+#include "json/wtf8.hpp"
+
+namespace w4a8::json {
+
+namespace {
+
+void append_u_escape(std::string& out, char32_t unit) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += "\\u";
+  for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(unit >> shift) & 0xF]);
+}
+
+void dump_to(std::string& out, const Value& v) {
+  switch (v.kind) {
+    case Kind::Null: out += "null"; return;
+    case Kind::Bool: out += v.boolean ? "true" : "false"; return;
+    case Kind::Int: out += v.text; return;
+    case Kind::Float:
+      if (std::isnan(v.number)) out += "NaN";
+      else if (std::isinf(v.number)) out += v.number < 0 ? "-Infinity" : "Infinity";
+      else out += py_float_repr(v.number);
+      return;
+    case Kind::String: out += dump_string(v.text); return;
+    case Kind::Array: {
+      out.push_back('[');
+      for (std::size_t i = 0; i < v.items.size(); ++i) {
+        if (i > 0) out += ", ";
+        dump_to(out, v.items[i]);
+      }
+      out.push_back(']');
+      return;
+    }
+    case Kind::Object: {
+      out.push_back('{');
+      for (std::size_t i = 0; i < v.members.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += dump_string(v.members[i].first);
+        out += ": ";
+        dump_to(out, v.members[i].second);
+      }
+      out.push_back('}');
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string dump_string(std::string_view s) {
+  std::string out = "\"";
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    char32_t cp = 0;
+    if (!decode_wtf8(s, pos, cp, /*allow_surrogates=*/true)) {
+      cp = 0xFFFD;
+      ++pos;
+    }
+    switch (cp) {
+      case '"': out += "\\\""; continue;
+      case '\\': out += "\\\\"; continue;
+      case '\b': out += "\\b"; continue;
+      case '\f': out += "\\f"; continue;
+      case '\n': out += "\\n"; continue;
+      case '\r': out += "\\r"; continue;
+      case '\t': out += "\\t"; continue;
+      default: break;
+    }
+    if (cp >= ' ' && cp <= '~') {
+      out.push_back(static_cast<char>(cp));
+    } else if (cp >= 0x10000) {
+      const char32_t v = cp - 0x10000;
+      append_u_escape(out, 0xD800 + (v >> 10));
+      append_u_escape(out, 0xDC00 + (v & 0x3FF));
+    } else {
+      append_u_escape(out, cp);
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string dump(const Value& v) {
+  std::string out;
+  dump_to(out, v);
+  return out;
+}
+
+}  // namespace w4a8::json

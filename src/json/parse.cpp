@@ -1,0 +1,523 @@
+#include "json/parse.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "json/bytes_decode.hpp"
+#include "json/number.hpp"
+#include "json/wtf8.hpp"
+
+namespace w4a8::json {
+
+namespace {
+
+enum class Dialect { Python, Serde };
+
+inline constexpr int kSerdeMaxDepth = 127;         // serde_json's remaining_depth 128 hits 0 on the 128th
+inline constexpr std::size_t kPythonMaxIntDigits = 4300;  // sys.get_int_max_str_digits() default
+inline constexpr std::size_t kIndexedObjectMin = 16;      // members before a key index pays off
+
+// serde_json's ErrorCode Display texts.
+constexpr std::string_view kEofList = "EOF while parsing a list";
+constexpr std::string_view kEofObject = "EOF while parsing an object";
+constexpr std::string_view kEofString = "EOF while parsing a string";
+constexpr std::string_view kEofValue = "EOF while parsing a value";
+constexpr std::string_view kExpectedColon = "expected `:`";
+constexpr std::string_view kExpectedCommaList = "expected `,` or `]`";
+constexpr std::string_view kExpectedCommaObject = "expected `,` or `}`";
+constexpr std::string_view kExpectedIdent = "expected ident";
+constexpr std::string_view kExpectedValue = "expected value";
+constexpr std::string_view kInvalidEscape = "invalid escape";
+constexpr std::string_view kInvalidNumber = "invalid number";
+constexpr std::string_view kOutOfRange = "number out of range";
+constexpr std::string_view kEndOfHexEscape = "unexpected end of hex escape";
+constexpr std::string_view kLoneSurrogate = "lone leading surrogate in hex escape";
+constexpr std::string_view kControlChar = "control character (\\u0000-\\u001F) found while parsing a string";
+constexpr std::string_view kKeyNotString = "key must be a string";
+constexpr std::string_view kTrailingComma = "trailing comma";
+constexpr std::string_view kTrailingChars = "trailing characters";
+constexpr std::string_view kRecursion = "recursion limit exceeded";
+
+bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Iterative parser over validated WTF-8 (Python) or UTF-8 (Serde) text: open containers live on
+// an explicit stack (bounded by the dialect's depth limit), so no input can exhaust the C++ stack,
+// even under sanitizers. Every step returns false after recording the first failure, in the same
+// left-to-right order in which upstream raises.
+class Parser {
+ public:
+  Parser(std::string_view s, Dialect d) : s_(s), d_(d) {}
+
+  ParseResult run() {
+    ParseResult r;
+    skip_ws();
+    if (parse_document(r.value)) {
+      skip_ws();
+      if (pos_ != s_.size()) fail(ParseFailure::Syntax, pos_, "extra data", kTrailingChars, peeked(pos_));
+    }
+    if (err_.failure != ParseFailure::None) {
+      r.value = Value{};
+      r.error = std::move(err_);
+    }
+    return r;
+  }
+
+ private:
+  // A container being filled; key is the pending member name of an object.
+  struct Open {
+    Value value;
+    std::string key;
+    std::unordered_map<std::string, std::size_t> index;  // Python objects: key -> position, once large
+  };
+
+  bool python() const { return d_ == Dialect::Python; }
+
+  // serde_msg/serde_at: serde_json's text and the byte index it reports (Serde dialect only).
+  bool fail(ParseFailure f, std::size_t at, std::string detail, std::string_view serde_msg = {},
+            std::size_t serde_at = 0) {
+    if (err_.failure == ParseFailure::None) {
+      err_.failure = f;
+      err_.offset = at;
+      err_.detail = std::move(detail);
+      if (!python()) {
+        err_.serde_message.assign(serde_msg);
+        const TextPosition p = serde_position(s_, std::min(serde_at, s_.size()));
+        err_.line = p.line;
+        err_.column = p.column;
+      }
+    }
+    return false;
+  }
+
+  // serde_json's peek_error: the position just past the byte it peeked at (clamped at the end).
+  std::size_t peeked(std::size_t i) const { return i < s_.size() ? i + 1 : s_.size(); }
+  bool eof_at(std::size_t i) const { return i >= s_.size(); }
+
+  void skip_ws() {
+    while (pos_ < s_.size() && is_ws(s_[pos_])) ++pos_;
+  }
+
+  bool at(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
+
+  bool match(std::string_view word) {
+    if (s_.substr(pos_, word.size()) != word) return false;
+    pos_ += word.size();
+    return true;
+  }
+
+  // After '{' (first) or ',' inside an object: "key" ws ':' ws, leaving pos_ at the member's value.
+  bool parse_member_name(Open& obj, bool first) {
+    if (!at('"')) {
+      const bool trailing_comma = !python() && at('}') && !first;
+      const std::string_view serde = eof_at(pos_) ? (first ? kEofObject : kEofValue)
+                                     : trailing_comma ? kTrailingComma : kKeyNotString;
+      return fail(ParseFailure::Syntax, pos_, trailing_comma ? "trailing comma" : "expecting property name",
+                  serde, peeked(pos_));
+    }
+    obj.key.clear();
+    if (!parse_string(obj.key)) return false;
+    skip_ws();
+    if (!at(':'))
+      return fail(ParseFailure::Syntax, pos_, "expecting ':'", eof_at(pos_) ? kEofObject : kExpectedColon,
+                  peeked(pos_));
+    ++pos_;
+    skip_ws();
+    return true;
+  }
+
+  // At '[' or '{': checks the depth limit, opens the container and, when it is empty, closes it
+  // again (closed = true, out = the empty container); else leaves pos_ at its first value.
+  bool open_container(std::vector<Open>& stack, Value& out, bool& closed) {
+    const bool array = s_[pos_] == '[';
+    const int limit = python() ? kPythonMaxDepth : kSerdeMaxDepth;
+    const std::size_t depth = stack.size() + 1;
+    if (depth > static_cast<std::size_t>(limit) || depth > static_cast<std::size_t>(kMaxDepth)) {
+      err_.in_array = array;
+      return fail(ParseFailure::TooDeep, pos_, "too deep", kRecursion, peeked(pos_));
+    }
+    ++pos_;
+    skip_ws();
+    if (at(array ? ']' : '}')) {
+      ++pos_;
+      out = array ? Value::array() : Value::object();
+      closed = true;
+      return true;
+    }
+    closed = false;
+    if (array && eof_at(pos_)) return fail(ParseFailure::Syntax, pos_, "expecting value", kEofList, pos_);
+    stack.emplace_back();
+    stack.back().value.kind = array ? Kind::Array : Kind::Object;
+    return array || parse_member_name(stack.back(), /*first=*/true);
+  }
+
+  // serde_json's parse_ident after the first letter: each later byte is consumed, then compared.
+  bool serde_ident_fail(std::string_view word) {
+    for (std::size_t k = 1; k < word.size(); ++k) {
+      if (eof_at(pos_ + k)) return fail(ParseFailure::Syntax, pos_, "expecting value", kEofValue, s_.size());
+      if (s_[pos_ + k] != word[k])
+        return fail(ParseFailure::Syntax, pos_, "expecting value", kExpectedIdent, pos_ + k + 1);
+    }
+    return fail(ParseFailure::Syntax, pos_, "expecting value", kExpectedIdent, pos_ + word.size());
+  }
+
+  bool parse_scalar(Value& out) {
+    if (pos_ >= s_.size()) return fail(ParseFailure::Syntax, pos_, "expecting value", kEofValue, pos_);
+    if (!python()) {
+      const char c = s_[pos_];
+      if (c == 'n' && s_.substr(pos_, 4) != "null") return serde_ident_fail("null");
+      if (c == 't' && s_.substr(pos_, 4) != "true") return serde_ident_fail("true");
+      if (c == 'f' && s_.substr(pos_, 5) != "false") return serde_ident_fail("false");
+    }
+    switch (s_[pos_]) {
+      case '"': out.kind = Kind::String; return parse_string(out.text);
+      case 'n': if (match("null")) { out.kind = Kind::Null; return true; } break;
+      case 't': if (match("true")) { out = Value::from_bool(true); return true; } break;
+      case 'f': if (match("false")) { out = Value::from_bool(false); return true; } break;
+      case 'N':
+        if (python() && match("NaN")) { out = Value::from_float(std::numeric_limits<double>::quiet_NaN()); return true; }
+        break;
+      case 'I':
+        if (python() && match("Infinity")) { out = Value::from_float(std::numeric_limits<double>::infinity()); return true; }
+        break;
+      case '-':
+        if (python() && match("-Infinity")) { out = Value::from_float(-std::numeric_limits<double>::infinity()); return true; }
+        break;
+      default: break;
+    }
+    return parse_number(out);
+  }
+
+  bool parse_document(Value& root) {
+    std::vector<Open> stack;
+    while (true) {
+      // pos_ is at a value: read a scalar or open a container.
+      Value done;
+      if (at('[') || at('{')) {
+        bool closed = false;
+        if (!open_container(stack, done, closed)) return false;
+        if (!closed) continue;
+      } else if (!parse_scalar(done)) {
+        return false;
+      }
+      // A value is complete: hand it to its container; close every container that ends here.
+      while (true) {
+        if (stack.empty()) {
+          root = std::move(done);
+          return true;
+        }
+        Open& top = stack.back();
+        const bool array = top.value.kind == Kind::Array;
+        if (array) top.value.items.push_back(std::move(done));
+        else if (python()) insert_python(top.value.members, top.index, std::move(top.key), std::move(done));
+        else top.value.members.emplace_back(std::move(top.key), std::move(done));
+        skip_ws();
+        if (at(array ? ']' : '}')) {
+          ++pos_;
+          done = std::move(top.value);
+          stack.pop_back();
+          continue;
+        }
+        if (!at(',')) {
+          const std::string_view serde = eof_at(pos_) ? (array ? kEofList : kEofObject)
+                                         : array ? kExpectedCommaList : kExpectedCommaObject;
+          return fail(ParseFailure::Syntax, pos_, "expecting ','", serde, peeked(pos_));
+        }
+        ++pos_;
+        skip_ws();
+        if (array) {
+          if (!python() && at(']')) return fail(ParseFailure::Syntax, pos_, "trailing comma", kTrailingComma, peeked(pos_));
+        } else if (!parse_member_name(top, /*first=*/false)) {
+          return false;
+        }
+        break;
+      }
+    }
+  }
+
+  // dict[key] = val: a repeated key keeps its first position and takes the new value.
+  static void insert_python(Members& members, std::unordered_map<std::string, std::size_t>& index,
+                            std::string key, Value val) {
+    if (members.size() < kIndexedObjectMin) {
+      for (auto& [k, v] : members)
+        if (k == key) { v = std::move(val); return; }
+      members.emplace_back(std::move(key), std::move(val));
+      if (members.size() == kIndexedObjectMin)
+        for (std::size_t i = 0; i < members.size(); ++i) index.emplace(members[i].first, i);
+      return;
+    }
+    auto [it, inserted] = index.emplace(key, members.size());
+    if (!inserted) {
+      members[it->second].second = std::move(val);
+      return;
+    }
+    members.emplace_back(std::move(key), std::move(val));
+  }
+
+  bool read_hex4(std::size_t at, char32_t& out) const {
+    if (at > s_.size() || s_.size() - at < 4) return false;
+    out = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+      const int h = hex_value(s_[at + i]);
+      if (h < 0) return false;
+      out = out << 4 | static_cast<char32_t>(h);
+    }
+    return true;
+  }
+
+  // At the opening quote. Control characters (< 0x20) are errors in both dialects (json strict=True).
+  bool parse_string(std::string& out) {
+    const std::size_t begin = pos_++;
+    while (true) {
+      const std::size_t run = pos_;
+      while (pos_ < s_.size()) {
+        const auto c = static_cast<unsigned char>(s_[pos_]);
+        if (c == '"' || c == '\\') break;
+        if (c < 0x20) return fail(ParseFailure::Syntax, pos_, "invalid control character", kControlChar, pos_ + 1);
+        ++pos_;
+      }
+      out.append(s_.substr(run, pos_ - run));
+      if (pos_ >= s_.size()) return fail(ParseFailure::Syntax, begin, "unterminated string", kEofString, pos_);
+      if (s_[pos_++] == '"') return true;
+      if (pos_ >= s_.size()) return fail(ParseFailure::Syntax, begin, "unterminated string", kEofString, pos_);
+      const char e = s_[pos_++];
+      switch (e) {
+        case '"': out.push_back('"'); continue;
+        case '\\': out.push_back('\\'); continue;
+        case '/': out.push_back('/'); continue;
+        case 'b': out.push_back('\b'); continue;
+        case 'f': out.push_back('\f'); continue;
+        case 'n': out.push_back('\n'); continue;
+        case 'r': out.push_back('\r'); continue;
+        case 't': out.push_back('\t'); continue;
+        case 'u': break;
+        default: return fail(ParseFailure::Syntax, pos_ - 2, "invalid escape", kInvalidEscape, pos_);
+      }
+      char32_t cp = 0;
+      if (!read_hex4(pos_, cp))
+        return fail(ParseFailure::Syntax, pos_ - 1, "invalid \\uXXXX escape",
+                    eof_at(pos_ + 3) ? kEofString : kInvalidEscape, eof_at(pos_ + 3) ? s_.size() : pos_ + 4);
+      pos_ += 4;
+      if (!python()) {
+        if (!serde_surrogates(cp)) return false;
+        append_wtf8(out, cp);
+        continue;
+      }
+      if (is_high_surrogate(cp)) {
+        // A following "\uDC00".."\uDFFF" escape joins; Python keeps anything else as a lone surrogate.
+        char32_t low = 0;
+        const bool has_escape = s_.substr(pos_, 2) == "\\u";
+        if (has_escape && read_hex4(pos_ + 2, low) && is_low_surrogate(low)) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          pos_ += 6;
+        } else if (!python()) {
+          return fail(ParseFailure::Syntax, pos_, "lone leading surrogate");
+        }
+      } else if (is_low_surrogate(cp) && !python()) {
+        return fail(ParseFailure::Syntax, pos_, "lone trailing surrogate");
+      }
+      append_wtf8(out, cp);
+    }
+  }
+
+  // serde_json's parse_unicode_escape (validating, as for a str) after "\\uXXXX": a high surrogate
+  // needs "\\u" + a low one right after (consumed byte by byte); a low one alone is an error.
+  bool serde_surrogates(char32_t& cp) {
+    if (is_low_surrogate(cp))
+      return fail(ParseFailure::Syntax, pos_, "lone trailing surrogate", kLoneSurrogate, pos_);
+    if (!is_high_surrogate(cp)) return true;
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (eof_at(pos_ + k)) return fail(ParseFailure::Syntax, pos_, "lone leading surrogate", kEofString, s_.size());
+      if (s_[pos_ + k] != "\\u"[k])
+        return fail(ParseFailure::Syntax, pos_, "lone leading surrogate", kEndOfHexEscape, pos_ + k + 1);
+    }
+    char32_t low = 0;
+    if (!read_hex4(pos_ + 2, low))
+      return fail(ParseFailure::Syntax, pos_, "lone leading surrogate", eof_at(pos_ + 5) ? kEofString : kInvalidEscape,
+                  eof_at(pos_ + 5) ? s_.size() : pos_ + 6);
+    if (!is_low_surrogate(low))
+      return fail(ParseFailure::Syntax, pos_, "lone leading surrogate", kLoneSurrogate, pos_ + 6);
+    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    pos_ += 6;
+    return true;
+  }
+
+  // serde_json's failures inside a number literal starting at start (Serde dialect): the message
+  // and index it reports, or false when the grammar holds. Mirrors parse_integer/parse_decimal/
+  // parse_exponent, including the i32 exponent overflow (reported mid-literal).
+  bool serde_number_error(std::size_t start) {
+    std::size_t i = start;
+    if (s_[i] == '-') {
+      ++i;
+      if (eof_at(i)) return fail(ParseFailure::Syntax, start, "expecting value", kEofValue, s_.size());
+    }
+    if (!is_digit(s_[i])) return fail(ParseFailure::Syntax, start, "expecting value", kInvalidNumber, i + 1);
+    bool zero = true;  // serde's zero significand decides whether an exponent overflow is an error
+    if (s_[i] == '0') {
+      ++i;
+      if (!eof_at(i) && is_digit(s_[i])) return fail(ParseFailure::Syntax, i, "invalid number", kInvalidNumber, i + 1);
+    } else {
+      zero = false;
+      while (!eof_at(i) && is_digit(s_[i])) ++i;
+    }
+    if (!eof_at(i) && s_[i] == '.') {
+      ++i;
+      if (eof_at(i)) return fail(ParseFailure::Syntax, i, "invalid number", kEofValue, s_.size());
+      if (!is_digit(s_[i])) return fail(ParseFailure::Syntax, i, "invalid number", kInvalidNumber, i + 1);
+      for (; !eof_at(i) && is_digit(s_[i]); ++i) zero = zero && s_[i] == '0';
+    }
+    if (!eof_at(i) && (s_[i] == 'e' || s_[i] == 'E')) {
+      ++i;
+      bool positive = true;
+      if (!eof_at(i) && (s_[i] == '+' || s_[i] == '-')) positive = s_[i++] == '+';
+      if (eof_at(i)) return fail(ParseFailure::Syntax, i, "invalid number", kEofValue, s_.size());
+      if (!is_digit(s_[i])) return fail(ParseFailure::Syntax, i, "invalid number", kInvalidNumber, i + 1);
+      constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+      std::int64_t exp = 0;
+      for (; !eof_at(i) && is_digit(s_[i]); ++i) {
+        const int d = s_[i] - '0';
+        if (exp >= kMax / 10 && (exp > kMax / 10 || d > kMax % 10)) {
+          if (!zero && positive) return fail(ParseFailure::Syntax, i, "number out of range", kOutOfRange, i + 1);
+          break;  // serde skips the remaining digits: the value is 0
+        }
+        exp = exp * 10 + d;
+      }
+    }
+    return true;
+  }
+
+  // JSON number grammar (both dialects); Python converts ints exactly (<= 4300 digits) and floats
+  // correctly rounded; Serde keeps the literal (Int or Float by its form) for the caller to type.
+  bool parse_number(Value& out) {
+    const std::size_t start = pos_;
+    if (!python()) {
+      if (!is_digit(s_[pos_]) && s_[pos_] != '-')
+        return fail(ParseFailure::Syntax, start, "expecting value", kExpectedValue, pos_ + 1);
+      if (!serde_number_error(start)) return false;
+    }
+    std::size_t i = pos_;
+    if (i < s_.size() && s_[i] == '-') ++i;
+    const std::size_t int_start = i;
+    if (i < s_.size() && s_[i] >= '1' && s_[i] <= '9') {
+      while (i < s_.size() && is_digit(s_[i])) ++i;
+    } else if (i < s_.size() && s_[i] == '0') {
+      ++i;
+      if (!python() && i < s_.size() && is_digit(s_[i])) return fail(ParseFailure::Syntax, i, "invalid number");
+    } else {
+      return fail(ParseFailure::Syntax, start, "expecting value");
+    }
+    const std::size_t int_digits = i - int_start;
+    bool is_float = false;
+    if (i + 1 < s_.size() && s_[i] == '.' && is_digit(s_[i + 1])) {
+      is_float = true;
+      i += 2;
+      while (i < s_.size() && is_digit(s_[i])) ++i;
+    } else if (!python() && i < s_.size() && s_[i] == '.') {
+      return fail(ParseFailure::Syntax, i, "invalid number");
+    }
+    if (i < s_.size() && (s_[i] == 'e' || s_[i] == 'E')) {
+      std::size_t j = i + 1;
+      if (j < s_.size() && (s_[j] == '-' || s_[j] == '+')) ++j;
+      const std::size_t exp_digits = j;
+      while (j < s_.size() && is_digit(s_[j])) ++j;
+      if (j > exp_digits) {
+        is_float = true;
+        i = j;
+      } else if (!python()) {
+        return fail(ParseFailure::Syntax, j, "invalid number");
+      }
+      // Python backtracks to before 'e'; what follows then fails as extra data or a missing ','.
+    }
+    const std::string_view lit = s_.substr(start, i - start);
+    pos_ = i;
+    if (!python()) {
+      // serde_json converts every number it buffers (all of a safetensors header) and fails on
+      // overflow; ints beyond 64 bits go through its f64 path as well.
+      double f = 0.0;
+      if (!serde_float_from_literal(lit, f)) return fail(ParseFailure::Syntax, i, "number out of range", kOutOfRange, i);
+      if (is_float) {
+        out = Value::from_float(f);
+        out.text.assign(lit);
+      } else {
+        out.kind = Kind::Int;
+        out.text.assign(lit);
+      }
+      return true;
+    }
+    if (is_float) {
+      out = Value::from_float(float_from_literal(lit));
+      return true;
+    }
+    if (int_digits > kPythonMaxIntDigits) {
+      err_.digits = int_digits;
+      return fail(ParseFailure::IntTooLong, start, "int literal over 4300 digits");
+    }
+    out.kind = Kind::Int;
+    out.text.assign(lit);
+    if (out.text == "-0") out.text = "0";
+    return true;
+  }
+
+  std::string_view s_;
+  Dialect d_;
+  std::size_t pos_ = 0;
+  ParseError err_;
+};
+
+ParseResult fail_unicode(std::size_t offset) {
+  ParseResult r;
+  r.error.failure = ParseFailure::Unicode;
+  r.error.offset = offset;
+  r.error.detail = "invalid text encoding";
+  return r;
+}
+
+}  // namespace
+
+ParseResult loads_str(std::string_view text) {
+  const std::size_t bad = find_invalid_wtf8(text, /*allow_surrogates=*/true);
+  if (bad != std::string_view::npos) return fail_unicode(bad);
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") {
+    ParseResult r;
+    r.error.failure = ParseFailure::Syntax;
+    r.error.detail = "unexpected UTF-8 BOM";
+    return r;
+  }
+  return Parser(text, Dialect::Python).run();
+}
+
+ParseResult loads_bytes(std::span<const std::uint8_t> bytes) {
+  std::string text;
+  std::size_t err = 0;
+  if (!decode_json_bytes(bytes, text, err)) return fail_unicode(err);
+  return Parser(text, Dialect::Python).run();
+}
+
+TextPosition serde_position(std::string_view text, std::size_t index) {
+  index = std::min(index, text.size());
+  const std::size_t nl = text.substr(0, index).rfind('\n');
+  const std::size_t line_start = nl == std::string_view::npos ? 0 : nl + 1;
+  TextPosition p;
+  for (std::size_t i = 0; i < line_start; ++i) p.line += text[i] == '\n';
+  p.column = index - line_start;
+  return p;
+}
+
+ParseResult parse_serde(std::string_view text) {
+  const std::size_t bad = find_invalid_wtf8(text, /*allow_surrogates=*/false);
+  if (bad != std::string_view::npos) return fail_unicode(bad);
+  return Parser(text, Dialect::Serde).run();
+}
+
+}  // namespace w4a8::json

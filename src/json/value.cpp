@@ -1,0 +1,107 @@
+#include <cmath>
+#include <string_view>
+#include <unordered_map>
+
+#include "json/number.hpp"
+#include "json/value.hpp"
+
+namespace w4a8::json {
+
+Value::Value() = default;
+Value::Value(const Value&) = default;
+Value::Value(Value&&) noexcept = default;
+Value& Value::operator=(const Value&) = default;
+Value& Value::operator=(Value&&) noexcept = default;
+Value::~Value() = default;
+
+const Value* Value::get(std::string_view key) const {
+  if (kind != Kind::Object) return nullptr;
+  for (const auto& [k, v] : members)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+Value* Value::get(std::string_view key) {
+  return const_cast<Value*>(static_cast<const Value&>(*this).get(key));
+}
+
+void Value::set(std::string key, Value v) {
+  if (Value* slot = get(key)) {
+    *slot = std::move(v);
+    return;
+  }
+  members.emplace_back(std::move(key), std::move(v));
+}
+
+namespace {
+
+bool is_numeric(Kind k) { return k == Kind::Bool || k == Kind::Int || k == Kind::Float; }
+
+// Exact int (canonical text) == float, as Python compares int with float (no rounding).
+bool int_equals_float(const std::string& int_text, double d) {
+  if (!std::isfinite(d) || std::trunc(d) != d) return false;
+  return exact_integer_text(d) == int_text;
+}
+
+// Int text of an Int or Bool (True is 1).
+const std::string& int_text_of(const Value& v) {
+  static const std::string kZero = "0", kOne = "1";
+  if (v.kind == Kind::Bool) return v.boolean ? kOne : kZero;
+  return v.text;
+}
+
+bool equal_impl(const Value& a, const Value& b, bool nested);
+
+// Python dict ==: same key set, equal values; an index keeps big untrusted objects linear.
+bool objects_equal(const Value& a, const Value& b) {
+  if (a.members.size() != b.members.size()) return false;
+  constexpr std::size_t kLinearMax = 16;
+  if (b.members.size() <= kLinearMax) {
+    for (const auto& [k, v] : a.members) {
+      const Value* other = b.get(k);
+      if (other == nullptr || !equal_impl(v, *other, true)) return false;
+    }
+    return true;
+  }
+  std::unordered_map<std::string_view, const Value*> index;
+  index.reserve(b.members.size());
+  for (const auto& [k, v] : b.members) index.emplace(k, &v);  // first wins, as get() does
+  for (const auto& [k, v] : a.members) {
+    auto it = index.find(k);
+    if (it == index.end() || !equal_impl(v, *it->second, true)) return false;
+  }
+  return true;
+}
+
+// nested: inside a container, where Python compares by identity first, so json's one shared NaN
+// object equals itself.
+bool equal_impl(const Value& a, const Value& b, bool nested) {
+  if (is_numeric(a.kind) && is_numeric(b.kind)) {
+    if (a.kind == Kind::Float && b.kind == Kind::Float) {
+      if (nested && std::isnan(a.number) && std::isnan(b.number)) return true;
+      return a.number == b.number;
+    }
+    if (a.kind == Kind::Float) return int_equals_float(int_text_of(b), a.number);
+    if (b.kind == Kind::Float) return int_equals_float(int_text_of(a), b.number);
+    return int_text_of(a) == int_text_of(b);
+  }
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Kind::Null: return true;
+    case Kind::String: return a.text == b.text;
+    case Kind::Array:
+      if (a.items.size() != b.items.size()) return false;
+      for (std::size_t i = 0; i < a.items.size(); ++i)
+        if (!equal_impl(a.items[i], b.items[i], true)) return false;
+      return true;
+    case Kind::Object:
+      return objects_equal(a, b);
+    default: return false;  // numeric kinds handled above
+  }
+}
+
+}  // namespace
+
+bool py_equal(const Value& a, const Value& b) { return equal_impl(a, b, false); }
+
+}  // namespace w4a8::json

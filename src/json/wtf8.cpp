@@ -1,0 +1,62 @@
+#include "json/wtf8.hpp"
+
+namespace w4a8::json {
+
+void append_wtf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+bool decode_wtf8(std::string_view s, std::size_t& pos, char32_t& cp, bool allow_surrogates) {
+  if (pos >= s.size()) return false;
+  const auto b0 = static_cast<unsigned char>(s[pos]);
+  if (b0 < 0x80) {
+    cp = b0;
+    ++pos;
+    return true;
+  }
+  std::size_t len = 0;
+  char32_t min = 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF) len = 2, min = 0x80, cp = b0 & 0x1F;
+  else if (b0 >= 0xE0 && b0 <= 0xEF) len = 3, min = 0x800, cp = b0 & 0x0F;
+  else if (b0 >= 0xF0 && b0 <= 0xF4) len = 4, min = 0x10000, cp = b0 & 0x07;
+  else return false;  // continuation byte, C0/C1, F5..FF
+  if (s.size() - pos < len) return false;
+  for (std::size_t i = 1; i < len; ++i) {
+    const auto b = static_cast<unsigned char>(s[pos + i]);
+    if ((b & 0xC0) != 0x80) return false;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  if (cp < min || cp > kMaxCodePoint) return false;
+  if (is_surrogate(cp) && !allow_surrogates) return false;
+  pos += len;
+  return true;
+}
+
+std::size_t find_invalid_wtf8(std::string_view s, bool allow_surrogates) {
+  std::size_t pos = 0;
+  char32_t cp = 0;
+  while (pos < s.size()) {
+    if (static_cast<unsigned char>(s[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    if (!decode_wtf8(s, pos, cp, allow_surrogates)) return pos;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace w4a8::json

@@ -1,0 +1,28 @@
+// WTF-8 (generalized UTF-8): UTF-8 that may also carry surrogate code points U+D800..DFFF as
+// 3-byte sequences, one per code point, so any Python str maps 1:1 to bytes (a lone high surrogate
+// followed by a lone low one stays two code points, as in Python). Byte order == code point order.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace w4a8::json {
+
+inline constexpr char32_t kMaxCodePoint = 0x10FFFF;
+
+constexpr bool is_surrogate(char32_t cp) { return cp >= 0xD800 && cp <= 0xDFFF; }
+constexpr bool is_high_surrogate(char32_t cp) { return cp >= 0xD800 && cp <= 0xDBFF; }
+constexpr bool is_low_surrogate(char32_t cp) { return cp >= 0xDC00 && cp <= 0xDFFF; }
+
+// Appends cp (<= kMaxCodePoint, surrogates included) in its shortest encoding.
+void append_wtf8(std::string& out, char32_t cp);
+
+// Decodes the code point at s[pos] and advances pos. Rejects overlong forms, > U+10FFFF, truncated
+// or stray bytes, and surrogates unless allow_surrogates. post: on false, pos is unchanged.
+bool decode_wtf8(std::string_view s, std::size_t& pos, char32_t& cp, bool allow_surrogates = true);
+
+// Offset of the first byte that does not start a valid sequence, or npos when s is valid.
+std::size_t find_invalid_wtf8(std::string_view s, bool allow_surrogates);
+
+}  // namespace w4a8::json

@@ -1,0 +1,86 @@
+#include "py/repr.hpp"
+
+#include "json/wtf8.hpp"
+
+namespace w4a8::py {
+
+namespace {
+
+void append_hex(std::string& out, char32_t v, int digits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out.push_back(kHex[(v >> shift) & 0xF]);
+}
+
+}  // namespace
+
+std::string repr_str(std::string_view s) {
+  // Quote choice: '"' only when the text has a single quote and no double quote.
+  bool has_single = false, has_double = false;
+  for (char c : s) {
+    has_single |= c == '\'';
+    has_double |= c == '"';
+  }
+  const char quote = has_single && !has_double ? '"' : '\'';
+  std::string out(1, quote);
+  out.reserve(s.size() + 2);
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    const std::size_t start = pos;
+    char32_t cp = 0;
+    if (!json::decode_wtf8(s, pos, cp, /*allow_surrogates=*/true)) {
+      cp = 0xFFFD;  // not WTF-8: no Python str has these bytes; show a replacement
+      pos = start + 1;
+    }
+    if (cp == static_cast<char32_t>(quote) || cp == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(cp));
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp < ' ' || cp == 0x7F) {
+      out += "\\x";
+      append_hex(out, cp, 2);
+    } else if (cp < 0x7F) {
+      out.push_back(static_cast<char>(cp));
+    } else if (is_printable(cp)) {
+      out.append(s.substr(start, pos - start));
+    } else if (cp <= 0xFF) {
+      out += "\\x";
+      append_hex(out, cp, 2);
+    } else if (cp <= 0xFFFF) {
+      out += "\\u";
+      append_hex(out, cp, 4);
+    } else {
+      out += "\\U";
+      append_hex(out, cp, 8);
+    }
+  }
+  out.push_back(quote);
+  return out;
+}
+
+std::string repr_shape(std::span<const std::uint64_t> shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) out += ',';
+  out += ')';
+  return out;
+}
+
+std::string repr_str_list(std::span<const std::string> items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += repr_str(items[i]);
+  }
+  out += ']';
+  return out;
+}
+
+}  // namespace w4a8::py

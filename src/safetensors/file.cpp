@@ -1,0 +1,72 @@
+// File::open: the whole file is mapped read-only; only the header pages are ever touched by parse().
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "safetensors/reader.hpp"
+
+namespace w4a8::st {
+namespace {
+
+Error io_error(ErrorKind kind, const std::string& path, int err) {
+  return make_error(kind, {path, std::strerror(err)});
+}
+
+// Closes the descriptor on every path out of open().
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+Result<File> File::open(const std::string& path) {
+  Fd fd;
+  do {
+    fd.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd.fd < 0 && errno == EINTR);
+  if (fd.fd < 0) return io_error(ErrorKind::IoOpenFailed, path, errno);
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) return io_error(ErrorKind::IoReadFailed, path, errno);
+  if (S_ISDIR(st.st_mode)) return io_error(ErrorKind::IoReadFailed, path, EISDIR);
+  if (!S_ISREG(st.st_mode) || st.st_size < 0)
+    return make_error(ErrorKind::IoReadFailed, {path, "not a regular file"});
+
+  File f;
+  f.path_ = path;
+  f.size_ = static_cast<std::uint64_t>(st.st_size);
+  if (f.size_ > 0) {
+    if constexpr (sizeof(std::size_t) < sizeof(std::uint64_t))
+      if (f.size_ >> (8 * sizeof(std::size_t)) != 0) return io_error(ErrorKind::IoReadFailed, path, EFBIG);
+    const auto len = static_cast<std::size_t>(f.size_);
+    void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+    if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
+    f.mapping_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+  }
+  auto h = parse(f.bytes());
+  if (!h.ok()) return std::move(h).error();
+  f.header_ = std::move(*h);
+  return f;
+}
+
+std::span<const std::uint8_t> File::bytes() const {
+  if (!mapping_) return {};
+  return {static_cast<const std::uint8_t*>(mapping_.get()), static_cast<std::size_t>(size_)};
+}
+
+std::span<const std::uint8_t> File::data(const TensorInfo& t) const {
+  // Offsets were validated against the file size by parse(); clamp anyway so a TensorInfo from
+  // another header can never reach past the mapping.
+  const auto all = bytes();
+  const std::uint64_t start = header_.data_start();
+  if (t.begin > t.end || start > all.size() || t.end > all.size() - start) return {};
+  return all.subspan(static_cast<std::size_t>(start + t.begin), static_cast<std::size_t>(t.end - t.begin));
+}
+
+}  // namespace w4a8::st

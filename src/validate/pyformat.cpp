@@ -1,0 +1,61 @@
+// Python formatting and exact-integer helpers shared by the validator's rules.
+#include <algorithm>
+
+#include "py/repr.hpp"
+#include "validate/state.hpp"
+
+namespace w4a8::validate::detail {
+
+std::string u128_str(u128 v) {
+  if (v == 0) return "0";
+  std::string out;
+  while (v != 0) {
+    out.push_back(static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+std::string meta_repr(const TensorMeta* t) {
+  if (t == nullptr) return "None";
+  // dtype names are plain ASCII, so repr() is the name in single quotes.
+  return "('" + std::string(st::dtype_name(t->dtype)) + "', " + py::repr_shape(t->shape) + ")";
+}
+
+std::string dtype_shape_str(const TensorMeta& t) {
+  return std::string(st::dtype_name(t.dtype)) + py::repr_shape(t.shape);
+}
+
+bool shape_is(const std::vector<std::uint64_t>& shape, std::initializer_list<std::uint64_t> expected) {
+  return std::equal(shape.begin(), shape.end(), expected.begin(), expected.end());
+}
+
+bool meta_is(const TensorMeta* t, st::Dtype d, std::initializer_list<std::uint64_t> shape) {
+  return t != nullptr && t->dtype == d && shape_is(t->shape, shape);
+}
+
+bool small_nonneg(const py::BigInt& k, u128& out) {
+  const std::string& s = k.text;
+  if (s.empty() || k.negative() || s.size() > 36) return false;  // 10^36 < 2^120
+  u128 v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<unsigned>(c - '0');
+  }
+  out = v;
+  return true;
+}
+
+std::uint32_t mod_small(const py::BigInt& k, std::uint32_t m) {
+  std::uint64_t r = 0;
+  for (char c : k.text)
+    if (c >= '0' && c <= '9') r = (r * 10 + static_cast<unsigned>(c - '0')) % m;
+  return static_cast<std::uint32_t>(r);
+}
+
+const json::Value* marker_get(const State& s, std::size_t layer, std::string_view key) {
+  return s.report.layers[layer].marker.get(key);
+}
+
+}  // namespace w4a8::validate::detail

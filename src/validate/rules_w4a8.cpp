@@ -1,0 +1,54 @@
+// Section 4 of validator.md for asym_w4a8_int8 layers, checks in upstream's order.
+#include "py/repr.hpp"
+#include "validate/state.hpp"
+
+namespace w4a8::validate::detail {
+
+// K // group_size for K < 2^65 and a Python int group_size >= 4 (any size: huge ones give 0).
+std::uint64_t floor_div_k(u128 k, const py::BigInt& group_size) {
+  u128 g = 0;
+  if (!small_nonneg(group_size, g) || g == 0) return 0;  // g > 2^119 > k (g >= 4 was checked)
+  return static_cast<std::uint64_t>(k / g);               // < 2^63 since g >= 4
+}
+
+Status check_w4a8(State& s, std::size_t layer) {
+  Layer& l = s.report.layers[layer];
+  const std::string& p = l.prefix;
+  const TensorMeta& weight = *s.meta(p + ".weight");  // presence checked by the caller
+  const TensorMeta& s_rel = *s.meta(p + ".weight_s_rel");
+  const TensorMeta& channel = *s.meta(p + ".weight_s_channel");
+
+  const json::Value* gv = l.marker.get("group_size");
+  Result<py::BigInt> group = py::to_int(gv != nullptr ? *gv : json::Value::from_int(16));
+  if (!group.ok()) return std::move(group).error();
+  if (group->compare(4) < 0)
+    return make_error(ErrorKind::SgW4a8GroupSize, {py::repr_str(p), group->text});
+  if (weight.dtype != st::Dtype::I8 || s_rel.dtype != st::Dtype::F8_E4M3)
+    return make_error(ErrorKind::SgW4a8Dtypes,
+                      {py::repr_str(p), st::dtype_name(weight.dtype), st::dtype_name(s_rel.dtype)});
+  if (channel.dtype != st::Dtype::F32)
+    return make_error(ErrorKind::SgW4a8ChannelDtype, {py::repr_str(p), st::dtype_name(channel.dtype)});
+  if (weight.shape.size() != 2)
+    return make_error(ErrorKind::SgW4a8Rank, {py::repr_str(p), py::repr_shape(weight.shape)});
+
+  const std::uint64_t rows = weight.shape[0];
+  const u128 k = u128{weight.shape[1]} * 2;  // may exceed 2^64
+  const std::uint64_t groups = floor_div_k(k, *group);
+  if (!shape_is(s_rel.shape, {rows, groups}) || !shape_is(channel.shape, {rows}))
+    return make_error(ErrorKind::SgW4a8Shapes, {py::repr_str(p), py::repr_shape(weight.shape),
+                                                py::repr_shape(s_rel.shape), py::repr_shape(channel.shape)});
+
+  const TensorMeta* codebook = s.meta(p + ".weight_codebook");
+  const TensorMeta* correction = s.meta(p + ".weight_correction");
+  l.marker.set("_has_codebook", json::Value::from_bool(codebook != nullptr));
+  l.marker.set("_has_correction", json::Value::from_bool(correction != nullptr));
+  if (codebook != nullptr && !meta_is(codebook, st::Dtype::F32, {16}))
+    return make_error(ErrorKind::SgW4a8Codebook, {py::repr_str(p)});
+  if (correction != nullptr && !meta_is(correction, st::Dtype::F32, {groups, rows}))
+    return make_error(ErrorKind::SgW4a8Correction, {py::repr_str(p)});
+  if (s.group_sizes.size() < s.report.layers.size()) s.group_sizes.resize(s.report.layers.size());
+  s.group_sizes[layer] = std::move(group).value();
+  return Ok{};
+}
+
+}  // namespace w4a8::validate::detail

@@ -1,0 +1,125 @@
+// --strict: what the W4A8 kernels (comfy-kitchen validate_w4a8_operands, sglang KitchenW4A8Config)
+// require beyond upstream's metadata checks, then the tensor data itself. Runs on one
+// asym_w4a8_int8 layer that upstream accepted, checks in the order of docs/validator.md.
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "json/dump.hpp"
+#include "py/repr.hpp"
+#include "validate/state.hpp"
+
+namespace w4a8::validate::detail {
+namespace {
+
+constexpr long long kDefaultConvrotGroupsize = 256;
+
+// FP8 E4M3FN has no infinities; S.1111.111 (0x7F, 0xFF) is its only NaN encoding.
+constexpr bool is_fp8_e4m3_nan(std::uint8_t b) { return (b & 0x7F) == 0x7F; }
+
+float load_f32(const std::uint8_t* p) {  // safetensors data is little-endian
+  std::uint32_t bits = std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+                       std::uint32_t{p[3]} << 24;
+  return std::bit_cast<float>(bits);
+}
+
+bool is_power_of_4_at_least_4(long long r) {
+  if (r < 4) return false;
+  const auto u = static_cast<std::uint64_t>(r);
+  return std::has_single_bit(u) && std::countr_zero(u) % 2 == 0;
+}
+
+std::string float_str(float v) { return json::py_float_repr(static_cast<double>(v)); }
+
+Status check_contract(const State& s, std::size_t layer, const py::BigInt& group) {
+  const Layer& l = s.report.layers[layer];
+  const std::string& p = l.prefix;
+  const TensorMeta& weight = *s.meta(p + ".weight");
+  const std::uint64_t n = weight.shape[0];
+  const u128 k = u128{weight.shape[1]} * 2;
+  if (n == 0 || k == 0)
+    return make_error(ErrorKind::StrictZeroSized, {py::repr_str(p), std::to_string(n), u128_str(k)});
+  if (k % 16 != 0) return make_error(ErrorKind::StrictKMultiple16, {py::repr_str(p), u128_str(k)});
+
+  u128 g = 0;
+  const bool g_small = small_nonneg(group, g);  // group >= 4 (upstream checked)
+  const bool divides_16 = g_small && (g == 4 || g == 8 || g == 16);
+  if (!divides_16 && mod_small(group, 16) != 0)
+    return make_error(ErrorKind::StrictGroupSizeShape, {py::repr_str(p), group.text});
+  const u128 rest = g_small ? k % g : k;  // a huge group size leaves every input over
+  if (rest != 0)
+    return make_error(ErrorKind::StrictKMultipleGroup,
+                      {py::repr_str(p), u128_str(k), group.text, u128_str(rest)});
+
+  if (const json::Value* c = l.marker.get("convrot");
+      c != nullptr && !(c->kind == json::Kind::Bool && c->boolean))
+    return make_error(ErrorKind::StrictConvrotNotTrue, {py::repr_str(p), json::dump(*c)});
+  const json::Value* rv = l.marker.get("convrot_groupsize");
+  Result<py::BigInt> r = py::to_int(rv != nullptr ? *rv : json::Value::from_int(kDefaultConvrotGroupsize));
+  if (!r.ok()) return std::move(r).error();
+  long long rg = 0;
+  if (!r->to_i64(rg) || !is_power_of_4_at_least_4(rg))
+    return make_error(ErrorKind::StrictConvrotGroupsize, {py::repr_str(p), r->text});
+  if (k % static_cast<std::uint64_t>(rg) != 0)
+    return make_error(ErrorKind::StrictKMultipleConvrot, {py::repr_str(p), u128_str(k), r->text});
+
+  if (const TensorMeta* bias = s.meta(p + ".bias")) {
+    const bool dtype_ok =
+        bias->dtype == st::Dtype::BF16 || bias->dtype == st::Dtype::F16 || bias->dtype == st::Dtype::F32;
+    if (!dtype_ok || !shape_is(bias->shape, {n})) {
+      const std::uint64_t expected[] = {n};
+      return make_error(ErrorKind::StrictBias, {py::repr_str(p), st::dtype_name(bias->dtype),
+                                                py::repr_shape(bias->shape), py::repr_shape(expected)});
+    }
+  }
+  return Ok{};
+}
+
+// Data checks. Shapes and dtypes were validated upstream and the container validated the byte
+// ranges, so each span holds exactly its elements; only views into the mapping are read.
+Status check_data(const State& s, std::size_t layer) {
+  const std::string& p = s.report.layers[layer].prefix;
+  const TensorMeta& s_rel = *s.meta(p + ".weight_s_rel");
+  const std::uint64_t groups = s_rel.shape[1];
+  const std::span<const std::uint8_t> rel = s.data(s_rel);
+  for (std::size_t i = 0; i < rel.size(); ++i) {
+    if (!is_fp8_e4m3_nan(rel[i])) continue;
+    const char* hex = rel[i] == 0x7F ? "7f" : "ff";
+    return make_error(ErrorKind::StrictNanScale, {py::repr_str(p), hex, std::to_string(i / groups),
+                                                  std::to_string(i % groups)});
+  }
+  const std::span<const std::uint8_t> ch = s.data(*s.meta(p + ".weight_s_channel"));
+  for (std::size_t i = 0; i + 4 <= ch.size(); i += 4) {
+    const float v = load_f32(ch.data() + i);
+    if (!std::isfinite(v) || v < 0)
+      return make_error(ErrorKind::StrictChannelScale, {py::repr_str(p), float_str(v), std::to_string(i / 4)});
+  }
+  if (const TensorMeta* cb = s.meta(p + ".weight_codebook")) {
+    const std::span<const std::uint8_t> d = s.data(*cb);
+    for (std::size_t i = 0; i + 4 <= d.size(); i += 4) {
+      const float v = load_f32(d.data() + i);
+      if (!std::isfinite(v))
+        return make_error(ErrorKind::StrictCodebook, {py::repr_str(p), float_str(v), std::to_string(i / 4)});
+    }
+  }
+  if (const TensorMeta* corr = s.meta(p + ".weight_correction")) {
+    const std::uint64_t n = corr->shape[1];  // (K // G, N); N > 0 was checked
+    const std::span<const std::uint8_t> d = s.data(*corr);
+    for (std::size_t i = 0; i + 4 <= d.size(); i += 4) {
+      const float v = load_f32(d.data() + i);
+      if (!std::isfinite(v))
+        return make_error(ErrorKind::StrictCorrection, {py::repr_str(p), float_str(v),
+                                                        std::to_string(i / 4 / n), std::to_string(i / 4 % n)});
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status check_strict(const State& s, std::size_t layer) {
+  W4A8_TRY(check_contract(s, layer, s.group_sizes[layer]));
+  return check_data(s, layer);
+}
+
+}  // namespace w4a8::validate::detail

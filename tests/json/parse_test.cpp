@@ -1,0 +1,251 @@
+// Differential tests of loads_str / loads_bytes against CPython's json.loads (the oracle), plus
+// hand-derived cases for the contracts in parse.hpp.
+#include "json/parse.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "doc_gen.hpp"
+#include "json/dump.hpp"
+#include "oracle_client.hpp"
+
+namespace w4a8::json {
+namespace {
+
+using testing::ask_oracle;
+using testing::DocGen;
+using testing::hex_arg;
+
+std::span<const std::uint8_t> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// Our verdict in the oracle's answer format.
+std::string verdict(const ParseResult& r) {
+  switch (r.error.failure) {
+    case ParseFailure::None: return "ok " + dump(r.value);
+    case ParseFailure::Syntax: return "JSONDecodeError";
+    case ParseFailure::Unicode: return "UnicodeDecodeError";
+    case ParseFailure::IntTooLong: return "IntTooLong " + std::to_string(r.error.digits);
+    case ParseFailure::TooDeep: return std::string("RecursionError ") + (r.error.in_array ? "array" : "object");
+  }
+  return "?";
+}
+
+struct Case {
+  bool bytes_mode;
+  std::string input;
+};
+
+const std::string kOracle = testing::source_path("tests/json/json_oracle.py");
+
+// Which outcome classes a batch reached (a bit each), to prove the generators cover them all.
+enum Outcome : unsigned { kOk = 1, kSyntax = 2, kUnicode = 4, kIntTooLong = 8, kTooDeep = 16 };
+unsigned outcome_bit(const std::string& answer) {
+  if (answer.rfind("ok ", 0) == 0) return kOk;
+  if (answer == "JSONDecodeError") return kSyntax;
+  if (answer == "UnicodeDecodeError") return kUnicode;
+  if (answer.rfind("IntTooLong", 0) == 0) return kIntTooLong;
+  if (answer.rfind("RecursionError", 0) == 0) return kTooDeep;
+  return 0;
+}
+
+// Asks the oracle about every case and compares; returns the number of mismatches.
+int run_cases(const std::vector<Case>& cases, unsigned* outcomes = nullptr) {
+  std::vector<std::string> requests;
+  requests.reserve(cases.size());
+  for (const auto& c : cases) requests.push_back((c.bytes_mode ? "loads_bytes " : "loads_str ") + hex_arg(c.input));
+  const auto answers = ask_oracle(kOracle, requests);
+  int mismatches = 0;
+  std::size_t ok_count = 0;
+  for (std::size_t i = 0; i < cases.size() && i < answers.size(); ++i) {
+    const auto& c = cases[i];
+    const std::string ours = verdict(c.bytes_mode ? loads_bytes(as_bytes(c.input)) : loads_str(c.input));
+    if (outcomes != nullptr) *outcomes |= outcome_bit(answers[i]);
+    ok_count += outcome_bit(answers[i]) == kOk;
+    if (ours != answers[i]) {
+      if (++mismatches <= 20)
+        ADD_FAILURE() << (c.bytes_mode ? "bytes " : "str ") << hex_arg(c.input) << "\n  python: "
+                      << answers[i].substr(0, 300) << "\n  ours:   " << ours.substr(0, 300);
+    }
+  }
+  std::printf("[ info     ] %zu cases, %zu parse ok\n", cases.size(), ok_count);
+  return mismatches;
+}
+
+std::vector<std::string> edge_documents() {
+  std::vector<std::string> docs = {
+      "", " ", "null", " null ", "\t\n\r null\r\n\t", "\fnull", "\vnull", "null\f", "nul", "nulll",
+      "true", "false", "True", "NaN", "-NaN", "Infinity", "-Infinity", "+Infinity", "infinity",
+      "[NaN, Infinity, -Infinity]", "{\"a\": NaN}", "0", "-0", "-0.0", "0.0", "01", "-", "--1", "1.",
+      ".1", "1e", "1e+", "1e5", "1E+5", "1e-5", "1.5e", "1e400", "-1e400", "1e-400", "-1e-400",
+      "[1e400, -1e-400]", "1.7976931348623157e308", "1.7976931348623159e308", "2.4703282292062328e-324",
+      "2.4703282292062327e-324", "4.9406564584124654e-324", "9007199254740993", "-9007199254740993",
+      "18446744073709551616", "[-0, 0, -0.0]", "0e0", "0e-99999999999999999999", "1e99999999999999999999",
+      "\"\"", "\"a\"", "\"\\u0000\"", "\"\\ud83d\\ude00\"", "\"\\ud83d\"", "\"\\ude00\"",
+      "\"\\ude00\\ud83d\"", "\"\\ud83d\\ud83d\\ude00\"", "\"\\ud83d\\u0041\"", "\"\\ud83d\\\"",
+      "\"\\ud83d\\uDE0\"", "\"\\u\"", "\"\\u123\"", "\"\\u12345\"", "\"\\x41\"", "\"\\'\"", "\"\\/\"",
+      "\"a\nb\"", "\"a\tb\"", "\"\x7f\"", "\"\x1f\"", std::string("\"\0\"", 3), "\"\xed\xa0\x80\"",
+      "\"\xed\xa0\xbd\xed\xb8\x80\"", "\"\\ud83d\xed\xb8\x80\"", "\"\xef\xbb\xbf\"", "\xef\xbb\xbf{}",
+      "\xef\xbb\xbf\xef\xbb\xbf{}", "{}", "[]", "{ }", "[ ]", "[,]", "[1,]", "[1,,2]", "{\"a\":1,}",
+      "{,}", "{\"a\" 1}", "{\"a\":}", "{a:1}", "{'a':1}", "{\"a\":1 \"b\":2}", "{1:1}",
+      "{\"a\":1,\"a\":2}", "{\"a\":1,\"b\":2,\"a\":3}", "{\"a\":{\"x\":1},\"a\":[2]}",
+      "{\"\\u0061\":1,\"a\":2}", "[1] ", "[1] x", "[1]]", "{}}", std::string("{}\0", 3),
+      std::string("1\0", 2), "1 2", "\"a\" \"b\"", "[\"a\"\"b\"]", "[1 2]", "[\n]", "[1\n,\n2]",
+      "\"\\\"", "\"abc", "[", "{", "[1", "{\"a\"", "{\"a\":", "{\"a\":1", "\xc2\xa0[]", "[]\xc2\xa0",
+      "[\"\xe2\x80\xa8\"]", "\"\\u2028\\u2029\"", "\xd9\xa1", "1_000", "0x10", "[01]", "[-]", "[-1e]",
+      "{\"a\":-Infinity}", "{\"a\":-Infinityx}", "[Infinityy]", "[NaN1]", "[truefalse]", "[true false]"};
+  // 4300 / 4301 digits: Python's int limit; floats have none.
+  docs.push_back(std::string(4300, '7'));
+  docs.push_back(std::string(4301, '7'));
+  docs.push_back("-" + std::string(4301, '7'));
+  docs.push_back("[1, " + std::string(4301, '7') + ", x]");
+  docs.push_back("[x, " + std::string(4301, '7') + "]");
+  docs.push_back("1" + std::string(4300, '0'));
+  docs.push_back("1" + std::string(5000, '0') + ".0");
+  docs.push_back("0." + std::string(5000, '0') + "1");
+  docs.push_back(std::string(4301, '9') + "e-4000");
+  docs.push_back("{\"k\": " + std::string(4301, '1') + "}");
+  // Deep nesting well inside and well past Python's limit, both container kinds.
+  for (int depth : {1, 100, 500, 900}) {
+    docs.push_back(std::string(depth, '[') + std::string(depth, ']'));
+    std::string obj;
+    for (int i = 0; i < depth; ++i) obj += "{\"a\":";
+    docs.push_back(obj + "1" + std::string(depth, '}'));
+  }
+  for (int depth : {1100, 3000, 20000}) {
+    docs.push_back(std::string(depth, '['));
+    docs.push_back(std::string(depth, '[') + std::string(depth, ']'));
+    std::string obj;
+    for (int i = 0; i < depth; ++i) obj += "{\"a\":";
+    docs.push_back(obj);
+    docs.push_back("[" + obj);
+    docs.push_back("{\"a\":" + std::string(depth, '['));
+  }
+  docs.push_back(std::string(50, '[') + "x");
+  docs.push_back("[" + std::string(4301, '1') + ", " + std::string(2000, '[') + "]");
+  return docs;
+}
+
+TEST(ParseOracle, EdgeDocumentsAsStr) {
+  std::vector<Case> cases;
+  for (const auto& d : edge_documents()) cases.push_back({false, d});
+  unsigned outcomes = 0;
+  EXPECT_EQ(run_cases(cases, &outcomes), 0) << cases.size() << " cases";
+  EXPECT_EQ(outcomes, unsigned{kOk | kSyntax | kIntTooLong | kTooDeep});
+}
+
+TEST(ParseOracle, EdgeDocumentsInEveryEncoding) {
+  DocGen gen(1);
+  std::vector<Case> cases;
+  for (const auto& d : edge_documents())
+    for (std::size_t enc = 0; enc < 9; ++enc)
+      if (d.size() < 3000 || enc % 3 == 0) cases.push_back({true, gen.encode(d, enc)});
+  EXPECT_EQ(run_cases(cases), 0) << cases.size() << " cases";
+}
+
+// Encoding detection and decoding: every BOM, every zero-byte pattern, lone/paired surrogates,
+// odd lengths, out-of-range UTF-32, invalid UTF-8.
+TEST(ParseOracle, ByteLevelEncodings) {
+  std::vector<std::string> raw = {
+      "", "1", "12", "123", std::string("\0", 1), std::string("\0\0", 2), std::string("1\0", 2),
+      std::string("\0" "1", 2), std::string("1\0\0", 3), std::string("\0\0\0", 3),
+      "\xff\xfe", "\xfe\xff", "\xff\xfe\x00\x00", std::string("\x00\x00\xfe\xff", 4), "\xef\xbb\xbf",
+      "\xef\xbb", "\xef\xbb\xbf\xef\xbb\xbf" "1", "\xed\xa0\x80", "\"\xed\xa0\x80\"", "\"\xed\xa0\"",
+      "\"\xed\xa0\x41\"", "\"\xc0\x80\"", "\"\xe0\x80\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xf5\x80\x80\x80\"",
+      "\"\x80\"", "\"\xc3\"", "\"\xff\"", "\"\xf0\x9f\x98\"", "[\"\xed\xbf\xbf\"]",
+      std::string("\"\0\0\xd8\"\0", 6), std::string("\"\0\0\xdc\"\0", 6), std::string("\"\0\0\xd8\0\xdc\"\0", 8),
+      std::string("\"\0\0\xd8\0\xd8\"\0", 8), std::string("\"\0\0\xdc\0\xd8\"\0", 8), std::string("\"\0\0\xd8", 4),
+      std::string("\"\0\0\xd8\"", 5), std::string("\0\"\xd8\0\0\"", 6), std::string("\0\"\xdc\0\0\"", 6),
+      std::string("\xff\xfe\"\0\0\xd8\"\0", 8), std::string("\xfe\xff\0\"\xd8\0\0\"", 8),
+      std::string("\xff\xfe\"\0\0\xd8\"", 7), std::string("1\0\0\0", 4), std::string("1\0\0\0 \0\0", 7),
+      std::string("\0\0\0" "1", 4), std::string("\"\0\0\0\0\xd8\0\0\"\0\0\0", 12),
+      std::string("\"\0\0\0\0\xdc\0\0\"\0\0\0", 12), std::string("\"\0\0\0\x3d\xd8\0\0\0\xde\0\0\"\0\0\0", 16),
+      std::string("\"\0\0\0\0\0\x11\0\"\0\0\0", 12), std::string("\"\0\0\0\xff\xff\xff\xff\"\0\0\0", 12),
+      std::string("\xff\xfe\0\0\"\0\0\0\0\xd8\0\0\"\0\0\0", 16),
+      std::string("\0\0\xfe\xff\0\0\0\"\0\0\xd8\0\0\0\0\"", 16), std::string("\0\0\xfe\xff\0\0\0" "1", 8),
+      std::string("\0\0\xfe\xff\0\0\0" "1\0", 9), std::string("\xff\xfe" "1\0", 4), std::string("\xff\xfe" "1", 3),
+      std::string("\xff\xfe\0\0", 4), std::string("\xff\xfe\xff\xfe" "1\0", 6), std::string("1\0" "2", 3),
+      std::string("[\0" "1\0]\0", 6), std::string("\0[\0" "1\0]", 6), std::string("[\0\0\0]\0\0\0", 8),
+      std::string("\0\0\0[\0\0\0]", 8), std::string(" \0\0\0" "1\0\0\0", 8), std::string(" \0 \0" "1\0", 6)};
+  std::vector<Case> cases;
+  for (const auto& r : raw) cases.push_back({true, r});
+  unsigned outcomes = 0;
+  EXPECT_EQ(run_cases(cases, &outcomes), 0) << cases.size() << " cases";
+  EXPECT_EQ(outcomes, unsigned{kOk | kSyntax | kUnicode});
+}
+
+// Random documents, valid and broken, as str and in random encodings, plus random byte mutations.
+TEST(ParseOracle, RandomDocuments) {
+  DocGen gen(20261129);
+  std::vector<Case> cases;
+  for (int i = 0; i < 2500; ++i) {
+    std::string doc = gen.document(gen.chance(10) ? 8 : 4);
+    if (gen.chance(20)) doc = gen.mutate(doc);
+    cases.push_back({false, doc});
+    std::string bytes = gen.encode(doc, gen.below(9));
+    if (gen.chance(15)) bytes = gen.mutate(bytes);
+    cases.push_back({true, bytes});
+  }
+  unsigned outcomes = 0;
+  EXPECT_EQ(run_cases(cases, &outcomes), 0) << cases.size() << " cases";
+  EXPECT_EQ(outcomes, unsigned{kOk | kSyntax | kUnicode | kIntTooLong});
+}
+
+// Hand-derived facts from parse.hpp's contract (no oracle needed).
+TEST(ParseContract, DepthBoundaryIsPythonMaxDepth) {
+  const std::string ok = std::string(kPythonMaxDepth, '[') + std::string(kPythonMaxDepth, ']');
+  EXPECT_TRUE(loads_str(ok).ok());
+  const std::string deep = std::string(kPythonMaxDepth + 1, '[') + std::string(kPythonMaxDepth + 1, ']');
+  const auto r = loads_str(deep);
+  EXPECT_EQ(r.error.failure, ParseFailure::TooDeep);
+  EXPECT_TRUE(r.error.in_array);
+}
+
+TEST(ParseContract, PythonDuplicateKeysKeepFirstPositionLastValue) {
+  const auto r = loads_str("{\"a\":1,\"b\":2,\"a\":3}");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.value.members.size(), 2u);
+  EXPECT_EQ(r.value.members[0].first, "a");
+  EXPECT_EQ(r.value.members[0].second.text, "3");
+  EXPECT_EQ(r.value.members[1].first, "b");
+}
+
+TEST(ParseContract, PythonDuplicateKeysInLargeObjects) {
+  std::string doc = "{";
+  for (int i = 0; i < 200; ++i) doc += "\"k" + std::to_string(i % 50) + "\":" + std::to_string(i) + ",";
+  doc += "\"end\":0}";
+  const auto r = loads_str(doc);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.value.members.size(), 51u);
+  EXPECT_EQ(r.value.members[7].first, "k7");
+  EXPECT_EQ(r.value.members[7].second.text, "157");
+}
+
+TEST(ParseContract, IntTextIsCanonical) {
+  EXPECT_EQ(loads_str("-0").value.text, "0");
+  EXPECT_EQ(loads_str("-12").value.text, "-12");
+  EXPECT_EQ(loads_str("-0").value.kind, Kind::Int);
+  EXPECT_EQ(loads_str("-0.0").value.kind, Kind::Float);
+}
+
+TEST(ParseContract, IntTooLongReportsDigits) {
+  const auto r = loads_str("[-" + std::string(4301, '5') + "]");
+  EXPECT_EQ(r.error.failure, ParseFailure::IntTooLong);
+  EXPECT_EQ(r.error.digits, 4301u);
+}
+
+TEST(ParseContract, WideObjectsAndArraysStayLinear) {
+  std::string doc = "{";
+  for (int i = 0; i < 100000; ++i) doc += "\"" + std::to_string(i) + "\":[" + std::to_string(i) + "],";
+  doc += "\"x\":0}";
+  const auto r = loads_str(doc);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value.members.size(), 100001u);
+}
+
+}  // namespace
+}  // namespace w4a8::json

@@ -1,0 +1,221 @@
+// The CUDA path emulated on the CPU (kernels/emulate.cpp: the kernels' own steps, thread by thread,
+// with the ISA's mma fragments) against the CPU reference (src/gemm, written separately), bit for
+// bit on x_q, x_scale, acc and out, plus the coverage facts the emulation records.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <vector>
+
+#include "gemm/operands.hpp"
+#include "kernels/emulate.hpp"
+#include "kernels/layer_problem.hpp"
+#include "kernels/tile_config.hpp"
+#include "layer_gen.hpp"
+
+namespace w4a8::kern::test {
+namespace {
+
+using gemm::ActPolicy;
+using gemm::FloatDtype;
+
+std::vector<std::int64_t> legal_groups(std::uint64_t k) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t g : {4, 8, 16, 32, 48, 64, 96, 128, 192, 256})
+    if (k % std::uint64_t(g) == 0) out.push_back(g);
+  return out;
+}
+std::vector<std::int64_t> legal_rotations(std::uint64_t k) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t r = 4; std::uint64_t(r) <= k; r *= 4)
+    if (k % std::uint64_t(r) == 0) out.push_back(r);
+  return out;
+}
+
+// Runs one case through both and checks bit-exactness and coverage; returns the emulated result.
+gemm::GemmResult check_case(const Case& c) {
+  const gemm::Layer layer = make_layer(c);
+  const gemm::Activations x = make_acts(c);
+  auto ref = gemm::gemm_literal(layer, x, options(c));
+  EXPECT_TRUE(ref.ok()) << describe(c) << ": " << (ref.ok() ? "" : ref.error().message);
+  EmuStats st;
+  auto emu = gemm_emulated(layer, x, options(c), layout(c), &st);
+  EXPECT_TRUE(emu.ok()) << describe(c) << ": " << (emu.ok() ? "" : emu.error().message);
+  if (!ref.ok() || !emu.ok()) return {};
+  EXPECT_EQ(diff_results(*emu, *ref), "") << describe(c);
+  if (!c.correction) {
+    const TileConfig tc = tile_config(pick_tile(std::int64_t(c.m)));
+    EXPECT_EQ(st.tile_kind, int(pick_tile(std::int64_t(c.m))));
+    EXPECT_EQ(st.stores, std::int64_t(c.m * c.n)) << describe(c);
+    EXPECT_EQ(st.duplicate_stores, 0) << describe(c);
+    EXPECT_EQ(st.missing_stores, 0) << describe(c);
+    // Each m-block reads every code chunk of W once and its own rows of x_q once per n-block.
+    const std::int64_t mblocks = ceil_div(std::int64_t(c.m), tc.bm), nblocks = ceil_div(std::int64_t(c.n), tc.bn);
+    EXPECT_EQ(st.b_chunks_loaded, mblocks * std::int64_t(c.n * c.k / 16)) << describe(c);
+    EXPECT_EQ(st.a_chunks_loaded, nblocks * std::int64_t(c.m * c.k / 16)) << describe(c);
+    EXPECT_FALSE(st.nan_scale_seen);
+  }
+  return std::move(emu).value();
+}
+
+// The shape grid: M in {1, 7, 8, 13, 33, 257}, N and K odd and small, every legal G and R for each
+// K, with codebook/uniform, bias dtypes, activation/output dtypes, policies and strides rotating.
+TEST(Emulation, ShapeGridMatchesReferenceBitExact) {
+  const std::uint64_t ms[] = {1, 7, 8, 13, 33, 257};
+  const std::pair<std::uint64_t, std::uint64_t> nks[] = {{8, 16}, {13, 64}, {72, 256}, {136, 192}};
+  const FloatDtype dts[] = {FloatDtype::F32, FloatDtype::BF16, FloatDtype::F16};
+  int idx = 0;
+  for (std::uint64_t m : ms)
+    for (auto [n, k] : nks) {
+      const auto gs = legal_groups(k), rs = legal_rotations(k);
+      std::vector<std::pair<std::int64_t, std::int64_t>> grs;
+      for (std::size_t i = 0; i < gs.size(); ++i) grs.push_back({gs[i], rs[i % rs.size()]});
+      for (std::size_t i = 0; i < rs.size(); ++i) grs.push_back({gs[(i * 3) % gs.size()], rs[i]});
+      for (auto [g, r] : grs) {
+        Case c;
+        c.m = m, c.n = n, c.k = k, c.g = g, c.r = r;
+        c.codebook = idx % 2;
+        c.bias = idx % 3 != 0;
+        c.bias_dtype = dts[(idx / 3) % 3];
+        c.x_dtype = dts[idx % 3];
+        c.out_dtype = dts[(idx / 2) % 3];
+        c.policy = (idx / 5) % 2 ? ActPolicy::Eager : ActPolicy::F32;
+        c.ldx_pad = idx % 4 == 1 ? 3 : 0;  // odd strides
+        c.ldo_pad = idx % 4 == 2 ? 5 : 0;
+        c.seed = std::uint32_t(idx + 1);
+        check_case(c);
+        ++idx;
+        if (HasFailure()) return;
+      }
+    }
+  EXPECT_GT(idx, 150);
+}
+
+TEST(Emulation, LongKMatches) {
+  for (std::uint64_t m : {1, 40}) {
+    Case c;
+    c.m = m, c.n = 24, c.k = 8448, c.g = 128, c.r = 256, c.bias = true, c.seed = 99;
+    check_case(c);
+  }
+}
+
+TEST(Emulation, CorrectionPathMatches) {
+  int idx = 0;
+  for (std::uint64_t m : {1, 7, 33})
+    for (auto [n, k, g, r] : {std::tuple<std::uint64_t, std::uint64_t, std::int64_t, std::int64_t>{8, 16, 4, 16},
+                              {13, 64, 16, 64}, {40, 192, 48, 64}}) {
+      Case c;
+      c.m = m, c.n = n, c.k = k, c.g = g, c.r = r, c.correction = true;
+      c.codebook = idx % 2, c.bias = idx % 3 != 1;
+      c.x_dtype = idx % 3 == 0 ? FloatDtype::BF16 : FloatDtype::F32;
+      c.out_dtype = idx % 2 ? FloatDtype::F16 : FloatDtype::F32;
+      c.policy = idx % 4 == 3 ? ActPolicy::Eager : ActPolicy::F32;
+      c.ldx_pad = idx % 2, c.ldo_pad = 2 * (idx % 2);
+      c.seed = 500u + idx++;
+      check_case(c);
+    }
+}
+
+// Two runs give identical bytes (outputs, intermediates).
+TEST(Emulation, Repeatable) {
+  Case c;
+  c.m = 33, c.n = 72, c.k = 256, c.g = 32, c.r = 64, c.bias = true, c.out_dtype = FloatDtype::BF16, c.seed = 7;
+  const gemm::Layer layer = make_layer(c);
+  const gemm::Activations x = make_acts(c);
+  auto a = gemm_emulated(layer, x, options(c));
+  auto b = gemm_emulated(layer, x, options(c));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(diff_results(*a, *b), "");
+}
+
+// Rows are independent: each row of a batch equals that row computed alone (across tile kinds).
+TEST(Emulation, RowsIndependent) {
+  Case c;
+  c.m = 40, c.n = 72, c.k = 64, c.g = 16, c.r = 16, c.bias = true, c.seed = 21;
+  const gemm::Layer layer = make_layer(c);
+  const gemm::Activations x = make_acts(c);
+  auto all = gemm_emulated(layer, x, options(c));
+  ASSERT_TRUE(all.ok());
+  for (std::uint64_t row : {0, 17, 39}) {
+    gemm::Activations one;
+    one.dtype = x.dtype;
+    one.shape = {1, c.k};
+    one.values.assign(x.values.begin() + long(row * c.k), x.values.begin() + long((row + 1) * c.k));
+    auto r = gemm_emulated(layer, one, options(c));
+    ASSERT_TRUE(r.ok());
+    for (std::uint64_t j = 0; j < c.n; ++j) {
+      ASSERT_EQ(r->acc[j], all->acc[row * c.n + j]);
+      ASSERT_EQ(r->out[j], all->out[row * c.n + j]);
+    }
+  }
+}
+
+// Malformed operands: the same Error as the reference (shared validation), before any work.
+TEST(Emulation, ErrorsMatchReference) {
+  Case c;
+  c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16;
+  const gemm::Activations x = make_acts(c);
+  std::vector<gemm::Layer> bad;
+  {
+    gemm::Layer l = make_layer(c);
+    l.s_rel[3] = 0x7F;  // NaN scale byte
+    bad.push_back(l);
+  }
+  {
+    gemm::Layer l = make_layer(c);
+    l.group_size = 12;  // neither divides 16 nor a multiple of it
+    bad.push_back(l);
+  }
+  {
+    gemm::Layer l = make_layer(c);
+    l.convrot_groupsize = 32;  // not a power of 4
+    bad.push_back(l);
+  }
+  {
+    gemm::Layer l = make_layer(c);
+    l.s_channel_shape = {7};
+    bad.push_back(l);
+  }
+  for (const gemm::Layer& l : bad) {
+    auto ref = gemm::gemm_literal(l, x);
+    auto emu = gemm_emulated(l, x, {});
+    ASSERT_FALSE(ref.ok());
+    ASSERT_FALSE(emu.ok());
+    EXPECT_EQ(emu.error(), ref.error()) << ref.error().message;
+  }
+}
+
+// The C ABI's own contract check agrees with the shared validation on (K, G, R).
+TEST(ProblemCheck, ContractAgreesWithSharedValidation) {
+  int checked = 0;
+  for (std::int64_t k : {16, 24, 32, 48, 64, 96, 100, 192, 256, 768, 1024})
+    for (std::int64_t g : {1, 2, 3, 4, 5, 8, 12, 16, 24, 32, 48, 64, 256})
+      for (std::int64_t r : {1, 2, 4, 8, 16, 32, 64, 128, 256, 1024}) {
+        gemm::Layer l = gemm::make_zero_layer(8, std::uint64_t(k), g, r);
+        gemm::Activations x;
+        x.shape = {1, std::uint64_t(k)};
+        x.values.assign(std::size_t(k), 0.f);
+        const Status shared = gemm::validate_operands(gemm::describe(l, x));
+        w4a8_problem p{};
+        p.m = 1, p.n = 8, p.k = k, p.group_size = std::int32_t(g), p.convrot_groupsize = std::int32_t(r);
+        p.x = x.values.data(), p.ldx = k, p.weight = reinterpret_cast<const std::int8_t*>(l.weight.data());
+        p.s_rel = l.s_rel.data(), p.s_channel = l.s_channel.data(), p.out = x.values.data(), p.ldo = 8;
+        EXPECT_EQ(shared.ok(), w4a8_check_problem(&p) == W4A8_OK) << k << " " << g << " " << r;
+        ++checked;
+      }
+  EXPECT_EQ(checked, 11 * 13 * 10);
+}
+
+// Random cases (RapidCheck shrinks a failure to a small one).
+RC_GTEST_PROP(Emulation, RandomCasesMatchReference, ()) {
+  const Case c = draw_case();
+  const gemm::Layer layer = make_layer(c);
+  const gemm::Activations x = make_acts(c);
+  auto ref = gemm::gemm_literal(layer, x, options(c));
+  RC_ASSERT(ref.ok());
+  auto emu = gemm_emulated(layer, x, options(c), layout(c));
+  RC_ASSERT(emu.ok());
+  RC_ASSERT(diff_results(*emu, *ref) == std::string());
+}
+
+}  // namespace
+}  // namespace w4a8::kern::test

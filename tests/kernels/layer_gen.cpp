@@ -1,0 +1,165 @@
+#include "layer_gen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <numeric>
+#include <sstream>
+
+#include <rapidcheck.h>
+
+namespace w4a8::kern::test {
+
+namespace {
+const char* dname(gemm::FloatDtype d) {
+  return d == gemm::FloatDtype::F32 ? "f32" : d == gemm::FloatDtype::BF16 ? "bf16" : "f16";
+}
+std::uint32_t fbits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+}  // namespace
+
+std::string describe(const Case& c) {
+  std::ostringstream o;
+  o << "M=" << c.m << " N=" << c.n << " K=" << c.k << " G=" << c.g << " R=" << c.r << (c.codebook ? " codebook" : " uniform")
+    << (c.correction ? " correction" : "") << (c.bias ? std::string(" bias=") + dname(c.bias_dtype) : "")
+    << " x=" << dname(c.x_dtype) << " out=" << dname(c.out_dtype)
+    << (c.policy == gemm::ActPolicy::Eager ? " eager" : " f32-policy") << " ldx+" << c.ldx_pad << " ldo+" << c.ldo_pad
+    << " seed=" << c.seed;
+  return o.str();
+}
+
+gemm::Layer make_layer(const Case& c) {
+  std::mt19937 rng(c.seed * 2654435761u + 17u);
+  gemm::Layer l = gemm::make_zero_layer(c.n, c.k, c.g, c.r);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : l.weight) b = static_cast<std::uint8_t>(byte(rng));
+  // Scale bytes: mostly in the range where v * s spans the int8 grid (some clamp), a few anywhere
+  // (subnormals, negatives, 448), never the NaN patterns 0x7F / 0xFF.
+  std::uniform_int_distribution<int> typical(c.codebook ? 0x50 : 0x28, c.codebook ? 0x76 : 0x5E);
+  for (auto& s : l.s_rel) {
+    int v = byte(rng) < 24 ? byte(rng) : typical(rng);
+    if ((v & 0x7F) == 0x7F) v ^= 1;
+    s = static_cast<std::uint8_t>(v);
+  }
+  std::uniform_real_distribution<float> ch(1e-4f, 1e-2f);
+  for (auto& s : l.s_channel) s = ch(rng);
+  if (c.codebook) {
+    l.codebook_shape = gemm::Shape{16};
+    std::normal_distribution<float> nd(0.f, 0.5f);
+    l.codebook.resize(16);
+    for (auto& v : l.codebook) v = nd(rng);
+    std::sort(l.codebook.begin(), l.codebook.end());
+  }
+  if (c.correction) {
+    l.correction_shape = gemm::Shape{c.k / std::uint64_t(c.g), c.n};
+    std::uniform_real_distribution<float> cd(-1e-3f, 1e-3f);
+    l.correction.resize(c.k / std::uint64_t(c.g) * c.n);
+    for (auto& v : l.correction) v = cd(rng);
+  }
+  if (c.bias) {
+    l.bias_shape = gemm::Shape{c.n};
+    l.bias_dtype = c.bias_dtype;
+    std::normal_distribution<float> bd(0.f, 2.f);
+    l.bias.resize(c.n);
+    for (auto& v : l.bias) v = gemm::round_to(c.bias_dtype, bd(rng));
+  }
+  return l;
+}
+
+gemm::Activations make_acts(const Case& c) {
+  std::mt19937 rng(c.seed * 40503u + 5u);
+  gemm::Activations x;
+  x.dtype = c.x_dtype;
+  x.shape = {c.m, c.k};
+  x.values.resize(c.m * c.k);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::uniform_int_distribution<int> pick(0, 99);
+  for (std::uint64_t i = 0; i < c.m; ++i) {
+    const int kind = pick(rng);  // a few all-zero rows (scale floor 1e-30) and outlier rows
+    for (std::uint64_t j = 0; j < c.k; ++j) {
+      float v = kind < 3 ? 0.f : nd(rng) * (kind < 8 ? 100.f : 1.f);
+      x.values[i * c.k + j] = gemm::round_to(c.x_dtype, v);
+    }
+  }
+  return x;
+}
+
+gemm::GemmOptions options(const Case& c) {
+  gemm::GemmOptions o;
+  o.policy = c.policy;
+  o.out_dtype = c.out_dtype;
+  return o;
+}
+
+LayoutOptions layout(const Case& c) { return LayoutOptions{c.ldx_pad, c.ldo_pad}; }
+
+Case draw_case() {
+  Case c;
+  c.g = *rc::gen::elementOf(std::vector<std::int64_t>{4, 8, 16, 32, 48, 64});
+  c.r = *rc::gen::elementOf(std::vector<std::int64_t>{4, 16, 64, 256});
+  const std::int64_t unit = std::lcm(std::lcm(std::int64_t(16), c.g), c.r);
+  c.k = std::uint64_t(unit * *rc::gen::inRange<std::int64_t>(1, std::max<std::int64_t>(2, 512 / unit + 1)));
+  c.m = *rc::gen::inRange<std::uint64_t>(1, 70);
+  c.n = *rc::gen::inRange<std::uint64_t>(1, 140);
+  c.codebook = *rc::gen::arbitrary<bool>();
+  c.bias = *rc::gen::arbitrary<bool>();
+  c.correction = *rc::gen::weightedElement<bool>({{1, true}, {6, false}});
+  const std::vector<gemm::FloatDtype> dts = {gemm::FloatDtype::F32, gemm::FloatDtype::BF16, gemm::FloatDtype::F16};
+  c.x_dtype = *rc::gen::elementOf(dts);
+  c.out_dtype = *rc::gen::elementOf(dts);
+  c.bias_dtype = *rc::gen::elementOf(dts);
+  c.policy = *rc::gen::element(gemm::ActPolicy::F32, gemm::ActPolicy::Eager);
+  c.ldx_pad = *rc::gen::inRange<std::int64_t>(0, 4);
+  c.ldo_pad = *rc::gen::inRange<std::int64_t>(0, 4);
+  c.seed = *rc::gen::arbitrary<std::uint32_t>();
+  return c;
+}
+
+namespace {
+template <class T>
+std::string diff_vec(const char* what, const std::vector<T>& a, const std::vector<T>& b, std::uint64_t cols) {
+  if (a.size() != b.size()) return std::string(what) + ": sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    bool eq;
+    if constexpr (std::is_same_v<T, float>) eq = fbits(a[i]) == fbits(b[i]);
+    else eq = a[i] == b[i];
+    if (!eq) {
+      std::ostringstream o;
+      o << what << "[" << i / cols << ", " << i % cols << "]: " << +a[i] << " vs " << +b[i];
+      return o.str();
+    }
+  }
+  return "";
+}
+}  // namespace
+
+std::string diff_results(const gemm::GemmResult& a, const gemm::GemmResult& b, bool compare_out) {
+  if (a.M != b.M || a.N != b.N || a.K != b.K) return "shapes differ";
+  if (a.correction_path != b.correction_path) return "paths differ";
+  std::string d;
+  if (a.correction_path) {
+    if (!(d = diff_vec("w_dequant", a.w_dequant, b.w_dequant, a.K)).empty()) return d;
+  } else {
+    if (!(d = diff_vec("w_q", a.w_q, b.w_q, a.K)).empty()) return d;
+    if (!(d = diff_vec("x_q", a.x_q, b.x_q, a.K)).empty()) return d;
+    if (!(d = diff_vec("x_scale", a.x_scale, b.x_scale, 1)).empty()) return d;
+    if (!(d = diff_vec("acc", a.acc, b.acc, a.N)).empty()) return d;
+  }
+  if (compare_out && !(d = diff_vec("out", a.out, b.out, a.N)).empty()) return d;
+  return "";
+}
+
+double max_rel_diff(const gemm::GemmResult& a, const gemm::GemmResult& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.out.size() && i < b.out.size(); ++i) {
+    const double den = std::max(std::fabs(double(b.out[i])), 1e-6);
+    worst = std::max(worst, std::fabs(double(a.out[i]) - double(b.out[i])) / den);
+  }
+  return worst;
+}
+
+}  // namespace w4a8::kern::test

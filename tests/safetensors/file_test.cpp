@@ -1,0 +1,99 @@
+// File::open: read-only mapping, empty files, I/O errors, files above 4 GiB.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "safetensors/reader.hpp"
+#include "safetensors/writer.hpp"
+#include "test_bytes.hpp"
+
+namespace w4a8::st {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "w4a8_st_file_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(StFile, OpensAndViewsTensorBytes) {
+  const auto b = test::container(R"({"__metadata__":{"format":"pt"},"b":{"dtype":"U8","shape":[3],"data_offsets":[4,7]},)"
+                                 R"("a":{"dtype":"I32","shape":[],"data_offsets":[0,4]}})",
+                                 "\x01\x02\x03\x04xyz");
+  ASSERT_TRUE(write_file(path("t.safetensors"), b).ok());
+  auto f = File::open(path("t.safetensors"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f->path(), path("t.safetensors"));
+  EXPECT_EQ(f->bytes().size(), b.size());
+  EXPECT_TRUE(std::equal(b.begin(), b.end(), f->bytes().begin()));
+  const TensorInfo* a = f->header().find("a");
+  const TensorInfo* t = f->header().find("b");
+  ASSERT_TRUE(a && t);
+  auto da = f->data(*a);
+  EXPECT_EQ(std::string(da.begin(), da.end()), "\x01\x02\x03\x04");
+  auto db = f->data(*t);
+  EXPECT_EQ(std::string(db.begin(), db.end()), "xyz");
+  EXPECT_EQ(*f->header().meta("format"), "pt");
+  // Copies share the mapping; it outlives the original.
+  File copy = *f;
+  f = Error{};
+  EXPECT_EQ(std::string(copy.data(*copy.header().find("b")).begin(), copy.data(*copy.header().find("b")).end()), "xyz");
+}
+
+TEST_F(StFile, EmptyFileIsHeaderTooSmall) {
+  std::ofstream(path("empty")).close();
+  auto f = File::open(path("empty"));
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().kind, ErrorKind::StHeaderTooSmall);
+}
+
+TEST_F(StFile, ParseErrorsPassThrough) {
+  ASSERT_TRUE(write_file(path("bad"), test::container("{}", "x")).ok());
+  auto f = File::open(path("bad"));
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().kind, ErrorKind::StMetadataIncompleteBuffer);
+}
+
+TEST_F(StFile, IoErrors) {
+  auto missing = File::open(path("missing"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::IoOpenFailed);
+  EXPECT_EQ(missing.error().message, "cannot open " + path("missing") + ": No such file or directory");
+  auto dir = File::open(dir_.string());
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.error().kind, ErrorKind::IoReadFailed);
+  auto w = write_file(path("no/such/dir"), test::container("{}"));
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().kind, ErrorKind::IoWriteFailed);
+}
+
+// A sparse 5 GiB tensor: sizes and offsets above 2^32 go through untruncated.
+TEST_F(StFile, AboveFourGiB) {
+  const std::uint64_t big = 5ull << 30;
+  const std::string h = "{\"big\":{\"dtype\":\"U8\",\"shape\":[" + std::to_string(big) + "],\"data_offsets\":[0," +
+                        std::to_string(big) + "]}}";
+  const auto head = test::container(h);
+  ASSERT_TRUE(write_file(path("big"), head).ok());
+  ASSERT_EQ(::truncate(path("big").c_str(), static_cast<off_t>(head.size() + big)), 0);
+  auto f = File::open(path("big"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  auto d = f->data(*f->header().find("big"));
+  EXPECT_EQ(d.size(), big);
+  EXPECT_EQ(d[big - 1], 0);  // last byte of the hole reads as zero
+}
+
+}  // namespace
+}  // namespace w4a8::st

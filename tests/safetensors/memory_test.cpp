@@ -1,0 +1,138 @@
+// Memory bound: headers that claim huge sizes are rejected (or accepted from the header alone)
+// without allocating more than a small multiple of the header's own size. Counts every operator
+// new in this binary while parse runs.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstdio>
+#include <new>
+
+#include "safetensors/reader.hpp"
+#include "test_bytes.hpp"
+
+namespace {
+// Every block carries its size in a 16-byte prefix so deletes can be subtracted: live and peak
+// bytes are measured, not just the total requested.
+constexpr std::size_t kPrefix = 16;
+std::atomic<bool> g_counting{false};
+std::atomic<long long> g_live{0}, g_peak{0}, g_total{0};
+
+void* counted_alloc(std::size_t n) {
+  auto* p = static_cast<unsigned char*>(std::malloc(n + kPrefix));
+  if (!p) throw std::bad_alloc();
+  *reinterpret_cast<std::size_t*>(p) = n;
+  if (g_counting.load(std::memory_order_relaxed)) {
+    const long long live = g_live += static_cast<long long>(n);
+    g_total += static_cast<long long>(n);
+    long long peak = g_peak.load();
+    while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {}
+  }
+  return p + kPrefix;
+}
+void counted_free(void* q) noexcept {
+  if (!q) return;
+  auto* p = static_cast<unsigned char*>(q) - kPrefix;
+  if (g_counting.load(std::memory_order_relaxed)) g_live -= static_cast<long long>(*reinterpret_cast<std::size_t*>(p));
+  std::free(p);
+}
+}  // namespace
+
+// GCC pairs the inlined malloc/free across the replaced operators and warns; the pairing is right.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+void* operator new(std::size_t n) { return counted_alloc(n); }
+void* operator new[](std::size_t n) { return counted_alloc(n); }
+void operator delete(void* p) noexcept { counted_free(p); }
+void operator delete[](void* p) noexcept { counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
+
+namespace w4a8::st {
+namespace {
+
+struct Usage {
+  std::size_t peak = 0, total = 0;
+};
+
+// Peak live bytes (and total requested) from operator new while parse_prefix runs.
+Usage measure(std::span<const std::uint8_t> prefix, std::uint64_t file_size, ErrorKind* kind) {
+  g_live = 0, g_peak = 0, g_total = 0;
+  g_counting = true;
+  {
+    auto r = parse_prefix(prefix, file_size);
+    *kind = r.ok() ? ErrorKind::kCount : r.error().kind;
+  }
+  g_counting = false;
+  return {static_cast<std::size_t>(g_peak.load()), static_cast<std::size_t>(g_total.load())};
+}
+
+std::size_t allocated_by_parse(std::span<const std::uint8_t> prefix, std::uint64_t file_size, ErrorKind* kind) {
+  const Usage u = measure(prefix, file_size, kind);
+  std::printf("  peak %zu bytes live, %zu requested\n", u.peak, u.total);
+  return u.peak;
+}
+
+constexpr std::size_t kSlack = 16 * 1024;  // per-parse constant: error strings, small vectors
+
+TEST(StMemory, HugeTensorClaimIn1KB) {
+  std::string h = R"({"x":{"dtype":"U8","shape":[1152921504606846976],"data_offsets":[0,1152921504606846976]}})";
+  h.resize(1016, ' ');
+  const auto b = test::container(h);
+  ASSERT_EQ(b.size(), 1024u);
+  ErrorKind k{};
+  EXPECT_LE(allocated_by_parse(b, b.size(), &k), kSlack);
+  EXPECT_EQ(k, ErrorKind::StMetadataIncompleteBuffer);
+  // Accepted when the file size agrees: still nothing proportional to 2^60.
+  EXPECT_LE(allocated_by_parse(b, b.size() + (1ull << 60), &k), kSlack);
+  EXPECT_EQ(k, ErrorKind::kCount);
+}
+
+TEST(StMemory, HugeHeaderLengthIn1KB) {
+  ErrorKind k{};
+  const auto b = test::container_n(100'000'000, std::string(1016, ' '));
+  EXPECT_LE(allocated_by_parse(b, b.size(), &k), kSlack);
+  EXPECT_EQ(k, ErrorKind::StInvalidHeaderLength);
+  const auto c = test::container_n(100'000'001, std::string(1016, ' '));
+  EXPECT_LE(allocated_by_parse(c, c.size(), &k), kSlack);
+  EXPECT_EQ(k, ErrorKind::StHeaderTooLarge);
+  const auto d = test::container_n(UINT64_MAX - 7, std::string(1016, ' '));
+  EXPECT_LE(allocated_by_parse(d, d.size(), &k), kSlack);
+  EXPECT_EQ(k, ErrorKind::StHeaderTooLarge);
+}
+
+TEST(StMemory, HugeShapeCountsIn1KB) {
+  // Many large dims, one huge rank claim in text: allocation tracks the text, not the values.
+  std::string h = R"({"x":{"dtype":"F64","shape":[)";
+  for (int i = 0; i < 40; ++i) h += (i ? ",18446744073709551615" : "18446744073709551615");
+  h += R"(],"data_offsets":[0,0]}})";
+  const auto b = test::container(h);
+  ErrorKind k{};
+  EXPECT_LE(allocated_by_parse(b, b.size(), &k), kSlack);
+  EXPECT_EQ(k, ErrorKind::StValidationOverflow);
+}
+
+// Allocation grows with the header, not faster: a 1 MB header of tensors peaks under 32x its size.
+TEST(StMemory, ProportionalToHeader) {
+  std::string h = "{";
+  std::uint64_t off = 0;
+  for (int i = 0; h.size() < 1'000'000; ++i) {
+    if (i) h += ',';
+    h += "\"t" + std::to_string(i) + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" + std::to_string(off) +
+         "," + std::to_string(off + 1) + "]}";
+    ++off;
+  }
+  h += '}';
+  const auto b = test::container(h);
+  ErrorKind k{};
+  const Usage u = measure(b, b.size() + off, &k);
+  EXPECT_EQ(k, ErrorKind::kCount);
+  EXPECT_LE(u.peak, 32 * h.size());
+  std::printf("1 MB header (%llu tensors): peak %zu bytes live (%.1fx), %zu requested\n", (unsigned long long)off,
+              u.peak, double(u.peak) / double(h.size()), u.total);
+}
+
+}  // namespace
+}  // namespace w4a8::st

@@ -1,0 +1,176 @@
+// Section 1 (files, metadata, markers, conflicts): expected strings derived by hand from
+// validator.md and Python's repr rules.
+#include <gtest/gtest.h>
+
+#include "builder.hpp"
+
+namespace w4a8::validate::testing {
+namespace {
+
+using st::Dtype;
+
+Ckpt int8_layer(const std::string& marker_json) {
+  Ckpt c;
+  c.tensor("i.weight", Dtype::I8, {4, 8}).tensor("i.weight_scale", Dtype::F32, {});
+  c.marker("i", marker_json);
+  return c;
+}
+
+TEST(Collect, AcceptsMarkerAndSetsDerivedKey) {
+  auto r = run(int8_layer(R"({"format": "int8_tensorwise"})"));
+  ASSERT_EQ(verdict(r), "ok");
+  ASSERT_EQ(r->layers.size(), 1u);
+  EXPECT_EQ(r->layers[0].prefix, "i");
+  ASSERT_NE(r->layers[0].marker.get("_is_tensorwise_scalar"), nullptr);
+  EXPECT_TRUE(r->layers[0].marker.get("_is_tensorwise_scalar")->boolean);
+  ASSERT_EQ(r->tensors.size(), 3u);  // checkpoint_meta keeps every tensor, sorted
+  EXPECT_EQ(r->tensors[0].name, "i.comfy_quant");
+}
+
+TEST(Collect, MetadataJsonErrors) {
+  const Ckpt base = Ckpt().w4a8("m");
+  struct Case { const char* text; const char* expected; };
+  const Case cases[] = {
+      {"{layers", "sglang.invalid_quantization_metadata: Invalid _quantization_metadata in model.safetensors"},
+      {"", "sglang.invalid_quantization_metadata: Invalid _quantization_metadata in model.safetensors"},
+      {"\xEF\xBB\xBF{}", "sglang.invalid_quantization_metadata: Invalid _quantization_metadata in model.safetensors"},
+      {"[]", "sglang.quantization_metadata_not_object: _quantization_metadata in model.safetensors must contain an object"},
+      {"{}", "sglang.quantization_metadata_no_layers: _quantization_metadata in model.safetensors must contain a layers object"},
+      {R"({"layers": 1})", "sglang.quantization_metadata_no_layers: _quantization_metadata in model.safetensors must contain a layers object"},
+      {R"({"layers": {"a'b": []}})", "sglang.metadata_marker_not_object: Comfy quantization metadata for \"a'b\" must be an object"},
+      {R"({"layers": {"m": {"format": "x"}, "\ud800": 0}})", "sglang.metadata_marker_not_object: Comfy quantization metadata for '\\ud800' must be an object"},
+  };
+  for (const Case& c : cases) {
+    Ckpt k = base;
+    k.meta("_quantization_metadata", c.text);
+    EXPECT_EQ(verdict(run(k)), c.expected) << c.text;
+  }
+}
+
+TEST(Collect, DigitLimitAndRecursionPropagate) {
+  Ckpt a = int8_layer("{\"x\": " + std::string(4301, '9') + "}");
+  EXPECT_EQ(verdict(run(a)),
+            "python.int.max_str_digits: Exceeds the limit (4300 digits) for integer string conversion: value has "
+            "4301 digits; use sys.set_int_max_str_digits() to increase the limit");
+  Ckpt b = int8_layer(std::string(3000, '[') + std::string(3000, ']'));
+  EXPECT_EQ(verdict(run(b)),
+            "python.recursion: maximum recursion depth exceeded while decoding a JSON array from a unicode string");
+  Ckpt c = Ckpt().w4a8("m");
+  std::string deep;
+  for (int i = 0; i < 3000; ++i) deep += "{\"a\": ";
+  deep += "1" + std::string(3000, '}');
+  c.meta("_quantization_metadata", deep);
+  EXPECT_EQ(verdict(run(c)),
+            "python.recursion: maximum recursion depth exceeded while decoding a JSON object from a unicode string");
+}
+
+TEST(Collect, MarkerErrors) {
+  EXPECT_EQ(verdict(run(int8_layer("{bad"))),
+            "sglang.invalid_marker: Invalid Comfy quantization marker 'i.comfy_quant' in model.safetensors");
+  EXPECT_EQ(verdict(run(int8_layer(""))),
+            "sglang.invalid_marker: Invalid Comfy quantization marker 'i.comfy_quant' in model.safetensors");
+  EXPECT_EQ(verdict(run(int8_layer(std::string("{}\0", 3)))),
+            "sglang.invalid_marker: Invalid Comfy quantization marker 'i.comfy_quant' in model.safetensors");
+  EXPECT_EQ(verdict(run(int8_layer("{\"a\": \"\xC3\"}"))),  // UnicodeDecodeError
+            "sglang.invalid_marker: Invalid Comfy quantization marker 'i.comfy_quant' in model.safetensors");
+  EXPECT_EQ(verdict(run(int8_layer("[1]"))),
+            "sglang.marker_not_object: Comfy quantization marker 'i.comfy_quant' must contain a JSON object");
+  EXPECT_EQ(verdict(run(int8_layer(" \t\n{\"format\": \"int8_tensorwise\"}\r\n"))), "ok");
+}
+
+TEST(Collect, MarkerEncodingsByBomAndZeroPattern) {
+  const std::string text = R"({"format": "int8_tensorwise"})";
+  auto widen = [&](int width, bool big_endian, std::string bom) {
+    std::string out = std::move(bom);
+    for (char ch : text) {
+      std::string unit(width, '\0');
+      unit[big_endian ? width - 1 : 0] = ch;
+      out += unit;
+    }
+    return out;
+  };
+  const std::string cases[] = {
+      "\xEF\xBB\xBF" + text,
+      widen(2, false, ""), widen(2, true, ""), widen(2, false, "\xFF\xFE"), widen(2, true, "\xFE\xFF"),
+      widen(4, false, ""), widen(4, true, ""), widen(4, false, std::string("\xFF\xFE\0\0", 4)),
+      widen(4, true, std::string("\0\0\xFE\xFF", 4)),
+  };
+  for (const std::string& c : cases) EXPECT_EQ(verdict(run(int8_layer(c))), "ok") << c.size();
+}
+
+TEST(Collect, MarkerDtypes) {
+  const std::string text = R"({"format": "int8_tensorwise"}   )";  // 32 bytes
+  for (Dtype d : {Dtype::I8, Dtype::BOOL, Dtype::I16, Dtype::U16, Dtype::I32, Dtype::F32, Dtype::F16,
+                  Dtype::I64, Dtype::U64, Dtype::F64, Dtype::C64}) {
+    Ckpt c;
+    c.tensor("i.weight", Dtype::I8, {4, 8}).tensor("i.weight_scale", Dtype::F32, {}).marker("i", text, d);
+    EXPECT_EQ(verdict(run(c)), "ok") << st::dtype_name(d);
+  }
+  const std::pair<Dtype, const char*> unsupported[] = {
+      {Dtype::BF16, "BFloat16"}, {Dtype::F8_E4M3, "Float8_e4m3fn"}, {Dtype::F8_E5M2, "Float8_e5m2"},
+      {Dtype::F8_E4M3FNUZ, "Float8_e4m3fnuz"}, {Dtype::F8_E5M2FNUZ, "Float8_e5m2fnuz"},
+      {Dtype::F8_E8M0, "Float8_e8m0fnu"}, {Dtype::F4, "Float4_e2m1fn_x2"}};
+  for (const auto& [d, name] : unsupported) {
+    Ckpt c;
+    const std::uint64_t n = 32 * 8 / st::dtype_bits(d);
+    c.tensor("i.comfy_quant", d, {n}, Bytes(text.begin(), text.end()));
+    EXPECT_EQ(verdict(run(c)), std::string("torch.unsupported_scalar_type: Got unsupported ScalarType ") + name);
+  }
+}
+
+TEST(Collect, ConflictsUsePythonEquality) {
+  Ckpt a = Ckpt().w4a8("c", 4, 128, 16, R"({"format": "asym_w4a8_int8", "group_size": 16, "f": true})");
+  Ckpt same, differs;
+  same.marker("c", R"({"f": 1.0, "group_size": 16.0, "format": "asym_w4a8_int8"})");
+  differs.marker("c", R"({"f": 1.0, "group_size": 16.5, "format": "asym_w4a8_int8"})");
+  auto ok = run(std::vector<Bytes>{a.bytes(), same.bytes()});
+  ASSERT_EQ(verdict(ok), "ok");
+  // The later equal marker replaces the value: group_size is now the float 16.0.
+  EXPECT_EQ(ok->layers[0].marker.get("group_size")->kind, json::Kind::Float);
+  EXPECT_EQ(verdict(run(std::vector<Bytes>{a.bytes(), differs.bytes()})),
+            "sglang.conflicting_markers: Conflicting Comfy quantization markers for 'c'");
+  Ckpt m = Ckpt().w4a8("c");
+  m.meta("_quantization_metadata", R"({"layers": {"c": {"format": "asym_w4a8_int8", "group_size": 32}}})");
+  EXPECT_EQ(verdict(run(m)), "sglang.conflicting_markers: Conflicting Comfy quantization markers for 'c'");
+  Ckpt n1, n2;
+  n1.marker("q", R"({"x": NaN, "y": [NaN]})");
+  n2.marker("q", R"({"y": [NaN], "x": NaN})");
+  EXPECT_EQ(verdict(run(std::vector<Bytes>{n1.bytes(), n2.bytes()})), "ok");
+}
+
+TEST(Collect, FilesAreProcessedInOrder) {
+  Ckpt bad_marker;
+  bad_marker.marker("i", "{bad");
+  const Bytes truncated = {1, 2, 3};
+  // A marker error in file 1 wins over a container error in file 2 (upstream opens file 2 later).
+  EXPECT_EQ(verdict(run(std::vector<Bytes>{bad_marker.bytes(), truncated})),
+            "sglang.invalid_marker: Invalid Comfy quantization marker 'i.comfy_quant' in shard-1.safetensors");
+  EXPECT_EQ(verdict(run(std::vector<Bytes>{Ckpt().w4a8("a").bytes(), truncated})),
+            "safetensors.HeaderTooSmall: Error while deserializing header: header too small");
+  // A later file overwrites checkpoint_meta entries.
+  Ckpt over;
+  over.tensor("o.weight_s_channel", Dtype::F64, {4});
+  EXPECT_EQ(verdict(run(std::vector<Bytes>{Ckpt().w4a8("o").bytes(), over.bytes()})),
+            "sglang.w4a8.channel_dtype: Comfy W4A8 layer 'o' needs F32 channel scales, got F64");
+}
+
+TEST(Collect, MarkerOrderIsInsertionOrderAcrossSources) {
+  Ckpt c = Ckpt().w4a8("b").w4a8("a");
+  c.meta("_quantization_metadata", R"({"layers": {"z": {"format": "none"}, "b": {"format": "asym_w4a8_int8", "group_size": 16}}})");
+  auto r = run(c);
+  ASSERT_EQ(verdict(r), "ok");
+  ASSERT_EQ(r->layers.size(), 3u);
+  EXPECT_EQ(r->layers[0].prefix, "z");  // metadata layers first, then markers in sorted key order
+  EXPECT_EQ(r->layers[1].prefix, "b");
+  EXPECT_EQ(r->layers[2].prefix, "a");
+}
+
+TEST(Collect, QuantFormatAndInspectPathsErrors) {
+  std::vector<std::string> paths = {"/nonexistent/dir/model.safetensors"};
+  auto r = inspect_paths(paths);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::IoOpenFailed);
+}
+
+}  // namespace
+}  // namespace w4a8::validate::testing
