@@ -1,0 +1,219 @@
+// Scalar numerics of the asym_w4a8_int8 layer (../shared/spec/w4a8-gemm.md): FP8 E4M3FN decode,
+// bf16/fp16 <-> f32 with round-to-nearest-even, rne-to-int, 4-bit codes, the int8-grid weight decode,
+// the regular-Hadamard ConvRot in its canonical float32 order, and per-row activation quantization.
+// Header-only and C++17-clean so host code, the reference and CUDA kernels share one definition.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define W4A8_HD __host__ __device__ inline
+#else
+#define W4A8_HD inline
+#endif
+
+namespace w4a8::gemm {
+
+// Floating dtypes of activations, outputs and biases.
+enum class FloatDtype : std::uint8_t { F32, BF16, F16 };
+// How the activation is rotated/quantized: all in float32, or as upstream's eager torch code does
+// (rotated row and the division's scale rounded to the activation dtype for bf16/fp16).
+enum class ActPolicy : std::uint8_t { F32, Eager };
+
+W4A8_HD std::uint32_t f32_bits(float f) { std::uint32_t u; std::memcpy(&u, &f, 4); return u; }
+W4A8_HD float f32_from_bits(std::uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+
+// ---- FP8 E4M3FN -------------------------------------------------------------------------------
+// post: exact for all 256 bytes; NaN only for 0x7F and 0xFF (sign kept); no infinities.
+W4A8_HD bool fp8_e4m3fn_is_nan(std::uint8_t b) { return (b & 0x7F) == 0x7F; }
+W4A8_HD float fp8_e4m3fn_to_f32(std::uint8_t b) {
+  const std::uint32_t sign = std::uint32_t(b >> 7) << 31;
+  const std::uint32_t e = (b >> 3) & 0xF, m = b & 0x7;
+  if (e == 0xF && m == 0x7) return f32_from_bits(sign | 0x7FC00000u);
+  if (e == 0) {
+    // Subnormal m/8 * 2^-6 = m * 2^-9: exact in float32.
+    const float v = float(m) * 0.001953125f;
+    return sign ? -v : v;
+  }
+  return f32_from_bits(sign | ((e - 7 + 127) << 23) | (m << 20));
+}
+
+// Nearest FP8 E4M3FN byte to f (ties to an even mantissa), as torch's .to(float8_e4m3fn): NaN and
+// |f| >= 464 (halfway past 448) give NaN (0x7F, signed 0xFF). Used by the quantizer only.
+inline std::uint8_t f32_to_fp8_e4m3fn_rne(float f) {
+  if (f != f) return 0x7F;
+  const std::uint8_t sign = f < 0 ? 0x80 : 0x00;
+  const double a = std::fabs(double(f));
+  if (a >= 464.0) return std::uint8_t(sign | 0x7F);
+  std::uint8_t best = 0;
+  double best_d = a;
+  for (int b = 1; b < 0x7F; ++b) {  // values increase with the byte: stop once past f
+    const double v = double(fp8_e4m3fn_to_f32(std::uint8_t(b)));
+    const double d = std::fabs(v - a);
+    if (d < best_d || (d == best_d && (b & 1) == 0)) { best = std::uint8_t(b); best_d = d; }
+    if (v > a) break;
+  }
+  return std::uint8_t(sign | best);
+}
+
+// ---- bf16 / fp16 --------------------------------------------------------------------------------
+W4A8_HD float bf16_to_f32(std::uint16_t h) { return f32_from_bits(std::uint32_t(h) << 16); }
+// Round to nearest even; NaN stays a (quiet) NaN with its sign; overflow rounds to +-inf.
+W4A8_HD std::uint16_t f32_to_bf16_rne(float f) {
+  const std::uint32_t u = f32_bits(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return std::uint16_t((u >> 16) | 0x0040u);
+  const std::uint32_t lsb = (u >> 16) & 1u;
+  return std::uint16_t((u + 0x7FFFu + lsb) >> 16);
+}
+W4A8_HD float f16_to_f32(std::uint16_t h) {
+  const std::uint32_t sign = std::uint32_t(h >> 15) << 31;
+  const std::uint32_t e = (h >> 10) & 0x1F, m = h & 0x3FF;
+  if (e == 0x1F) return f32_from_bits(sign | 0x7F800000u | (m << 13));
+  if (e == 0) {
+    const float v = float(m) * 5.9604644775390625e-08f;  // m * 2^-24, exact
+    return sign ? -v : v;
+  }
+  return f32_from_bits(sign | ((e - 15 + 127) << 23) | (m << 13));
+}
+// Round to nearest even (subnormals included); overflow to +-inf; NaN stays NaN.
+W4A8_HD std::uint16_t f32_to_f16_rne(float f) {
+  const std::uint32_t u = f32_bits(f);
+  const std::uint16_t sign = std::uint16_t((u >> 16) & 0x8000u);
+  const std::uint32_t a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return std::uint16_t(sign | 0x7E00u | ((a >> 13) & 0x3FFu));
+  if (a >= 0x477FF000u) return std::uint16_t(sign | 0x7C00u);  // >= 65520 rounds to inf
+  if (a < 0x38800000u) {
+    // Result is subnormal or zero: round a * 2^24 to an integer count of 2^-24 units.
+    const float scaled = f32_from_bits(a) * 16777216.0f;  // exact (power of two, no overflow)
+    return std::uint16_t(sign | std::uint16_t(std::nearbyint(scaled)));
+  }
+  const std::uint32_t lsb = (a >> 13) & 1u;
+  const std::uint32_t r = a + 0xFFFu + lsb;  // round mantissa to 10 bits
+  return std::uint16_t(sign | (((r >> 23) - 127 + 15) << 10) | ((r >> 13) & 0x3FFu));
+}
+// Value of f rounded to dtype (identity for F32).
+W4A8_HD float round_to(FloatDtype d, float f) {
+  switch (d) {
+    case FloatDtype::BF16: return bf16_to_f32(f32_to_bf16_rne(f));
+    case FloatDtype::F16: return f16_to_f32(f32_to_f16_rne(f));
+    default: return f;
+  }
+}
+// torch.finfo(dtype).tiny: the smallest positive normal.
+W4A8_HD float dtype_tiny(FloatDtype d) {
+  switch (d) {
+    case FloatDtype::F16: return 6.103515625e-05f;  // 2^-14
+    default: return 1.17549435e-38f;                // 2^-126 (f32 and bf16)
+  }
+}
+
+// ---- rounding to integers -----------------------------------------------------------------------
+// rne(v) clamped to [lo, hi]; NaN (outside the contract: NaN/inf activations) maps to 0.
+W4A8_HD std::int32_t rne_clamp(float v, std::int32_t lo, std::int32_t hi) {
+  if (v != v) return 0;
+  const float r = std::nearbyint(v);  // default rounding mode: to nearest, ties to even
+  if (r <= float(lo)) return lo;
+  if (r >= float(hi)) return hi;
+  return std::int32_t(r);
+}
+
+// ---- 4-bit codes and the int8-grid weight decode -------------------------------------------------
+// Code of element k of a packed row: element 2i in the low nibble of byte i, 2i+1 in the high one.
+W4A8_HD std::uint8_t unpack_code(const std::uint8_t* packed_row, std::size_t k) {
+  const std::uint8_t b = packed_row[k >> 1];
+  return (k & 1) ? std::uint8_t(b >> 4) : std::uint8_t(b & 0xF);
+}
+// Value a code stands for: codebook[c] when a codebook is given, else c - 8.
+W4A8_HD float code_value(std::uint8_t code, const float* codebook) {
+  return codebook ? codebook[code & 0xF] : float(int(code & 0xF) - 8);
+}
+// w_q = clamp(rne(f32(v * fp8(s_rel))), -127, 127); the channel scale is not applied here.
+// pre: !fp8_e4m3fn_is_nan(s_rel_byte) and the code value is not NaN (callers report those).
+W4A8_HD std::int8_t decode_weight(std::uint8_t code, std::uint8_t s_rel_byte, const float* codebook) {
+  const float prod = code_value(code, codebook) * fp8_e4m3fn_to_f32(s_rel_byte);
+  return std::int8_t(rne_clamp(prod, -127, 127));
+}
+// True when decode_weight's product is NaN (a NaN scale byte or a NaN codebook entry).
+W4A8_HD bool decode_is_nan(std::uint8_t code, std::uint8_t s_rel_byte, const float* codebook) {
+  const float prod = code_value(code, codebook) * fp8_e4m3fn_to_f32(s_rel_byte);
+  return prod != prod;
+}
+
+// ---- ConvRot: the normalized regular Hadamard -----------------------------------------------------
+// True for 4, 16, 64, ... (R = 4^p, p >= 1).
+W4A8_HD bool is_power_of_4(std::int64_t r) {
+  return r >= 4 && (r & (r - 1)) == 0 && ((r & 0x5555555555555555LL) != 0);
+}
+W4A8_HD int log4(std::int64_t r) { int p = 0; while (r > 1) { r >>= 2; ++p; } return p; }
+// Entry H_R[i][j] in {+1, -1} before normalization: product over base-4 digits of the seed
+// [[1,1,1,-1],[1,1,-1,1],[1,-1,1,1],[-1,1,1,1]] (seed[a][b] = -1 iff a + b == 3).
+W4A8_HD int hadamard_sign(std::int64_t r, std::int64_t i, std::int64_t j) {
+  int s = 1;
+  for (; r > 1; r >>= 2, i >>= 2, j >>= 2)
+    if (((i & 3) + (j & 3)) == 3) s = -s;
+  return s;
+}
+
+// One 4-point stage on (a, b, c, d) = x[base + q*stride], q = 0..3: y = 0.5 * (x @ seed), each sum
+// evaluated left to right in float32 as written. This order IS the definition every implementation
+// must follow to be bit-exact (any two orders agree when the sums are exact, e.g. small integers).
+W4A8_HD void convrot_butterfly(float& a, float& b, float& c, float& d) {
+  const float y0 = (((a + b) + c) - d) * 0.5f;
+  const float y1 = (((a + b) - c) + d) * 0.5f;
+  const float y2 = (((a - b) + c) + d) * 0.5f;
+  const float y3 = (((b - a) + c) + d) * 0.5f;
+  a = y0; b = y1; c = y2; d = y3;
+}
+// Rotates one block of R floats in place: x := x @ H_R, as stages of stride 1, 4, 16, ... R/4.
+// post: convrot_block applied twice returns x exactly whenever no stage rounds (H_R is its own
+// inverse); the block's 2-norm is preserved up to rounding.
+W4A8_HD void convrot_block(float* x, std::int64_t r) {
+  for (std::int64_t s = 1; s < r; s *= 4)
+    for (std::int64_t base = 0; base < r; base += 4 * s)
+      for (std::int64_t o = 0; o < s; ++o)
+        convrot_butterfly(x[base + o], x[base + o + s], x[base + o + 2 * s], x[base + o + 3 * s]);
+}
+// Rotates each length-R block of a row of K floats (K % R == 0, R a power of 4).
+W4A8_HD void convrot_row(float* x, std::int64_t k, std::int64_t r) {
+  for (std::int64_t b = 0; b < k; b += r) convrot_block(x + b, r);
+}
+
+// ---- per-row activation quantization ----------------------------------------------------------------
+// Float32 scale of a rotated row: max(f32(absmax / 127), 1e-30f); NaN (non-finite activations, outside
+// the contract) propagates so the row's outputs are NaN, as upstream's.
+W4A8_HD float row_scale(float absmax) {
+  const float s = absmax / 127.0f;
+  return (s > 1e-30f || s != s) ? s : 1e-30f;  // NaN stays NaN, as torch's clamp(min=...)
+}
+// The divisor actually used: the f32 scale, or under Eager for bf16/fp16 the scale rounded to that
+// dtype (0 replaced by the dtype's tiny, as upstream's _int8_scale_for_math).
+W4A8_HD float division_scale(float scale, ActPolicy p, FloatDtype act) {
+  if (p == ActPolicy::F32 || act == FloatDtype::F32) return scale;
+  const float s = round_to(act, scale);
+  return s == 0.0f ? dtype_tiny(act) : s;
+}
+// x_q of one rotated element: clamp(rne(q), -128, 127) where q = f32(x / div), rounded to the
+// activation dtype under Eager (torch's bf16/fp16 division rounds its result).
+W4A8_HD std::int8_t quantize_act(float x_rot, float div, ActPolicy p, FloatDtype act) {
+  float q = x_rot / div;
+  if (p == ActPolicy::Eager) q = round_to(act, q);
+  return std::int8_t(rne_clamp(q, -128, 127));
+}
+
+// ---- epilogue ---------------------------------------------------------------------------------------
+// out before the output cast: f32(f32(acc) * f32(scale_m * s_channel_n)).
+W4A8_HD float epilogue(std::int32_t acc, float scale_m, float s_channel_n) {
+  const float sc = scale_m * s_channel_n;
+  return float(acc) * sc;
+}
+// Output cast then bias in the output dtype: round(round(v) + round(bias)); bias may be absent.
+W4A8_HD float finish_output(float v, FloatDtype out, const float* bias_n) {
+  float o = round_to(out, v);
+  if (bias_n) o = round_to(out, o + round_to(out, *bias_n));
+  return o;
+}
+
+}  // namespace w4a8::gemm

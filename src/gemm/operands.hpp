@@ -1,0 +1,57 @@
+// Operand validation shared by every W4A8 GEMM entry point (the reference here, CUDA in kernels/):
+// the spec's "Operand validation" list, in upstream's order, before any work.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "gemm/layer.hpp"
+#include "safetensors/dtype.hpp"
+
+namespace w4a8::gemm {
+
+// Most elements any operand or result tensor of one call may have (shapes are untrusted input).
+// (K is not limited for int32 exactness: acc wraps mod 2^32 as torch's int32 matmul does.)
+inline constexpr std::uint64_t kMaxElements = std::uint64_t(1) << 32;
+
+struct TensorDesc {
+  st::Dtype dtype{};
+  Shape shape;
+};
+
+// Shapes and dtypes of one GEMM call.
+struct OperandDesc {
+  TensorDesc weight, s_rel, s_channel;
+  std::optional<TensorDesc> codebook, correction, bias;
+  TensorDesc input;
+  std::int64_t group_size = 16, convrot_groupsize = 256;
+};
+
+OperandDesc describe(const Layer& layer, const Activations& x);
+OperandDesc describe(const Layer& layer, st::Dtype input_dtype, const Shape& input_shape);
+
+// Python's repr of a shape tuple: "()", "(3,)", "(3, 4)".
+std::string shape_repr(const Shape& s);
+
+// Upstream's checks, then ours, first failure wins:
+// @return Ok, or (in this order) OpPackedWeight, OpContract, OpSRelShape, OpSChannelShape,
+//         OpCorrectionShape, OpCodebookShape, OpInputK, OpHadamardSize, then ours: OpDtype (s_rel
+//         F8_E4M3, s_channel/codebook/correction F32, input and bias F32/BF16/F16), OpBiasShape,
+//         OpTooLarge. UsageError where upstream raises a non-ValueError Python error the table has no
+//         type for: convrot_groupsize 0 (ZeroDivisionError) and a 0-d input (IndexError).
+// Inputs of rank >= 1 are accepted as upstream's [..., K]: M = product of the leading dimensions.
+Status validate_operands(const OperandDesc& d);
+
+// validate_operands(describe(layer, x)), then the data vectors must hold what the shapes say
+// (UsageError otherwise: an internal inconsistency of the caller, not an upstream error).
+Status validate_call(const Layer& layer, const Activations& x);
+
+// The first weight element whose decode is NaN (NaN s_rel byte or NaN codebook entry): reported,
+// never guessed. pre: validate_call() accepted the layer.
+// @return Ok or OpNanWeight.
+Status check_decodable(const Layer& layer);
+
+}  // namespace w4a8::gemm

@@ -1,0 +1,155 @@
+#include "gemm/tensor_io.hpp"
+
+#include <cstring>
+
+namespace w4a8::gemm {
+namespace {
+
+template <class T>
+std::vector<T> read_le(std::span<const std::uint8_t> bytes) {
+  std::vector<T> v(bytes.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));  // x86/ARM little-endian
+  return v;
+}
+
+const char* st_name(st::Dtype d) {
+  switch (d) {
+    case st::Dtype::F32: return "F32";
+    case st::Dtype::BF16: return "BF16";
+    case st::Dtype::F16: return "F16";
+    case st::Dtype::I8: return "I8";
+    case st::Dtype::U8: return "U8";
+    case st::Dtype::F8_E4M3: return "F8_E4M3";
+    default: return "another dtype";
+  }
+}
+
+}  // namespace
+
+bool float_dtype_of(st::Dtype d, FloatDtype& out) {
+  switch (d) {
+    case st::Dtype::F32: out = FloatDtype::F32; return true;
+    case st::Dtype::BF16: out = FloatDtype::BF16; return true;
+    case st::Dtype::F16: out = FloatDtype::F16; return true;
+    default: return false;
+  }
+}
+
+st::Dtype st_dtype_of(FloatDtype d) {
+  switch (d) {
+    case FloatDtype::BF16: return st::Dtype::BF16;
+    case FloatDtype::F16: return st::Dtype::F16;
+    default: return st::Dtype::F32;
+  }
+}
+
+std::string_view float_dtype_name(FloatDtype d) {
+  switch (d) {
+    case FloatDtype::BF16: return "bf16";
+    case FloatDtype::F16: return "f16";
+    default: return "f32";
+  }
+}
+
+Result<std::vector<float>> read_floats(const st::File& f, const st::TensorInfo& t, std::string_view what) {
+  const auto bytes = f.data(t);
+  switch (t.dtype) {
+    case st::Dtype::F32: return read_le<float>(bytes);
+    case st::Dtype::BF16:
+    case st::Dtype::F16: {
+      const auto h = read_le<std::uint16_t>(bytes);
+      std::vector<float> v(h.size());
+      for (std::size_t i = 0; i < h.size(); ++i)
+        v[i] = t.dtype == st::Dtype::BF16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
+      return v;
+    }
+    default:
+      return make_error(ErrorKind::OpDtype, {what, "F32, BF16 or F16", st_name(t.dtype)});
+  }
+}
+
+Result<Layer> load_layer(const st::File& f, const std::string& prefix, std::int64_t group_size,
+                         std::int64_t convrot_groupsize) {
+  const st::Header& h = f.header();
+  auto need = [&](const std::string& suffix) -> Result<const st::TensorInfo*> {
+    const st::TensorInfo* t = h.find(prefix + suffix);
+    if (!t) return make_error(ErrorKind::UsageError, {f.path() + " has no tensor " + prefix + suffix});
+    return t;
+  };
+  Layer l;
+  l.group_size = group_size;
+  l.convrot_groupsize = convrot_groupsize;
+  auto w = need(".weight");
+  W4A8_TRY(w);
+  l.weight_dtype = (*w)->dtype;
+  l.weight_shape = (*w)->shape;
+  {
+    const auto b = f.data(**w);
+    l.weight.assign(b.begin(), b.end());
+  }
+  auto s = need(".weight_s_rel");
+  W4A8_TRY(s);
+  l.s_rel_dtype = (*s)->dtype;
+  l.s_rel_shape = (*s)->shape;
+  {
+    const auto b = f.data(**s);
+    l.s_rel.assign(b.begin(), b.end());
+  }
+  auto c = need(".weight_s_channel");
+  W4A8_TRY(c);
+  l.s_channel_dtype = (*c)->dtype;
+  l.s_channel_shape = (*c)->shape;
+  if ((*c)->dtype == st::Dtype::F32) l.s_channel = read_le<float>(f.data(**c));
+  if (const st::TensorInfo* t = h.find(prefix + ".weight_codebook")) {
+    if (t->dtype != st::Dtype::F32) return make_error(ErrorKind::OpDtype, {"codebook", "F32", st_name(t->dtype)});
+    l.codebook_shape = t->shape;
+    l.codebook = read_le<float>(f.data(*t));
+  }
+  if (const st::TensorInfo* t = h.find(prefix + ".weight_correction")) {
+    if (t->dtype != st::Dtype::F32) return make_error(ErrorKind::OpDtype, {"correction", "F32", st_name(t->dtype)});
+    l.correction_shape = t->shape;
+    l.correction = read_le<float>(f.data(*t));
+  }
+  if (const st::TensorInfo* t = h.find(prefix + ".bias")) {
+    if (!float_dtype_of(t->dtype, l.bias_dtype))
+      return make_error(ErrorKind::OpDtype, {"bias", "F32, BF16 or F16", st_name(t->dtype)});
+    l.bias_shape = t->shape;
+    auto v = read_floats(f, *t, "bias");
+    W4A8_TRY(v);
+    l.bias = std::move(*v);
+  }
+  return l;
+}
+
+st::TensorSpec float_tensor(std::string name, FloatDtype dtype, Shape shape, const std::vector<float>& v) {
+  st::TensorSpec t{std::move(name), st_dtype_of(dtype), std::move(shape), {}};
+  if (dtype == FloatDtype::F32) {
+    t.bytes.resize(v.size() * 4);
+    if (!v.empty()) std::memcpy(t.bytes.data(), v.data(), v.size() * 4);
+  } else {
+    t.bytes.resize(v.size() * 2);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::uint16_t h = dtype == FloatDtype::BF16 ? f32_to_bf16_rne(v[i]) : f32_to_f16_rne(v[i]);
+      std::memcpy(&t.bytes[i * 2], &h, 2);
+    }
+  }
+  return t;
+}
+
+std::vector<st::TensorSpec> layer_tensors(const Layer& l, const std::string& prefix) {
+  std::vector<st::TensorSpec> out;
+  out.push_back({prefix + ".weight", st::Dtype::I8, l.weight_shape, l.weight});
+  out.push_back({prefix + ".weight_s_rel", st::Dtype::F8_E4M3, l.s_rel_shape, l.s_rel});
+  out.push_back(float_tensor(prefix + ".weight_s_channel", FloatDtype::F32, l.s_channel_shape, l.s_channel));
+  if (l.has_codebook()) out.push_back(float_tensor(prefix + ".weight_codebook", FloatDtype::F32, *l.codebook_shape, l.codebook));
+  if (l.has_correction())
+    out.push_back(float_tensor(prefix + ".weight_correction", FloatDtype::F32, *l.correction_shape, l.correction));
+  if (l.has_bias()) out.push_back(float_tensor(prefix + ".bias", l.bias_dtype, *l.bias_shape, l.bias));
+  const std::string marker = "{\"format\": \"asym_w4a8_int8\", \"group_size\": " + std::to_string(l.group_size) +
+                             ", \"convrot\": true, \"convrot_groupsize\": " + std::to_string(l.convrot_groupsize) + "}";
+  out.push_back({prefix + ".comfy_quant", st::Dtype::U8, {marker.size()},
+                 std::vector<std::uint8_t>(marker.begin(), marker.end())});
+  return out;
+}
+
+}  // namespace w4a8::gemm

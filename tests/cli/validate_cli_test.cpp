@@ -1,0 +1,112 @@
+// `w4a8check validate` end to end: verdicts, --json shape, exit statuses, paths in messages as given.
+// Expected verdicts come from the independent Python oracle (tools/oracle/sglang_spec.py, real
+// json/repr/int and the safetensors package), run on the same files, never from this binary.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_cli.hpp"
+
+namespace w4a8 {
+namespace {
+
+using testing::run_cli;
+using testing::run_command;
+
+const std::string kRoot = W4A8_SOURCE_ROOT;
+const std::string kGood = kRoot + "/examples/flux-tiny-w4a8.safetensors";
+const std::string kBroken = kRoot + "/examples/broken-rank.safetensors";
+
+// The oracle's verdict as one normalized JSON line: {"ok": ..., "type"/"message" or "layers"}.
+std::string oracle(const std::string& files) {
+  const std::string py = std::string(W4A8_PYTHON) + " -c '\n"
+      "import json, subprocess, sys\n"
+      "r = json.loads(subprocess.run([sys.executable, \"" + kRoot + "/tools/oracle/sglang_spec.py\"] + sys.argv[1:],"
+      " capture_output=True, text=True, check=True).stdout)\n"
+      "print(json.dumps({\"ok\": True, \"layers\": r[\"layers\"]} if r[\"ok\"] else"
+      " {\"ok\": False, \"type\": r[\"type\"], \"message\": r[\"message\"]}))' " + files;
+  auto r = run_command(py);
+  EXPECT_EQ(r.rc, 0) << "python oracle failed (python3 with safetensors+numpy is required)";
+  return r.out;
+}
+
+// Our --json output normalized the same way (error.code dropped: the oracle has no codes).
+std::string ours_json(const std::string& files, int& rc) {
+  auto r = run_cli("validate --json " + files);
+  rc = r.rc;
+  auto n = run_command(std::string(W4A8_PYTHON) + " -c '\n"
+      "import json, sys\n"
+      "r = json.loads(sys.stdin.read())\n"
+      "print(json.dumps(r if r[\"ok\"] else {\"ok\": False, \"type\": r[\"error\"][\"type\"],"
+      " \"message\": r[\"error\"][\"message\"]}))' <<'W4A8EOF'\n" + r.out + "W4A8EOF");
+  EXPECT_EQ(n.rc, 0) << "--json output is not JSON: " << r.out;
+  return n.out;
+}
+
+TEST(ValidateCli, AcceptedExampleMatchesOracleAndExitsZero) {
+  int rc = -1;
+  EXPECT_EQ(ours_json(kGood, rc), oracle(kGood));
+  EXPECT_EQ(rc, 0);
+}
+
+TEST(ValidateCli, RejectedExampleMatchesOracleAndExitsOne) {
+  int rc = -1;
+  EXPECT_EQ(ours_json(kBroken, rc), oracle(kBroken));
+  EXPECT_EQ(rc, 1);
+  auto text = run_cli("validate " + kBroken);
+  EXPECT_EQ(text.rc, 1);
+  // Hand-derived from validator.md step 5 (the broken example's qkv weight is reshaped to 3-D).
+  EXPECT_NE(text.out.find("ValueError: Comfy W4A8 layer 'double_blocks.0.img_attn.qkv' needs a 2D packed "
+                          "weight, got (8, 8, 128)"),
+            std::string::npos)
+      << text.out;
+}
+
+TEST(ValidateCli, JsonErrorCarriesTypeMessageAndCode) {
+  auto r = run_cli("validate --json " + kBroken);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("\"code\": \"sglang.w4a8.rank\""), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, StrictAcceptsTheKernelReadyExample) {
+  auto r = run_cli("validate --strict " + kGood);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("2 quantized layer(s) accepted"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, MissingFileIsAnIoErrorWithExitTwo) {
+  auto r = run_cli("validate does/not/exist.safetensors 2>&1");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("does/not/exist.safetensors"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("No such file or directory"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, UsageErrorsExitTwoAndHelpExitsZero) {
+  EXPECT_EQ(run_cli("validate 2>&1").rc, 2);             // no files
+  EXPECT_EQ(run_cli("validate --bogus x 2>&1").rc, 2);   // unknown flag
+  EXPECT_EQ(run_cli("2>&1").rc, 2);                      // no subcommand
+  auto h = run_cli("validate --help");
+  EXPECT_EQ(h.rc, 0);
+  EXPECT_NE(h.out.find("--strict"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("--json"), std::string::npos) << h.out;
+}
+
+TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
+  // A checkpoint whose _quantization_metadata is not JSON: the message names the path as typed.
+  const std::string dir = ::testing::TempDir() + "w4a8 cli dir";
+  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+      "import json, os, struct, sys\n"
+      "os.makedirs(sys.argv[1], exist_ok=True)\n"
+      "h = json.dumps({\"__metadata__\": {\"_quantization_metadata\": \"{not json\"}}).encode()\n"
+      "open(os.path.join(sys.argv[1], \"m.safetensors\"), \"wb\").write(struct.pack(\"<Q\", len(h)) + h)' '" + dir + "'";
+  ASSERT_EQ(run_command(make).rc, 0);
+  auto r = run_cli("validate '" + dir + "' 2>&1");  // a directory is an I/O error, not a verdict
+  EXPECT_EQ(r.rc, 2) << r.out;
+  const std::string rel = "'" + dir + "/./m.safetensors'";
+  auto v = run_cli("validate " + rel);
+  EXPECT_EQ(v.rc, 1) << v.out;
+  EXPECT_NE(v.out.find("Invalid _quantization_metadata in " + dir + "/./m.safetensors"), std::string::npos) << v.out;
+}
+
+}  // namespace
+}  // namespace w4a8
