@@ -1,0 +1,198 @@
+// Injectors for container defects (byte-level edits applied at serialization) and for the
+// collection stage (metadata, markers, MXFP8, missing markers and tensors).
+#include <algorithm>
+#include <limits>
+
+#include "gen/defect_edit.hpp"
+
+namespace w4a8::gen::edit {
+
+bool inject_container(Scenario& s, Defect d, ChoiceSource& src) {
+  const std::size_t f = free_file(s, src);
+  if (f == SIZE_MAX) return false;
+  ContainerEdit e{d, 0, {}};
+  switch (d) {
+    case Defect::HeaderTooSmall: e.param = src.below(8); break;
+    case Defect::HeaderTooLarge: e.param = src.range(100'000'001, UINT64_MAX); break;
+    case Defect::HeaderLengthPastEnd: e.param = src.below(src.flip() ? 4 : 1'000'000); break;
+    default: e.param = src.below(64); break;
+  }
+  s.files[f].container = e;
+  return true;
+}
+
+bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig& cfg) {
+  switch (d) {
+    case Defect::QuantMetaInvalidJson: case Defect::QuantMetaNotObject: case Defect::QuantMetaNoLayers:
+    case Defect::QuantMetaHugeInt: {
+      FileDesc& f = s.files[src.below(s.files.size())];
+      if (f.quant_meta_override) return false;
+      JsonDoc doc;
+      if (d == Defect::QuantMetaInvalidJson) {
+        static constexpr std::string_view kBad[] = {"", "{", "{\"layers\": {}} x", "\xef\xbb\xbf{\"layers\": {}}",
+                                                    "{\"layers\": {},}", "[1, 2", "{'layers': {}}",
+                                                    std::string_view("{\"layers\": {}}\0", 15), "nan", "{\"a\": 01}",
+                                                    "{\"layers\": {\"a\": -}}", "\"\\ud800"};
+        doc = jraw_invalid(std::string(kBad[src.below(std::size(kBad))]));
+      } else if (d == Defect::QuantMetaNotObject) {
+        doc = non_object(src);
+      } else if (d == Defect::QuantMetaNoLayers) {
+        switch (src.below(5)) {
+          case 0: doc = jobj({}); break;
+          case 1: doc = jobj({{"layers", jarr({})}}); break;
+          case 2: doc = jobj({{"format_version", jstr("1.0")}, {"layers", jnull()}}); break;
+          case 3: doc = jobj({{"Layers", jobj({})}}); break;
+          default: doc = jobj({{"layers", jobj({})}, {"layers", jstr("x")}}); break;  // last duplicate wins
+        }
+      } else {
+        doc = jobj({{"layers", jobj({})}, {"n", huge_int_doc(src)}});
+      }
+      f.quant_meta_override = std::move(doc);
+      f.has_metadata = true;
+      return true;
+    }
+    case Defect::MetaMarkerNotObject: {
+      MarkerDesc m;
+      m.prefix = "extra." + std::to_string(s.markers.size());
+      m.place = Place::Metadata;
+      m.file = src.below(s.files.size());
+      m.doc = non_object(src);
+      m.equal_class = -1;
+      s.markers.push_back(std::move(m));
+      return true;
+    }
+    case Defect::ConflictingMarkers: {
+      std::vector<MarkerDesc*> objs;
+      for (auto& m : s.markers)
+        if (m.doc.outcome == JsonDoc::Outcome::Ok && m.doc.value.is_object()) objs.push_back(&m);
+      if (objs.empty()) return false;
+      MarkerDesc m = *objs[src.below(objs.size())];
+      m.fields.emplace_back("_conflict_" + std::to_string(s.markers.size()), jint(1));
+      m.doc = jobj(m.fields);
+      m.equal_class = -2 - static_cast<int>(s.markers.size());
+      m.place = src.flip() ? Place::Tensor : Place::Metadata;
+      m.file = src.below(s.files.size());
+      m.encoding = Encoding::Utf8;
+      m.dtype = Dtype::U8;
+      m.raw.clear();
+      m.undecodable = false;
+      for (const auto& o : s.markers)
+        if (o.prefix == m.prefix && o.place == m.place && o.file == m.file) return false;
+      if (m.place == Place::Tensor && s.find(m.prefix + ".comfy_quant")) return false;
+      s.markers.push_back(std::move(m));
+      return true;
+    }
+    case Defect::MarkerInvalidJson: {
+      MarkerDesc* m = tensor_marker(s, src);
+      if (!m) return false;
+      m->fields.clear();
+      // Appending to or truncating a too-deep document still fails on depth first: replace it.
+      const std::uint64_t how = m->doc.outcome == JsonDoc::Outcome::Ok ? src.below(4) : (src.flip() ? 0 : 3);
+      switch (how) {
+        case 0: {  // undecodable bytes
+          static constexpr std::string_view kRaw[] = {"{\"format\": \"\xff\"}", "\xff\xfe\x7b", "{\x80}", "\xc3"};
+          const std::string_view r = kRaw[src.below(std::size(kRaw))];
+          m->raw.assign(r.begin(), r.end());
+          m->undecodable = true;
+          m->doc = jraw_invalid(std::string(r));
+          return true;
+        }
+        case 1: m->doc = jraw_invalid(m->doc.text + std::string(1, '\0')); return true;
+        case 2: {  // drop the closing bracket (text without one: a lone "{")
+          const std::string& t = m->doc.text;
+          const bool closes = !t.empty() && (t.back() == '}' || t.back() == ']');
+          m->doc = jraw_invalid(closes ? t.substr(0, t.size() - 1) : "{");
+          return true;
+        }
+        default: {
+          static constexpr std::string_view kBad[] = {"", "{,}", "{'a': 1}", "{\"format\": NaN1}", "{\"a\" 1}", "[", "tru", "{\"a\": 1}}"};
+          m->doc = jraw_invalid(std::string(kBad[src.below(std::size(kBad))]));
+          m->encoding = Encoding::Utf8;
+          return true;
+        }
+      }
+    }
+    case Defect::MarkerNotObject: {
+      MarkerDesc* m = tensor_marker(s, src);
+      if (!m || m->undecodable) return false;
+      m->fields.clear();
+      m->doc = non_object(src);
+      return true;
+    }
+    case Defect::MarkerTorchDtype: {
+      MarkerDesc* m = tensor_marker(s, src);
+      if (!m) return false;
+      static constexpr Dtype kBad[] = {Dtype::BF16, Dtype::F8_E4M3, Dtype::F8_E5M2, Dtype::F8_E4M3FNUZ, Dtype::F8_E5M2FNUZ, Dtype::F8_E8M0};
+      m->dtype = kBad[src.below(std::size(kBad))];
+      return true;
+    }
+    case Defect::MarkerTooDeep: {
+      MarkerDesc* m = tensor_marker(s, src);
+      if (!m || m->undecodable) return false;
+      const std::size_t depth = 3000 + src.below(3000);
+      m->fields.clear();
+      m->doc = jraw_invalid(std::string(depth, '[') + std::string(depth, ']'), JsonDoc::Outcome::TooDeep);
+      return true;
+    }
+    case Defect::Mxfp8Incompatible: {
+      LayerDesc* L = pick_layer(s, src, {Format::Mxfp8});
+      if (!L) return false;
+      if (cfg.differential_safe)
+        for (Defect o : s.defects)
+          if (o == Defect::Mxfp8Incompatible) return false;
+      TensorDesc* w = s.find(L->prefix + ".weight");
+      TensorDesc* sc = s.find(L->prefix + ".weight_scale");
+      if (!w || !sc || w->shape.size() != 2) return false;
+      const std::uint64_t rows = w->shape[0], cols = w->shape[1];
+      static constexpr int kVariant[] = {0, 1, 2, 2, 2, 3, 4, 5};  // mostly the %32-only case
+      switch (kVariant[src.below(std::size(kVariant))]) {
+        case 0: return retype(w, src.flip() ? Dtype::I8 : Dtype::U8);
+        case 1: return reshape(w, {rows, cols, 1});
+        case 2:  // cols % 32 == 16 with the scale upstream would then expect: only the % 32 rule fails
+          if (!reshape(w, {rows, cols + 16})) return false;
+          sc->shape = {rows, (cols + 16) / 32};
+          sc->bytes.clear();
+          return fits(sc->dtype, sc->shape);
+        case 3: s.tensors.erase(s.tensors.begin() + (sc - s.tensors.data())); return true;
+        case 4: return retype(sc, Dtype::F32);
+        default: return reshape(sc, {rows, cols / 32 + 1});
+      }
+    }
+    case Defect::MissingMarker: {
+      std::vector<LayerDesc*> cands;
+      for (auto& l : s.layers) {
+        const TensorDesc* w = s.find(l.prefix + ".weight");
+        if (l.format != Format::Mxfp8 && w && (w->dtype == Dtype::I8 || w->dtype == Dtype::U8 || w->dtype == Dtype::F8_E4M3))
+          cands.push_back(&l);
+      }
+      if (cands.empty()) return false;
+      const bool all = src.chance(1, 3);  // often all of them: upstream prints the first five, sorted
+      const std::uint64_t count = all ? cands.size() : 1 + src.below(std::min<std::size_t>(cands.size(), 7));
+      for (std::uint64_t i = 0; i < count; ++i) {
+        const std::string p = cands[all ? i : src.below(cands.size())]->prefix;
+        std::erase_if(s.markers, [&](const MarkerDesc& m) { return m.prefix == p; });
+      }
+      return true;
+    }
+    case Defect::MissingTensor: {
+      LayerDesc* L = pick_layer(s, src, {Format::W4a8, Format::Fp8, Format::Int8Rowwise, Format::Int8Tensorwise, Format::W4a4, Format::Nvfp4});
+      if (!L) return false;
+      std::vector<std::string> req = {".weight"};
+      if (L->format == Format::W4a8) req.insert(req.end(), {".weight_s_rel", ".weight_s_channel"});
+      else req.push_back(".weight_scale");
+      if (L->format == Format::Nvfp4) req.push_back(".weight_scale_2");
+      bool removed = false;
+      for (const auto& r : req) {
+        if (!src.flip() && !(r == req.back() && !removed)) continue;
+        const std::string name = L->prefix + r;
+        const auto before = s.tensors.size();
+        std::erase_if(s.tensors, [&](const TensorDesc& t) { return t.name == name; });
+        removed |= s.tensors.size() != before;
+      }
+      return removed;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace w4a8::gen::edit

@@ -1,0 +1,38 @@
+// describe(): a scenario as text, for failure reports (names through repr so control characters
+// stay visible).
+#include "gen/model.hpp"
+#include "gen/scenario.hpp"
+#include "py/repr.hpp"
+
+namespace w4a8::gen {
+
+std::string describe(const Scenario& s) {
+  std::string out = "  options: strict=" + std::string(s.options.strict ? "true" : "false") + "\n  defects:";
+  for (Defect d : s.defects) out += " " + std::string(defect_name(d));
+  if (s.defects.empty()) out += " none";
+  out += "\n";
+  for (std::size_t i = 0; i < s.files.size(); ++i) {
+    const FileDesc& f = s.files[i];
+    out += "  file " + std::to_string(i) + " " + py::repr_str(f.path);
+    if (f.container.defect != Defect::kCount)
+      out += " [container " + std::string(defect_name(f.container.defect)) + " param=" + std::to_string(f.container.param) + "]";
+    out += "\n";
+    for (const auto& [k, v] : f.metadata) out += "    meta " + py::repr_str(k) + " = " + py::repr_str(v) + "\n";
+    if (auto q = quant_metadata_text(s, i)) out += "    meta '_quantization_metadata' = " + py::repr_str(q->size() > 300 ? q->substr(0, 300) + "..." : *q) + "\n";
+    for (const auto& t : s.tensors) {
+      if (t.file != i) continue;
+      out += "    " + py::repr_str(t.name) + " " + std::string(st::dtype_name(t.dtype)) + py::repr_shape(t.shape);
+      if (!t.bytes.empty()) out += " (explicit data)";
+      out += "\n";
+    }
+    for (const auto& m : s.markers) {
+      if (m.file != i) continue;
+      const std::string text = m.doc.text.size() > 200 ? m.doc.text.substr(0, 200) + "..." : m.doc.text;
+      out += "    marker " + py::repr_str(m.prefix) + (m.place == Place::Tensor ? " tensor " + std::string(st::dtype_name(m.dtype)) + " " + std::string(encoding_name(m.encoding)) : std::string(" metadata")) +
+             " class=" + std::to_string(m.equal_class) + (m.raw.empty() ? "" : " raw") + ": " + py::repr_str(text) + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace w4a8::gen

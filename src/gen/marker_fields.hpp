@@ -1,0 +1,37 @@
+// Marker field values with the result Python's int() gives for them, written by hand from the
+// rules in validator.md (asym_w4a8_int8 step 1), so the oracle never evaluates int() itself.
+#pragma once
+
+#include <string>
+
+#include "core/error_kind.hpp"
+#include "gen/choice_source.hpp"
+#include "gen/json_doc.hpp"
+
+namespace w4a8::gen {
+
+// int(value): either an exact decimal or an error kind with its message argument (already
+// formatted: repr of the string, type name in quotes, digit count; empty when the template has none).
+struct IntOutcome {
+  bool ok = true;
+  std::string value;  // canonical decimal when ok
+  ErrorKind error{};
+  std::string arg;
+};
+
+struct IntField {
+  JsonDoc doc;
+  IntOutcome outcome;
+};
+
+// A spelling of the integer v that int() maps back to v: int, float, or one of several string forms.
+IntField int_field(long long v, ChoiceSource& src);
+// A value int() maps to something < 4 (bools, small/negative numbers and strings, 3.99, -10**21).
+IntField small_int_field(ChoiceSource& src);
+// A value int() rejects with exactly `kind` (PyIntFloatNan, PyIntFloatInfinity, PyIntInvalidLiteral,
+// PyIntBadType or PyIntMaxStrDigits).
+IntField bad_int_field(ErrorKind kind, ChoiceSource& src);
+// A huge positive integer (>= 2**64) as a JSON int; K // value is 0 for any real K.
+IntField huge_int_field(ChoiceSource& src);
+
+}  // namespace w4a8::gen

@@ -1,0 +1,432 @@
+#include "gen/oracle.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "gen/model.hpp"
+#include "py/repr.hpp"
+
+namespace w4a8::gen {
+
+using st::Dtype;
+using u128 = unsigned __int128;
+
+std::string offset_gap_name(const Scenario& s, std::size_t file) {
+  std::string last;
+  for (const auto& t : s.tensors)
+    if (t.file == file) last = t.name;
+  for (const auto& m : s.markers)
+    if (m.place == Place::Tensor && m.file == file) last = m.prefix + ".comfy_quant";
+  return last.empty() ? "~gap" : last;
+}
+
+std::string meta_repr(const TensorDesc* t) {
+  if (!t) return "None";
+  return "(" + py::repr_str(st::dtype_name(t->dtype)) + ", " + py::repr_shape(t->shape) + ")";
+}
+
+namespace {
+
+std::string u128_str(u128 v) {
+  if (v == 0) return "0";
+  std::string s;
+  while (v) { s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10))); v /= 10; }
+  return s;
+}
+
+// Decimal text (non-negative) to u128; nullopt when it exceeds 2**128 - 1.
+std::optional<u128> parse_u128(const std::string& d) {
+  u128 v = 0;
+  for (char c : d) {
+    const u128 next = v * 10 + static_cast<unsigned>(c - '0');
+    if (next / 10 != v) return std::nullopt;
+    v = next;
+  }
+  return v;
+}
+
+bool below_4(const std::string& dec) { return dec[0] == '-' || (dec.size() == 1 && dec[0] < '4'); }
+
+// floor(K / G) for G >= 4 given as decimal text.
+u128 floordiv(u128 k, const std::string& g) {
+  auto gv = parse_u128(g);
+  return gv ? k / *gv : 0;
+}
+
+// The scenario's view of one tensor in checkpoint_meta.
+struct Meta {
+  Dtype dtype;
+  std::vector<std::uint64_t> shape;
+  const TensorDesc* desc;  // nullptr for marker tensors
+};
+
+bool shape_is(const std::vector<std::uint64_t>& s, std::initializer_list<u128> want) {
+  if (s.size() != want.size()) return false;
+  std::size_t i = 0;
+  for (u128 w : want)
+    if (s[i++] != w) return false;
+  return true;
+}
+
+std::string repr_shape(const std::vector<std::uint64_t>& s) { return py::repr_shape(s); }
+std::string dt(Dtype d) { return std::string(st::dtype_name(d)); }
+
+std::string torch_name(Dtype d) {
+  switch (d) {
+    case Dtype::BF16: return "BFloat16";
+    case Dtype::F8_E4M3: return "Float8_e4m3fn";
+    case Dtype::F8_E5M2: return "Float8_e5m2";
+    case Dtype::F8_E4M3FNUZ: return "Float8_e4m3fnuz";
+    case Dtype::F8_E5M2FNUZ: return "Float8_e5m2fnuz";
+    case Dtype::F8_E8M0: return "Float8_e8m0fnu";
+    default: return "";
+  }
+}
+
+Error json_failure(const JsonDoc& d, Error invalid) {
+  switch (d.outcome) {
+    case JsonDoc::Outcome::IntTooLong: return make_error(ErrorKind::PyIntMaxStrDigits, {std::to_string(d.digits)});
+    case JsonDoc::Outcome::TooDeep: return make_error(ErrorKind::PyRecursion, {"array", "unicode string"});
+    default: return invalid;
+  }
+}
+
+Error container_error(const Scenario& s, std::size_t i, bool& exact) {
+  const ContainerEdit& e = s.files[i].container;
+  exact = true;
+  switch (e.defect) {
+    // The hole holds the Rust library's detail (Utf8Error / serde_json position): kind only.
+    case Defect::HeaderNotUtf8: exact = false; return make_error(ErrorKind::StInvalidHeader, {"?"});
+    case Defect::HeaderNotJson: exact = false; return make_error(ErrorKind::StInvalidHeaderDeserialization, {"?"});
+    case Defect::OffsetGap: return make_error(ErrorKind::StInvalidOffset, {offset_gap_name(s, i)});
+    default: return make_error(defect_kind(e.defect));
+  }
+}
+
+float f32_at(const TensorDesc& t, std::size_t i) {
+  float v = 0;
+  if (4 * i + 4 <= t.bytes.size()) std::memcpy(&v, &t.bytes[4 * i], 4);
+  return v;
+}
+
+std::string float_repr(float f);  // defined below
+
+class Simulation {
+ public:
+  explicit Simulation(const Scenario& s) : s_(s) {}
+
+  Expectation run() {
+    Expectation x;
+    for (std::size_t i = 0; i < s_.files.size(); ++i)
+      if (auto e = collect(i, x.message_exact)) return fail(std::move(*e), x);
+    // Section 2: the MXFP8 shortcut.
+    std::size_t added = 0;
+    if (formats_ == std::set<std::string>{"mxfp8"}) {
+      for (const std::string& p : quantized_) {
+        const Meta* w = find(p + ".weight");
+        const Meta* sc = find(p + ".weight_scale");
+        const bool good = w->dtype == Dtype::F8_E4M3 && w->shape.size() == 2 && w->shape[1] % 32 == 0 && sc &&
+                          sc->dtype == Dtype::U8 && shape_is(sc->shape, {w->shape[0], w->shape[1] / 32});
+        if (!good)
+          return fail(make_error(ErrorKind::SgMxfp8Incompatible, {py::repr_str(p), meta_str(w, p + ".weight"), meta_str(sc, p + ".weight_scale")}), x);
+        if (!index_.count(p)) {
+          json::Value v = json::Value::object();
+          v.set("format", json::Value::from_string("mxfp8"));
+          index_[p] = order_.size();
+          order_.push_back({p, {v, nullptr}});
+          ++added;
+        }
+      }
+    }
+    // Section 3: quantized weights without markers.
+    std::vector<std::string> missing;
+    for (const std::string& p : quantized_)
+      if (!index_.count(p)) missing.push_back(p);
+    if (!missing.empty()) {
+      missing.resize(std::min<std::size_t>(missing.size(), 5));
+      return fail(make_error(ErrorKind::SgMissingMarkers, {py::repr_str_list(missing)}), x);
+    }
+    // Section 4, then --strict.
+    for (auto& [prefix, rec] : order_)
+      if (auto e = check_layer(prefix, rec)) return fail(std::move(*e), x);
+    if (s_.options.strict)
+      for (auto& [prefix, rec] : order_)
+        if (auto e = check_strict(prefix, rec)) return fail(std::move(*e), x);
+    x.ok = true;
+    for (auto& [prefix, rec] : order_) x.layers.emplace_back(prefix, rec.value);
+    x.unordered_tail = added;
+    return x;
+  }
+
+ private:
+  struct Record {
+    json::Value value;
+    const MarkerDesc* desc;  // nullptr: added by the MXFP8 shortcut
+  };
+
+  static Expectation fail(Error e, Expectation& x) {
+    x.ok = false;
+    x.error = std::move(e);
+    return x;
+  }
+
+  const Meta* find(const std::string& name) const {
+    auto it = meta_.find(name);
+    return it == meta_.end() ? nullptr : &it->second;
+  }
+  std::string meta_str(const Meta* m, const std::string& name) const {
+    if (!m) return "None";
+    (void)name;
+    return "(" + py::repr_str(dt(m->dtype)) + ", " + repr_shape(m->shape) + ")";
+  }
+
+  std::optional<Error> record(const MarkerDesc& m) {
+    auto it = index_.find(m.prefix);
+    if (it != index_.end()) {
+      Record& r = order_[it->second].second;
+      if (!r.desc || r.desc->equal_class != m.equal_class)
+        return make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(m.prefix)});
+      r = {m.doc.value, &m};
+      return std::nullopt;
+    }
+    index_[m.prefix] = order_.size();
+    order_.push_back({m.prefix, {m.doc.value, &m}});
+    return std::nullopt;
+  }
+
+  std::optional<Error> collect(std::size_t i, bool& exact) {
+    const FileDesc& f = s_.files[i];
+    if (f.container.defect != Defect::kCount) return container_error(s_, i, exact);
+    for (const auto& [k, v] : f.metadata)
+      if (k == "quant_format" && !v.empty()) {
+        std::string low = v;
+        for (char& c : low) if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        formats_.insert(low);
+      }
+    if (quant_metadata_text(s_, i)) {
+      const Error invalid = make_error(ErrorKind::SgInvalidQuantMetadata, {f.path});
+      if (f.quant_meta_override) {
+        const JsonDoc& d = *f.quant_meta_override;
+        if (d.outcome != JsonDoc::Outcome::Ok) return json_failure(d, invalid);
+        if (!d.value.is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {f.path});
+        const json::Value* layers = d.value.get("layers");
+        if (!layers || !layers->is_object()) return make_error(ErrorKind::SgQuantMetadataNoLayers, {f.path});
+        // Overrides carry no markers of their own (generated overrides never have members).
+      } else {
+        for (const auto& m : s_.markers)
+          if (m.place == Place::Metadata && m.file == i && m.doc.outcome != JsonDoc::Outcome::Ok)
+            return json_failure(m.doc, invalid);
+        for (const auto& m : s_.markers) {
+          if (m.place != Place::Metadata || m.file != i) continue;
+          if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(m.prefix)});
+          if (auto e = record(m)) return e;
+        }
+      }
+    }
+    // Tensors in key order (sorted by code point = byte order).
+    std::vector<std::pair<std::string, Meta>> ts;
+    std::map<std::string, const MarkerDesc*> marker_tensors;
+    for (const auto& t : s_.tensors)
+      if (t.file == i) ts.push_back({t.name, {t.dtype, t.shape, &t}});
+    for (const auto& m : s_.markers)
+      if (m.place == Place::Tensor && m.file == i) {
+        const std::string name = m.prefix + ".comfy_quant";
+        ts.push_back({name, {m.dtype, {}, nullptr}});
+        marker_tensors[name] = &m;
+      }
+    std::sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [name, meta] : ts) {
+      meta_[name] = meta;
+      static constexpr std::string_view kW = ".weight", kQ = ".comfy_quant";
+      if (name.size() >= kW.size() && name.compare(name.size() - kW.size(), kW.size(), kW) == 0 &&
+          (meta.dtype == Dtype::F8_E4M3 || meta.dtype == Dtype::I8 || meta.dtype == Dtype::U8))
+        quantized_.insert(name.substr(0, name.size() - kW.size()));
+      if (name.size() >= kQ.size() && name.compare(name.size() - kQ.size(), kQ.size(), kQ) == 0) {
+        auto it = marker_tensors.find(name);
+        if (it == marker_tensors.end()) continue;  // generated names never end so otherwise
+        const MarkerDesc& m = *it->second;
+        if (!torch_name(m.dtype).empty()) return make_error(ErrorKind::TorchUnsupportedScalarType, {torch_name(m.dtype)});
+        const Error invalid = make_error(ErrorKind::SgInvalidMarker, {py::repr_str(name), f.path});
+        if (m.undecodable) return invalid;
+        if (m.doc.outcome != JsonDoc::Outcome::Ok) return json_failure(m.doc, invalid);
+        if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(name)});
+        if (auto e = record(m)) return e;
+      }
+    }
+    // Marker tensors' shapes for checkpoint_meta (1-D, element count of their bytes).
+    for (auto& [name, m] : marker_tensors) meta_[name].shape = {marker_len(*m)};
+    return std::nullopt;
+  }
+
+  static std::uint64_t marker_len(const MarkerDesc& m) { return marker_bytes(m).size() / std::max(1u, st::dtype_bits(m.dtype) / 8); }
+
+  std::optional<Error> require(const std::string& p, std::initializer_list<const char*> sufs) {
+    std::vector<std::string> missing;
+    for (const char* s : sufs)
+      if (!find(p + s)) missing.push_back(p + s);
+    if (missing.empty()) return std::nullopt;
+    std::sort(missing.begin(), missing.end());
+    return make_error(ErrorKind::SgMissingTensors, {py::repr_str(p), py::repr_str_list(missing)});
+  }
+
+  std::optional<Error> check_layer(const std::string& p, Record& rec) {
+    const json::Value* fmt = rec.value.get("format");
+    if (!fmt || !fmt->is_string()) return std::nullopt;
+    const std::string& f = fmt->text;
+    const std::string rp = py::repr_str(p);
+    if (f == "asym_w4a8_int8") {
+      if (auto e = require(p, {".weight", ".weight_s_rel", ".weight_s_channel"})) return e;
+      const IntOutcome& g = rec.desc->group_size;
+      if (!g.ok) return g.arg.empty() ? make_error(g.error) : make_error(g.error, {g.arg});
+      if (below_4(g.value)) return make_error(ErrorKind::SgW4a8GroupSize, {rp, g.value});
+      const Meta &w = *find(p + ".weight"), &sr = *find(p + ".weight_s_rel"), &ch = *find(p + ".weight_s_channel");
+      if (w.dtype != Dtype::I8 || sr.dtype != Dtype::F8_E4M3)
+        return make_error(ErrorKind::SgW4a8Dtypes, {rp, dt(w.dtype), dt(sr.dtype)});
+      if (ch.dtype != Dtype::F32) return make_error(ErrorKind::SgW4a8ChannelDtype, {rp, dt(ch.dtype)});
+      if (w.shape.size() != 2) return make_error(ErrorKind::SgW4a8Rank, {rp, repr_shape(w.shape)});
+      const u128 k = u128{2} * w.shape[1];
+      const u128 groups = floordiv(k, g.value);
+      const std::uint64_t rows = w.shape[0];
+      if (!shape_is(sr.shape, {rows, groups}) || !shape_is(ch.shape, {rows}))
+        return make_error(ErrorKind::SgW4a8Shapes, {rp, repr_shape(w.shape), repr_shape(sr.shape), repr_shape(ch.shape)});
+      const Meta* cb = find(p + ".weight_codebook");
+      const Meta* co = find(p + ".weight_correction");
+      rec.value.set("_has_codebook", json::Value::from_bool(cb != nullptr));
+      rec.value.set("_has_correction", json::Value::from_bool(co != nullptr));
+      if (cb && !(cb->dtype == Dtype::F32 && shape_is(cb->shape, {16}))) return make_error(ErrorKind::SgW4a8Codebook, {rp});
+      if (co && !(co->dtype == Dtype::F32 && shape_is(co->shape, {groups, rows}))) return make_error(ErrorKind::SgW4a8Correction, {rp});
+    } else if (f == "float8_e4m3fn") {
+      if (auto e = require(p, {".weight", ".weight_scale"})) return e;
+      rec.value.set("_activation_scheme", json::Value::from_string(find(p + ".input_scale") ? "static" : "dynamic"));
+    } else if (f == "convrot_w4a4") {
+      if (auto e = require(p, {".weight", ".weight_scale"})) return e;
+      const Meta &w = *find(p + ".weight"), &sc = *find(p + ".weight_scale");
+      if (w.dtype != Dtype::I8 || sc.dtype != Dtype::F32) return make_error(ErrorKind::SgW4a4Dtypes, {rp, dt(w.dtype), dt(sc.dtype)});
+      if (w.shape.size() != 2 || !shape_is(sc.shape, {w.shape[0]}))
+        return make_error(ErrorKind::SgW4a4Shapes, {rp, repr_shape(w.shape), repr_shape(sc.shape)});
+      const IntOutcome& c = rec.desc ? rec.desc->convrot_groupsize : IntOutcome{true, "256", {}, {}};
+      if (!c.ok) return c.arg.empty() ? make_error(c.error) : make_error(c.error, {c.arg});
+      if (c.value != "16" && c.value != "64" && c.value != "256") return make_error(ErrorKind::SgW4a4ConvrotGroupsize, {rp, c.value});
+      const u128 k = u128{2} * w.shape[1];
+      const unsigned cv = static_cast<unsigned>(std::stoul(c.value));
+      if (k % 64 || k % cv) return make_error(ErrorKind::SgW4a4InputSize, {rp, u128_str(k), c.value});
+    } else if (f == "nvfp4") {
+      if (auto e = require(p, {".weight", ".weight_scale", ".weight_scale_2"})) return e;
+      const Meta &w = *find(p + ".weight"), &sc = *find(p + ".weight_scale"), &s2 = *find(p + ".weight_scale_2");
+      if (w.dtype != Dtype::U8 || sc.dtype != Dtype::F8_E4M3) return make_error(ErrorKind::SgNvfp4Dtypes, {rp, dt(w.dtype), dt(sc.dtype)});
+      if (s2.dtype != Dtype::F32 || !(s2.shape.empty() || shape_is(s2.shape, {1})))
+        return make_error(ErrorKind::SgNvfp4Scale2, {rp, dt(s2.dtype), repr_shape(s2.shape)});
+      if (w.shape.size() != 2) return make_error(ErrorKind::SgNvfp4Rank, {rp, repr_shape(w.shape)});
+      const u128 k = u128{2} * w.shape[1];
+      if (k % 16 || !shape_is(sc.shape, {w.shape[0], k / 16}))
+        return make_error(ErrorKind::SgNvfp4Shapes, {rp, repr_shape(w.shape), repr_shape(sc.shape)});
+      const Meta* pq = find(p + ".pre_quant_scale");
+      rec.value.set("_has_pre_quant_scale", json::Value::from_bool(pq != nullptr));
+      if (pq && !((pq->dtype == Dtype::BF16 || pq->dtype == Dtype::F16 || pq->dtype == Dtype::F32) && shape_is(pq->shape, {k})))
+        return make_error(ErrorKind::SgNvfp4PreQuantScale, {rp, dt(pq->dtype), repr_shape(pq->shape)});
+    } else if (f == "int8_tensorwise") {
+      if (auto e = require(p, {".weight", ".weight_scale"})) return e;
+      const Meta &w = *find(p + ".weight"), &sc = *find(p + ".weight_scale");
+      if (w.dtype == Dtype::I8 && sc.dtype == Dtype::F32 && sc.shape.empty()) {
+        if (w.shape.size() != 2) return make_error(ErrorKind::SgTensorwiseRank, {rp, repr_shape(w.shape)});
+        rec.value.set("_is_tensorwise_scalar", json::Value::from_bool(true));
+      } else {
+        if (w.dtype != Dtype::I8 || sc.dtype != Dtype::F32) return make_error(ErrorKind::SgInt8Dtypes, {rp, dt(w.dtype), dt(sc.dtype)});
+        if (w.shape.size() != 2 || !shape_is(sc.shape, {w.shape[0], 1}))
+          return make_error(ErrorKind::SgInt8Shapes, {rp, repr_shape(w.shape), repr_shape(sc.shape)});
+        rec.value.set("_is_rowwise", json::Value::from_bool(true));
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Error> check_strict(const std::string& p, Record& rec);
+
+  const Scenario& s_;
+  std::map<std::string, Meta> meta_;
+  std::set<std::string> quantized_;  // sorted: the order sorted(missing) and MXFP8 use
+  std::set<std::string> formats_;
+  std::map<std::string, std::size_t> index_;
+  std::vector<std::pair<std::string, Record>> order_;
+};
+
+
+// --strict on one asym_w4a8_int8 layer (validate.md's order: contract, then data).
+std::optional<Error> Simulation::check_strict(const std::string& p, Record& rec) {
+  const json::Value* fmt = rec.value.get("format");
+  if (!fmt || !fmt->is_string() || fmt->text != "asym_w4a8_int8") return std::nullopt;
+  const std::string rp = py::repr_str(p);
+  const Meta& w = *find(p + ".weight");
+  const std::uint64_t n = w.shape[0];
+  const u128 k = u128{2} * w.shape[1];
+  if (n == 0 || k == 0) return make_error(ErrorKind::StrictZeroSized, {rp, std::to_string(n), u128_str(k)});
+  if (k % 16) return make_error(ErrorKind::StrictKMultiple16, {rp, u128_str(k)});
+  const std::string& g = rec.desc->group_size.value;
+  const auto gv = parse_u128(g);  // nullopt: beyond 2**128 (never below K)
+  unsigned mod16 = 0;
+  for (char c : g) mod16 = (mod16 * 10 + static_cast<unsigned>(c - '0')) % 16;
+  if (!((gv && (*gv == 4 || *gv == 8)) || mod16 == 0)) return make_error(ErrorKind::StrictGroupSizeShape, {rp, g});
+  const u128 rest = gv ? k % *gv : k;
+  if (rest) return make_error(ErrorKind::StrictKMultipleGroup, {rp, u128_str(k), g, u128_str(rest)});
+  if (const auto& c = rec.desc->convrot; c && !(c->value.kind == json::Kind::Bool && c->value.boolean))
+    return make_error(ErrorKind::StrictConvrotNotTrue, {rp, c->text});
+  const IntOutcome& r = rec.desc->convrot_groupsize;
+  if (!r.ok) return r.arg.empty() ? make_error(r.error) : make_error(r.error, {r.arg});
+  const auto rv = r.value[0] == '-' ? std::nullopt : parse_u128(r.value);
+  bool pow4 = rv && *rv >= 4;
+  for (u128 x = rv ? *rv : 0; pow4 && x > 1; x /= 4) pow4 = x % 4 == 0;
+  if (!pow4) return make_error(ErrorKind::StrictConvrotGroupsize, {rp, r.value});
+  if (k % *rv) return make_error(ErrorKind::StrictKMultipleConvrot, {rp, u128_str(k), r.value});
+  if (const Meta* b = find(p + ".bias")) {
+    const bool dt_ok = b->dtype == Dtype::BF16 || b->dtype == Dtype::F16 || b->dtype == Dtype::F32;
+    if (!dt_ok || !shape_is(b->shape, {n})) {
+      const std::vector<std::uint64_t> want{n};
+      return make_error(ErrorKind::StrictBias, {rp, dt(b->dtype), repr_shape(b->shape), repr_shape(want)});
+    }
+  }
+  // Data: explicit bytes only (zero-filled tensors are in contract).
+  if (const Meta* sr = find(p + ".weight_s_rel"); sr && sr->desc) {
+    const auto& bytes = sr->desc->bytes;
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+      if ((bytes[i] & 0x7F) == 0x7F)
+        return make_error(ErrorKind::StrictNanScale, {rp, bytes[i] == 0x7F ? "7f" : "ff",
+                                                      std::to_string(i / sr->shape[1]), std::to_string(i % sr->shape[1])});
+  }
+  if (const Meta* ch = find(p + ".weight_s_channel"); ch && ch->desc)
+    for (std::size_t i = 0; 4 * i < ch->desc->bytes.size(); ++i) {
+      const float v = f32_at(*ch->desc, i);
+      if (!std::isfinite(v) || v < 0) return make_error(ErrorKind::StrictChannelScale, {rp, float_repr(v), std::to_string(i)});
+    }
+  if (const Meta* cb = find(p + ".weight_codebook"); cb && cb->desc)
+    for (std::size_t i = 0; 4 * i < cb->desc->bytes.size(); ++i) {
+      const float v = f32_at(*cb->desc, i);
+      if (!std::isfinite(v)) return make_error(ErrorKind::StrictCodebook, {rp, float_repr(v), std::to_string(i)});
+    }
+  if (const Meta* co = find(p + ".weight_correction"); co && co->desc)
+    for (std::size_t i = 0; 4 * i < co->desc->bytes.size(); ++i) {
+      const float v = f32_at(*co->desc, i);
+      if (!std::isfinite(v))
+        return make_error(ErrorKind::StrictCorrection, {rp, float_repr(v), std::to_string(i / n), std::to_string(i % n)});
+    }
+  return std::nullopt;
+}
+
+// Python's repr of the few float32 values defects plant (hand-derived; see defect.cpp).
+std::string float_repr(float f) {
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f < 0 ? "-inf" : "inf";
+  if (f == -1.0f) return "-1.0";
+  if (f == -0.5f) return "-0.5";
+  if (f == -448.0f) return "-448.0";
+  if (f == -3.0517578125e-05f) return "-3.0517578125e-05";
+  return "?";
+}
+
+}  // namespace
+
+Expectation expect(const Scenario& s) { return Simulation(s).run(); }
+
+}  // namespace w4a8::gen

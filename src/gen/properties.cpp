@@ -1,0 +1,323 @@
+#include "gen/properties.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "gen/model.hpp"
+#include "json/dump.hpp"
+#include "json/parse.hpp"
+#include "py/int.hpp"
+#include "safetensors/reader.hpp"
+#include "safetensors/writer.hpp"
+
+namespace w4a8::gen {
+
+bool same_json(const json::Value& a, const json::Value& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case json::Kind::Null: return true;
+    case json::Kind::Bool: return a.boolean == b.boolean;
+    case json::Kind::Int: case json::Kind::String: return a.text == b.text;
+    case json::Kind::Float:
+      return (std::isnan(a.number) && std::isnan(b.number)) || std::bit_cast<std::uint64_t>(a.number) == std::bit_cast<std::uint64_t>(b.number);
+    case json::Kind::Array:
+      return a.items.size() == b.items.size() && std::equal(a.items.begin(), a.items.end(), b.items.begin(), same_json);
+    case json::Kind::Object:
+      if (a.members.size() != b.members.size()) return false;
+      for (std::size_t i = 0; i < a.members.size(); ++i)
+        if (a.members[i].first != b.members[i].first || !same_json(a.members[i].second, b.members[i].second)) return false;
+      return true;
+  }
+  return false;
+}
+
+Result<validate::Report> run_validator(const Scenario& s) {
+  auto bytes = serialize(lower(s));
+  if (!bytes) return std::move(bytes).error();
+  std::vector<validate::InputFile> files;
+  for (std::size_t i = 0; i < s.files.size(); ++i) files.push_back({s.files[i].path, (*bytes)[i]});
+  return validate::inspect(files, s.options);
+}
+
+namespace {
+
+std::string show_error(const Error& e) { return std::string(e.code()) + " " + std::string(e.type()) + ": " + e.message; }
+
+std::string show_layers(const std::vector<validate::Layer>& ls) {
+  std::string out;
+  for (const auto& l : ls) out += "\n    " + l.prefix + " = " + json::dump(l.marker);
+  return out;
+}
+
+}  // namespace
+
+std::string compare(const Expectation& want, const Result<validate::Report>& got) {
+  if (!want.ok) {
+    if (got.ok()) return "expected " + show_error(want.error) + "\n  got accepted:" + show_layers(got->layers);
+    const Error& e = got.error();
+    if (e.kind != want.error.kind || (want.message_exact && e.message != want.error.message))
+      return "expected " + show_error(want.error) + "\n  got      " + show_error(e);
+    return "";
+  }
+  if (!got.ok()) return "expected accepted, got " + show_error(got.error());
+  const auto& ls = got->layers;
+  std::string exp;
+  for (const auto& [p, v] : want.layers) exp += "\n    " + p + " = " + json::dump(v);
+  const std::string mismatch = "expected layers:" + exp + "\n  got layers:" + show_layers(ls);
+  if (ls.size() != want.layers.size()) return mismatch;
+  const std::size_t ordered = ls.size() - want.unordered_tail;
+  for (std::size_t i = 0; i < ls.size(); ++i) {
+    if (i < ordered) {
+      if (ls[i].prefix != want.layers[i].first || !same_json(ls[i].marker, want.layers[i].second)) return mismatch;
+      continue;
+    }
+    bool found = false;
+    for (std::size_t j = ordered; j < ls.size(); ++j)
+      found |= ls[i].prefix == want.layers[j].first && same_json(ls[i].marker, want.layers[j].second);
+    if (!found) return mismatch;
+  }
+  return "";
+}
+
+std::string check_verdict(const Scenario& s) { return compare(expect(s), run_validator(s)); }
+
+std::string check_single_defect(const Scenario& s) {
+  if (s.defects.size() != 1) return "";
+  const Expectation want = expect(s);
+  if (want.ok || want.error.kind != defect_kind(s.defects[0]))
+    return "defect " + std::string(defect_name(s.defects[0])) + " should produce " +
+           std::string(error_info(defect_kind(s.defects[0])).code) + "; the oracle predicts " +
+           (want.ok ? std::string("acceptance") : show_error(want.error));
+  return compare(want, run_validator(s));
+}
+
+std::string check_round_trip(const Scenario& s) {
+  const Checkpoint c = lower(s);
+  auto bytes = serialize(c);
+  if (!bytes) return "serialize failed: " + show_error(bytes.error());
+  for (std::size_t i = 0; i < c.files.size(); ++i) {
+    const FileModel& f = c.files[i];
+    if (f.edit.defect != Defect::kCount) continue;
+    const auto& b = (*bytes)[i];
+    auto h = st::parse(b);
+    if (!h) return f.path + ": written file rejected: " + show_error(h.error());
+    std::vector<const st::TensorSpec*> want;
+    for (const auto& t : f.tensors) want.push_back(&t);
+    std::sort(want.begin(), want.end(), [](auto* a, auto* b) { return a->name < b->name; });
+    if (want.size() != h->tensors.size()) return f.path + ": tensor count differs";
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      const st::TensorInfo& t = h->tensors[k];
+      if (t.name != want[k]->name || t.dtype != want[k]->dtype || t.shape != want[k]->shape)
+        return f.path + ": tensor " + want[k]->name + " read back as " + t.name;
+      if (t.end - t.begin != want[k]->bytes.size() ||
+          !std::equal(want[k]->bytes.begin(), want[k]->bytes.end(), b.begin() + static_cast<std::ptrdiff_t>(h->data_start() + t.begin)))
+        return f.path + ": data of " + t.name + " differs";
+    }
+    if (h->has_metadata != f.metadata.has_value()) return f.path + ": __metadata__ presence differs";
+    if (f.metadata) {
+      auto a = *f.metadata, m = h->metadata;
+      std::sort(a.begin(), a.end());
+      std::sort(m.begin(), m.end());
+      if (a != m) return f.path + ": metadata differs";
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// Verdicts compared up to layer order (Python equality of markers), for layout changes.
+std::string compare_unordered(const Result<validate::Report>& a, const Result<validate::Report>& b) {
+  if (a.ok() != b.ok()) return std::string("verdicts differ: ") + (a.ok() ? "accepted" : show_error(a.error())) + " vs " + (b.ok() ? "accepted" : show_error(b.error()));
+  if (!a.ok()) return a.error() == b.error() ? "" : "errors differ: " + show_error(a.error()) + " vs " + show_error(b.error());
+  std::map<std::string, const json::Value*> m;
+  for (const auto& l : a->layers) m[l.prefix] = &l.marker;
+  if (m.size() != b->layers.size()) return "layer sets differ";
+  for (const auto& l : b->layers) {
+    auto it = m.find(l.prefix);
+    if (it == m.end() || !json::py_equal(*it->second, l.marker)) return "layer " + l.prefix + " differs";
+  }
+  return "";
+}
+
+// Whether a layout change may legitimately change the verdict (messages with paths, first-of-many).
+bool layout_sensitive(const Scenario& s) {
+  if (s.defects.size() > 1) return true;
+  for (Defect d : s.defects)
+    if (is_container_defect(d) || d == Defect::MarkerInvalidJson || d == Defect::QuantMetaInvalidJson ||
+        d == Defect::QuantMetaNotObject || d == Defect::QuantMetaNoLayers || d == Defect::QuantMetaHugeInt ||
+        d == Defect::ConflictingMarkers || d == Defect::MetaMarkerNotObject || d == Defect::MarkerNotObject ||
+        d == Defect::MarkerTorchDtype || d == Defect::MarkerTooDeep)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+std::string check_sharding(const Scenario& s, ChoiceSource& src) {
+  if (layout_sensitive(s)) return "";
+  Scenario t = s;
+  const std::size_t extra = src.below(3);
+  for (std::size_t i = 0; i < extra; ++i) t.files.push_back({"shard-" + std::to_string(i) + ".safetensors", false, {}, {}, false, {}});
+  for (auto& x : t.tensors) x.file = src.below(t.files.size());
+  for (auto& m : t.markers)
+    if (m.place == Place::Tensor) m.file = src.below(t.files.size());
+  const std::string r = compare_unordered(run_validator(s), run_validator(t));
+  return r.empty() ? "" : "resharding changed the verdict: " + r + "\n  resharded:\n" + describe(t);
+}
+
+std::string check_marker_placement(const Scenario& s, ChoiceSource& src) {
+  if (layout_sensitive(s)) return "";
+  Scenario t = s;
+  // One marker a prefix (equal duplicates are Python-equal to the first, so dropping one is neutral).
+  std::vector<MarkerDesc> kept;
+  for (const auto& m : t.markers)
+    if (std::none_of(kept.begin(), kept.end(), [&](const MarkerDesc& k) { return k.prefix == m.prefix; })) kept.push_back(m);
+  const bool to_tensors = src.flip();
+  for (auto& m : kept) {
+    if (to_tensors && m.place != Place::Tensor) { m.place = Place::Tensor; m.encoding = Encoding::Utf8; m.dtype = st::Dtype::U8; }
+    if (!to_tensors) m.place = Place::Metadata;
+    m.file = src.below(t.files.size());
+  }
+  t.markers = std::move(kept);
+  Scenario u = s;  // the same deduplication, placement untouched, as the reference
+  u.markers.clear();
+  for (const auto& m : s.markers)
+    if (std::none_of(u.markers.begin(), u.markers.end(), [&](const MarkerDesc& k) { return k.prefix == m.prefix; })) u.markers.push_back(m);
+  const std::string r = compare_unordered(run_validator(u), run_validator(t));
+  return r.empty() ? "" : std::string("moving markers to ") + (to_tensors ? "tensors" : "metadata") + " changed the verdict: " + r + "\n  moved:\n" + describe(t);
+}
+
+std::string check_strict_contract(const Scenario& s) {
+  if (!s.options.strict) return "";
+  const auto got = run_validator(s);
+  if (!got.ok()) return "";
+  for (const auto& l : got->layers) {
+    const json::Value* f = l.marker.get("format");
+    if (!f || !f->is_string() || f->text != "asym_w4a8_int8") continue;
+    const validate::TensorMeta* w = got->find(l.prefix + ".weight");
+    if (!w || w->shape.size() != 2) return l.prefix + ": accepted without a 2-D weight";
+    const unsigned __int128 n = w->shape[0], k = static_cast<unsigned __int128>(w->shape[1]) * 2;
+    const json::Value* gv = l.marker.get("group_size");
+    const json::Value* rv = l.marker.get("convrot_groupsize");
+    const json::Value* cv = l.marker.get("convrot");
+    auto g = py::to_int(gv ? *gv : json::Value::from_int(16));
+    auto r = py::to_int(rv ? *rv : json::Value::from_int(256));
+    long long G = 0, R = 0;
+    if (!g || !r || !g->to_i64(G) || !r->to_i64(R)) return l.prefix + ": accepted with a group size outside int64";
+    const bool g_ok = G >= 4 && (16 % G == 0 || G % 16 == 0);
+    const bool r_ok = R >= 4 && std::has_single_bit(static_cast<unsigned long long>(R)) && std::countr_zero(static_cast<unsigned long long>(R)) % 2 == 0;
+    if (n == 0 || k == 0 || k % 16 || !g_ok || !r_ok || k % static_cast<unsigned>(G) || k % static_cast<unsigned>(R) ||
+        (cv && !(cv->kind == json::Kind::Bool && cv->boolean)))
+      return l.prefix + ": --strict accepted a layer outside the kernel contract (N=" + std::to_string(static_cast<unsigned long long>(n)) +
+             ", K=" + std::to_string(static_cast<unsigned long long>(k)) + ", G=" + std::to_string(G) + ", R=" + std::to_string(R) + ")";
+  }
+  return "";
+}
+
+std::string check_container_bytes(std::span<const std::uint8_t> bytes) {
+  auto h = st::parse(bytes);
+  if (bytes.size() >= 8) {
+    std::uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= std::uint64_t{bytes[i]} << (8 * i);
+    if (n <= bytes.size() - 8) {
+      auto hp = st::parse_prefix(bytes.first(8 + n), bytes.size());
+      if (hp.ok() != h.ok() || (!h.ok() && hp.error().kind != h.error().kind))
+        return "parse_prefix disagrees with parse: " + (h.ok() ? std::string("ok") : show_error(h.error())) + " vs " +
+               (hp.ok() ? std::string("ok") : show_error(hp.error()));
+    }
+  }
+  std::vector<validate::InputFile> files{{"fuzz.safetensors", bytes}};
+  (void)validate::inspect(files);  // must not crash on any container
+  if (!h) return "";
+  std::vector<st::TensorSpec> specs;
+  for (const auto& t : h->tensors) {
+    const auto size = tensor_bytes(t.dtype, t.shape);
+    if (t.begin > t.end || h->data_start() + t.end > bytes.size() || h->data_start() + t.end < h->data_start())
+      return "accepted tensor " + t.name + " has out-of-bounds offsets";
+    if (!size || *size != t.end - t.begin) return "accepted tensor " + t.name + " whose size does not match its offsets";
+    const auto* d = bytes.data() + h->data_start();
+    specs.push_back({t.name, t.dtype, t.shape, std::vector<std::uint8_t>(d + t.begin, d + t.end)});
+  }
+  st::WriteOptions opt;
+  if (h->has_metadata) opt.metadata = h->metadata;
+  auto again = st::serialize(specs, opt);
+  if (!again) return "writer rejected what the reader accepted: " + show_error(again.error());
+  auto h2 = st::parse(*again);
+  if (!h2) return "reader rejected the writer's output: " + show_error(h2.error());
+  if (h2->tensors.size() != h->tensors.size() || h2->metadata != h->metadata || h2->has_metadata != h->has_metadata)
+    return "round trip changed the header";
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = h2->tensors[i];
+    if (t.name != specs[i].name || t.dtype != specs[i].dtype || t.shape != specs[i].shape ||
+        !std::equal(specs[i].bytes.begin(), specs[i].bytes.end(), again->begin() + static_cast<std::ptrdiff_t>(h2->data_start() + t.begin)))
+      return "round trip changed tensor " + specs[i].name;
+  }
+  return "";
+}
+
+std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
+  const json::ParseResult r = json::loads_bytes(bytes);
+  if (r.ok()) {
+    const std::string text = json::dump(r.value);
+    const json::ParseResult back = json::loads_str(text);
+    if (!back.ok()) return "loads_str rejected dump() output: " + text;
+    // Structural equality: Python's == is False for a bare NaN, but the round trip must keep it.
+    if (!same_json(r.value, back.value)) return "dump/loads changed the value: " + text;
+  }
+  // The same bytes as a marker of a valid tiny W4A8 layer.
+  Scenario s;
+  s.files.push_back({"m.safetensors", false, {}, {}, false, {}});
+  s.tensors.push_back({"l.weight", st::Dtype::I8, {1, 8}, 0, {}});
+  s.tensors.push_back({"l.weight_s_rel", st::Dtype::F8_E4M3, {1, 1}, 0, {}});
+  s.tensors.push_back({"l.weight_s_channel", st::Dtype::F32, {1}, 0, {}});
+  MarkerDesc m;
+  m.prefix = "l";
+  m.raw.assign(bytes.begin(), bytes.end());
+  if (m.raw.empty()) m.doc.text = "";
+  s.markers.push_back(std::move(m));
+  const auto got = run_validator(s);
+  if (!r.ok()) {
+    const ErrorKind want = r.error.failure == json::ParseFailure::IntTooLong ? ErrorKind::PyIntMaxStrDigits
+                           : r.error.failure == json::ParseFailure::TooDeep  ? ErrorKind::PyRecursion
+                                                                            : ErrorKind::SgInvalidMarker;
+    if (got.ok() || got.error().kind != want)
+      return "marker JSON rejected, but the validator says " + (got.ok() ? std::string("accepted") : show_error(got.error()));
+  } else if (!r.value.is_object()) {
+    if (got.ok() || got.error().kind != ErrorKind::SgMarkerNotObject)
+      return "marker not an object, but the validator says " + (got.ok() ? std::string("accepted") : show_error(got.error()));
+  } else if (!got.ok()) {
+    const std::string_view code = got.error().code();
+    if (code.starts_with("safetensors.") || code.starts_with("sglang.invalid") || code == "sglang.marker_not_object")
+      return "an object marker was rejected as " + show_error(got.error());
+  }
+  return "";
+}
+
+GenConfig config_variant(ConfigVariant v) {
+  GenConfig c;
+  switch (v) {
+    case ConfigVariant::Valid: c.min_defects = c.max_defects = 0; break;
+    case ConfigVariant::OneDefect: c.min_defects = c.max_defects = 1; break;
+    case ConfigVariant::Several: c.min_defects = 2; c.max_defects = 4; break;
+    default: break;
+  }
+  return c;
+}
+
+std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
+  ByteChoiceSource src(bytes);
+  const auto variant = static_cast<ConfigVariant>(src.below(static_cast<std::uint64_t>(ConfigVariant::kCount)));
+  const Scenario s = generate(src, config_variant(variant));
+  std::string r = s.defects.size() == 1 ? check_single_defect(s) : check_verdict(s);
+  if (r.empty()) r = check_round_trip(s);
+  if (r.empty()) r = check_strict_contract(s);
+  if (r.empty()) r = check_sharding(s, src);
+  if (r.empty()) r = check_marker_placement(s, src);
+  return r.empty() ? "" : r + "\n" + describe(s);
+}
+
+}  // namespace w4a8::gen

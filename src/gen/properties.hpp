@@ -1,0 +1,59 @@
+// Property bodies shared by every engine (style.md 7): RapidCheck properties (props/), libFuzzer
+// targets and their corpus replay (fuzz/), and seeded tests (tests/gen/). Each returns "" when the
+// property holds, else a description of the failure.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "gen/choice_source.hpp"
+#include "gen/oracle.hpp"
+#include "gen/scenario.hpp"
+#include "validate/inspect.hpp"
+
+namespace w4a8::gen {
+
+// Serializes s and runs validate::inspect on the in-memory files (paths as in the scenario).
+Result<validate::Report> run_validator(const Scenario& s);
+// Compares a verdict with the oracle's expectation ("" when they agree).
+std::string compare(const Expectation& want, const Result<validate::Report>& got);
+
+// 1. The validator's verdict equals the oracle's: accepted with the same layers and derived flags,
+//    or the same error type and message (kind only where the oracle cannot know the text).
+std::string check_verdict(const Scenario& s);
+// 2. A scenario with exactly one defect fails with that defect's error kind (and check_verdict).
+std::string check_single_defect(const Scenario& s);
+// 3. Writer/reader round trip: every file without a container edit parses back to the same
+//    tensors (name, dtype, shape, bytes) and metadata.
+std::string check_round_trip(const Scenario& s);
+// 4. Moving tensors between (possibly new) files leaves the verdict unchanged (for scenarios whose
+//    verdict cannot depend on layout: at most one layer-level defect).
+std::string check_sharding(const Scenario& s, ChoiceSource& src);
+// 5. Moving every marker into tensors, or into _quantization_metadata, leaves the verdict unchanged.
+std::string check_marker_placement(const Scenario& s, ChoiceSource& src);
+// 6. --strict accepts only layers inside the W4A8 kernel contract (checked on the validator's own
+//    report: N, K > 0, K % 16, K % G, K % R, G shape, R a power of 4, convrot true).
+std::string check_strict_contract(const Scenario& s);
+
+// Generator configurations the structure-aware target selects by its first choice, so a case found
+// by any engine replays as fuzzer bytes (the properties record their choices behind this prefix).
+enum class ConfigVariant : std::uint8_t { Any, Valid, OneDefect, Several, kCount };
+GenConfig config_variant(ConfigVariant v);
+
+// Fuzz bodies over raw bytes.
+// Container bytes: parse never crashes; accepted => offsets in bounds, parse_prefix agrees, and the
+// writer round-trips the parsed tensors; the validator handles the file without crashing.
+std::string check_container_bytes(std::span<const std::uint8_t> bytes);
+// Marker bytes: json::loads_bytes never crashes; accepted => dump/loads_str round trip (exact
+// structure, NaN included); as a .comfy_quant tensor, the validator's error kind matches the JSON verdict.
+std::string check_marker_bytes(std::span<const std::uint8_t> bytes);
+// Structure-aware: bytes -> choices -> scenario, then properties 1, 3, 4, 5 and 6.
+std::string check_scenario_bytes(std::span<const std::uint8_t> bytes);
+
+// Exact structural equality of JSON values (kinds, int text, float bits, member order).
+bool same_json(const json::Value& a, const json::Value& b);
+
+}  // namespace w4a8::gen
