@@ -8,15 +8,8 @@
 namespace w4a8::gemm {
 namespace {
 
-// Decimal text of an unsigned 128-bit value (K = 2 * shape[1] may exceed 64 bits).
-std::string u128_str(unsigned __int128 v) {
-  if (v == 0) return "0";
-  std::string s;
-  while (v) { s.insert(s.begin(), char('0' + int(v % 10))); v /= 10; }
-  return s;
-}
-
-// Python's str(st.Dtype) is not needed; dtype names as safetensors spells them, for OpDtype.
+// Dtype names as safetensors spells them, for OpDtype (kept here: w4a8_gemm does not link the container
+// library, whose dtype_name() has the full table).
 const char* dtype_text(st::Dtype d) {
   switch (d) {
     case st::Dtype::F32: return "F32";
@@ -122,7 +115,7 @@ Status validate_operands(const OperandDesc& d) {
                       {"convrot_groupsize=0: upstream raises ZeroDivisionError: integer modulo by zero"});
   bad = bad || !divides(r) || (16 % g != 0 && g % 16 != 0);
   if (bad)
-    return make_error(ErrorKind::OpContract, {u128_str(k), std::to_string(g), std::to_string(r)});
+    return make_error(ErrorKind::OpContract, {u128_to_string(k), std::to_string(g), std::to_string(r)});
   const std::uint64_t groups = std::uint64_t(k / (unsigned __int128)g);  // <= k/4 < 2^64
   // 3-6. tensor shapes.
   const Shape s_rel_want{n, groups};
@@ -138,7 +131,7 @@ Status validate_operands(const OperandDesc& d) {
   if (d.input.shape.empty())
     return make_error(ErrorKind::UsageError, {"input is 0-d: upstream raises IndexError: tuple index out of range"});
   if ((unsigned __int128)d.input.shape.back() != k)
-    return make_error(ErrorKind::OpInputK, {std::to_string(d.input.shape.back()), u128_str(k)});
+    return make_error(ErrorKind::OpInputK, {std::to_string(d.input.shape.back()), u128_to_string(k)});
   // Upstream's ConvRot helper, reached by both paths after the checks above.
   if (!upstream_hadamard_ok(r)) return make_error(ErrorKind::OpHadamardSize, {std::to_string(r)});
   // Ours: the dtypes this reference computes with, then sizes it can afford.

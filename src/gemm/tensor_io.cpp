@@ -12,18 +12,6 @@ std::vector<T> read_le(std::span<const std::uint8_t> bytes) {
   return v;
 }
 
-const char* st_name(st::Dtype d) {
-  switch (d) {
-    case st::Dtype::F32: return "F32";
-    case st::Dtype::BF16: return "BF16";
-    case st::Dtype::F16: return "F16";
-    case st::Dtype::I8: return "I8";
-    case st::Dtype::U8: return "U8";
-    case st::Dtype::F8_E4M3: return "F8_E4M3";
-    default: return "another dtype";
-  }
-}
-
 }  // namespace
 
 bool float_dtype_of(st::Dtype d, FloatDtype& out) {
@@ -64,7 +52,7 @@ Result<std::vector<float>> read_floats(const st::File& f, const st::TensorInfo& 
       return v;
     }
     default:
-      return make_error(ErrorKind::OpDtype, {what, "F32, BF16 or F16", st_name(t.dtype)});
+      return make_error(ErrorKind::OpDtype, {what, "F32, BF16 or F16", st::dtype_name(t.dtype)});
   }
 }
 
@@ -101,18 +89,18 @@ Result<Layer> load_layer(const st::File& f, const std::string& prefix, std::int6
   l.s_channel_shape = (*c)->shape;
   if ((*c)->dtype == st::Dtype::F32) l.s_channel = read_le<float>(f.data(**c));
   if (const st::TensorInfo* t = h.find(prefix + ".weight_codebook")) {
-    if (t->dtype != st::Dtype::F32) return make_error(ErrorKind::OpDtype, {"codebook", "F32", st_name(t->dtype)});
+    if (t->dtype != st::Dtype::F32) return make_error(ErrorKind::OpDtype, {"codebook", "F32", st::dtype_name(t->dtype)});
     l.codebook_shape = t->shape;
     l.codebook = read_le<float>(f.data(*t));
   }
   if (const st::TensorInfo* t = h.find(prefix + ".weight_correction")) {
-    if (t->dtype != st::Dtype::F32) return make_error(ErrorKind::OpDtype, {"correction", "F32", st_name(t->dtype)});
+    if (t->dtype != st::Dtype::F32) return make_error(ErrorKind::OpDtype, {"correction", "F32", st::dtype_name(t->dtype)});
     l.correction_shape = t->shape;
     l.correction = read_le<float>(f.data(*t));
   }
   if (const st::TensorInfo* t = h.find(prefix + ".bias")) {
     if (!float_dtype_of(t->dtype, l.bias_dtype))
-      return make_error(ErrorKind::OpDtype, {"bias", "F32, BF16 or F16", st_name(t->dtype)});
+      return make_error(ErrorKind::OpDtype, {"bias", "F32, BF16 or F16", st::dtype_name(t->dtype)});
     l.bias_shape = t->shape;
     auto v = read_floats(f, *t, "bias");
     W4A8_TRY(v);

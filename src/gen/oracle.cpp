@@ -1,3 +1,4 @@
+#include "core/checked.hpp"
 #include "gen/oracle.hpp"
 
 #include <algorithm>
@@ -29,13 +30,6 @@ std::string meta_repr(const TensorDesc* t) {
 }
 
 namespace {
-
-std::string u128_str(u128 v) {
-  if (v == 0) return "0";
-  std::string s;
-  while (v) { s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10))); v /= 10; }
-  return s;
-}
 
 // Decimal text (non-negative) to u128; nullopt when it exceeds 2**128 - 1.
 std::optional<u128> parse_u128(const std::string& d) {
@@ -312,7 +306,7 @@ class Simulation {
       if (c.value != "16" && c.value != "64" && c.value != "256") return make_error(ErrorKind::SgW4a4ConvrotGroupsize, {rp, c.value});
       const u128 k = u128{2} * w.shape[1];
       const unsigned cv = static_cast<unsigned>(std::stoul(c.value));
-      if (k % 64 || k % cv) return make_error(ErrorKind::SgW4a4InputSize, {rp, u128_str(k), c.value});
+      if (k % 64 || k % cv) return make_error(ErrorKind::SgW4a4InputSize, {rp, u128_to_string(k), c.value});
     } else if (f == "nvfp4") {
       if (auto e = require(p, {".weight", ".weight_scale", ".weight_scale_2"})) return e;
       const Meta &w = *find(p + ".weight"), &sc = *find(p + ".weight_scale"), &s2 = *find(p + ".weight_scale_2");
@@ -362,15 +356,15 @@ std::optional<Error> Simulation::check_strict(const std::string& p, Record& rec)
   const Meta& w = *find(p + ".weight");
   const std::uint64_t n = w.shape[0];
   const u128 k = u128{2} * w.shape[1];
-  if (n == 0 || k == 0) return make_error(ErrorKind::StrictZeroSized, {rp, std::to_string(n), u128_str(k)});
-  if (k % 16) return make_error(ErrorKind::StrictKMultiple16, {rp, u128_str(k)});
+  if (n == 0 || k == 0) return make_error(ErrorKind::StrictZeroSized, {rp, std::to_string(n), u128_to_string(k)});
+  if (k % 16) return make_error(ErrorKind::StrictKMultiple16, {rp, u128_to_string(k)});
   const std::string& g = rec.desc->group_size.value;
   const auto gv = parse_u128(g);  // nullopt: beyond 2**128 (never below K)
   unsigned mod16 = 0;
   for (char c : g) mod16 = (mod16 * 10 + static_cast<unsigned>(c - '0')) % 16;
   if (!((gv && (*gv == 4 || *gv == 8)) || mod16 == 0)) return make_error(ErrorKind::StrictGroupSizeShape, {rp, g});
   const u128 rest = gv ? k % *gv : k;
-  if (rest) return make_error(ErrorKind::StrictKMultipleGroup, {rp, u128_str(k), g, u128_str(rest)});
+  if (rest) return make_error(ErrorKind::StrictKMultipleGroup, {rp, u128_to_string(k), g, u128_to_string(rest)});
   if (const auto& c = rec.desc->convrot; c && !(c->value.kind == json::Kind::Bool && c->value.boolean))
     return make_error(ErrorKind::StrictConvrotNotTrue, {rp, c->text});
   const IntOutcome& r = rec.desc->convrot_groupsize;
@@ -379,7 +373,7 @@ std::optional<Error> Simulation::check_strict(const std::string& p, Record& rec)
   bool pow4 = rv && *rv >= 4;
   for (u128 x = rv ? *rv : 0; pow4 && x > 1; x /= 4) pow4 = x % 4 == 0;
   if (!pow4) return make_error(ErrorKind::StrictConvrotGroupsize, {rp, r.value});
-  if (k % *rv) return make_error(ErrorKind::StrictKMultipleConvrot, {rp, u128_str(k), r.value});
+  if (k % *rv) return make_error(ErrorKind::StrictKMultipleConvrot, {rp, u128_to_string(k), r.value});
   if (const Meta* b = find(p + ".bias")) {
     const bool dt_ok = b->dtype == Dtype::BF16 || b->dtype == Dtype::F16 || b->dtype == Dtype::F32;
     if (!dt_ok || !shape_is(b->shape, {n})) {

@@ -1,21 +1,11 @@
 // Python formatting and exact-integer helpers shared by the validator's rules.
 #include <algorithm>
 
+#include "core/checked.hpp"
 #include "py/repr.hpp"
 #include "validate/state.hpp"
 
 namespace w4a8::validate::detail {
-
-std::string u128_str(u128 v) {
-  if (v == 0) return "0";
-  std::string out;
-  while (v != 0) {
-    out.push_back(static_cast<char>('0' + static_cast<int>(v % 10)));
-    v /= 10;
-  }
-  std::reverse(out.begin(), out.end());
-  return out;
-}
 
 std::string meta_repr(const TensorMeta* t) {
   if (t == nullptr) return "None";

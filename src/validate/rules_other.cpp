@@ -30,7 +30,7 @@ Status check_w4a4(State& s, std::size_t layer) {
   if (!c->to_i64(cg) || (cg != 16 && cg != 64 && cg != 256))
     return make_error(ErrorKind::SgW4a4ConvrotGroupsize, {py::repr_str(p), c->text});
   if (k % 64 != 0 || k % static_cast<unsigned>(cg) != 0)
-    return make_error(ErrorKind::SgW4a4InputSize, {py::repr_str(p), u128_str(k), c->text});
+    return make_error(ErrorKind::SgW4a4InputSize, {py::repr_str(p), u128_to_string(k), c->text});
   return Ok{};
 }
 

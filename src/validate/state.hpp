@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/checked.hpp"
 #include "core/result.hpp"
 #include "json/value.hpp"
 #include "py/int.hpp"
@@ -75,7 +76,6 @@ Status check_strict(const State& s, std::size_t layer);
 Status record_marker(State& s, const std::string& prefix, json::Value marker);
 
 // ---- Python formatting -----------------------------------------------------------------------------
-std::string u128_str(u128 v);
 // repr((dtype, shape)) for a checkpoint_meta entry, "None" for nullptr.
 std::string meta_repr(const TensorMeta* t);
 // str(dtype) + repr(shape), as upstream's f"{dtype}{shape}".

@@ -38,8 +38,8 @@ Status check_contract(const State& s, std::size_t layer, const py::BigInt& group
   const std::uint64_t n = weight.shape[0];
   const u128 k = u128{weight.shape[1]} * 2;
   if (n == 0 || k == 0)
-    return make_error(ErrorKind::StrictZeroSized, {py::repr_str(p), std::to_string(n), u128_str(k)});
-  if (k % 16 != 0) return make_error(ErrorKind::StrictKMultiple16, {py::repr_str(p), u128_str(k)});
+    return make_error(ErrorKind::StrictZeroSized, {py::repr_str(p), std::to_string(n), u128_to_string(k)});
+  if (k % 16 != 0) return make_error(ErrorKind::StrictKMultiple16, {py::repr_str(p), u128_to_string(k)});
 
   u128 g = 0;
   const bool g_small = small_nonneg(group, g);  // group >= 4 (upstream checked)
@@ -49,7 +49,7 @@ Status check_contract(const State& s, std::size_t layer, const py::BigInt& group
   const u128 rest = g_small ? k % g : k;  // a huge group size leaves every input over
   if (rest != 0)
     return make_error(ErrorKind::StrictKMultipleGroup,
-                      {py::repr_str(p), u128_str(k), group.text, u128_str(rest)});
+                      {py::repr_str(p), u128_to_string(k), group.text, u128_to_string(rest)});
 
   if (const json::Value* c = l.marker.get("convrot");
       c != nullptr && !(c->kind == json::Kind::Bool && c->boolean))
@@ -61,7 +61,7 @@ Status check_contract(const State& s, std::size_t layer, const py::BigInt& group
   if (!r->to_i64(rg) || !is_power_of_4_at_least_4(rg))
     return make_error(ErrorKind::StrictConvrotGroupsize, {py::repr_str(p), r->text});
   if (k % static_cast<std::uint64_t>(rg) != 0)
-    return make_error(ErrorKind::StrictKMultipleConvrot, {py::repr_str(p), u128_str(k), r->text});
+    return make_error(ErrorKind::StrictKMultipleConvrot, {py::repr_str(p), u128_to_string(k), r->text});
 
   if (const TensorMeta* bias = s.meta(p + ".bias")) {
     const bool dtype_ok =
