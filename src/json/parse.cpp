@@ -75,11 +75,14 @@ class Parser {
   }
 
  private:
-  // A container being filled; key is the pending member name of an object.
+  // A container being filled; key is the pending member name of an object. Its children wait on
+  // the shared scratch stacks from base on and move into one exactly sized vector when it closes
+  // (one allocation a container instead of a growing vector's several).
   struct Open {
     Value value;
     std::string key;
-    std::unordered_map<std::string, std::size_t> index;  // Python objects: key -> position, once large
+    std::size_t base = 0;
+    std::unordered_map<std::string, std::size_t> index;  // Python objects: key -> scratch position, once large
   };
 
   bool python() const { return d_ == Dialect::Python; }
@@ -159,6 +162,7 @@ class Parser {
     if (array && eof_at(pos_)) return fail(ParseFailure::Syntax, pos_, "expecting value", kEofList, pos_);
     stack.emplace_back();
     stack.back().value.kind = array ? Kind::Array : Kind::Object;
+    stack.back().base = array ? items_.size() : members_.size();
     return array || parse_member_name(stack.back(), /*first=*/true);
   }
 
@@ -219,12 +223,14 @@ class Parser {
         }
         Open& top = stack.back();
         const bool array = top.value.kind == Kind::Array;
-        if (array) top.value.items.push_back(std::move(done));
-        else if (python()) insert_python(top.value.members, top.index, std::move(top.key), std::move(done));
-        else top.value.members.emplace_back(std::move(top.key), std::move(done));
+        if (array) items_.push_back(std::move(done));
+        else if (python()) insert_python(top, std::move(done));
+        else members_.emplace_back(std::move(top.key), std::move(done));
         skip_ws();
         if (at(array ? ']' : '}')) {
           ++pos_;
+          if (array) take(items_, top.base, top.value.items);
+          else take(members_, top.base, top.value.members);
           done = std::move(top.value);
           stack.pop_back();
           continue;
@@ -246,23 +252,31 @@ class Parser {
     }
   }
 
+  // Moves scratch[base..] into dst (exactly sized) and drops them from scratch.
+  template <class T>
+  static void take(std::vector<T>& scratch, std::size_t base, std::vector<T>& dst) {
+    dst.reserve(scratch.size() - base);
+    for (std::size_t i = base; i < scratch.size(); ++i) dst.push_back(std::move(scratch[i]));
+    scratch.resize(base);
+  }
+
   // dict[key] = val: a repeated key keeps its first position and takes the new value.
-  static void insert_python(Members& members, std::unordered_map<std::string, std::size_t>& index,
-                            std::string key, Value val) {
-    if (members.size() < kIndexedObjectMin) {
-      for (auto& [k, v] : members)
-        if (k == key) { v = std::move(val); return; }
-      members.emplace_back(std::move(key), std::move(val));
-      if (members.size() == kIndexedObjectMin)
-        for (std::size_t i = 0; i < members.size(); ++i) index.emplace(members[i].first, i);
+  void insert_python(Open& obj, Value val) {
+    const std::size_t count = members_.size() - obj.base;
+    if (count < kIndexedObjectMin) {
+      for (std::size_t i = obj.base; i < members_.size(); ++i)
+        if (members_[i].first == obj.key) { members_[i].second = std::move(val); return; }
+      members_.emplace_back(std::move(obj.key), std::move(val));
+      if (count + 1 == kIndexedObjectMin)
+        for (std::size_t i = obj.base; i < members_.size(); ++i) obj.index.emplace(members_[i].first, i);
       return;
     }
-    auto [it, inserted] = index.emplace(key, members.size());
+    auto [it, inserted] = obj.index.emplace(obj.key, members_.size());
     if (!inserted) {
-      members[it->second].second = std::move(val);
+      members_[it->second].second = std::move(val);
       return;
     }
-    members.emplace_back(std::move(key), std::move(val));
+    members_.emplace_back(std::move(obj.key), std::move(val));
   }
 
   bool read_hex4(std::size_t at, char32_t& out) const {
@@ -473,6 +487,8 @@ class Parser {
   Dialect d_;
   std::size_t pos_ = 0;
   ParseError err_;
+  std::vector<Value> items_;  // children of the open arrays, innermost last
+  Members members_;           // members of the open objects, innermost last
 };
 
 ParseResult fail_unicode(std::size_t offset) {

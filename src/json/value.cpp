@@ -7,13 +7,6 @@
 
 namespace w4a8::json {
 
-Value::Value() = default;
-Value::Value(const Value&) = default;
-Value::Value(Value&&) noexcept = default;
-Value& Value::operator=(const Value&) = default;
-Value& Value::operator=(Value&&) noexcept = default;
-Value::~Value() = default;
-
 const Value* Value::get(std::string_view key) const {
   if (kind != Kind::Object) return nullptr;
   for (const auto& [k, v] : members)

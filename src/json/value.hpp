@@ -26,7 +26,7 @@ struct Value {
   std::vector<Value> items;      // Kind::Array
   Members members;               // Kind::Object
 
-  // Declared here, defaulted in value.cpp: with Value still incomplete, clang 14 cannot check the
+  // Declared here, defaulted below the class: with Value still incomplete, clang 14 cannot check the
   // implicit ones through std::pair<std::string, Value>.
   Value();
   Value(const Value&);
@@ -58,5 +58,14 @@ struct Value {
 // identity first) but not at the top level (nan == nan is False); dicts ignore order.
 // Objects are compared as dicts, so members must have unique keys (Python-dialect values do).
 bool py_equal(const Value& a, const Value& b);
+
+// Defaulted out of the class body, where Value is complete (see above), but inline: the parser
+// moves and destroys a Value per JSON value, and a call each time showed in profiles.
+inline Value::Value() = default;
+inline Value::Value(const Value&) = default;
+inline Value::Value(Value&&) noexcept = default;
+inline Value& Value::operator=(const Value&) = default;
+inline Value& Value::operator=(Value&&) noexcept = default;
+inline Value::~Value() = default;
 
 }  // namespace w4a8::json

@@ -230,24 +230,43 @@ Error deser(std::string msg, std::string_view text, std::size_t at) {
 }
 
 // The streamed `__metadata__` field: its errors, in document order, before any tensor's.
-Status check_metadata(const Value& root, std::string_view text, const std::vector<MemberSpan>& spans,
-                      Header& out) {
+// The root's member spans, scanned only when an error needs a position (a second pass over the
+// whole text otherwise).
+class RootSpans {
+ public:
+  RootSpans(std::string_view text, std::size_t root_begin) : text_(text), root_begin_(root_begin) {}
+  MemberSpan at(std::size_t k) {
+    if (!done_) {
+      if (!text_.empty()) spans_ = member_spans(text_, root_begin_);
+      done_ = true;
+    }
+    return k < spans_.size() ? spans_[k] : MemberSpan{};
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t root_begin_;
+  bool done_ = false;
+  std::vector<MemberSpan> spans_;
+};
+
+Status check_metadata(const Value& root, std::string_view text, RootSpans& spans, Header& out) {
   bool seen = false;
   for (std::size_t k = 0; k < root.members.size(); ++k) {
     const auto& [key, v] = root.members[k];
     if (key != "__metadata__") continue;
-    const MemberSpan span = k < spans.size() ? spans[k] : MemberSpan{};
-    if (seen) return deser("duplicate field `__metadata__`", text, skip_ws(text, span.key_end));
+    if (seen) return deser("duplicate field `__metadata__`", text, skip_ws(text, spans.at(k).key_end));
     seen = true;
     if (v.is_null()) continue;  // Option::None
-    if (v.kind != Kind::Object) return deser(invalid_type(v, "a map"), text, invalid_type_at(v, span));
+    if (v.kind != Kind::Object) return deser(invalid_type(v, "a map"), text, invalid_type_at(v, spans.at(k)));
     out.has_metadata = true;
-    const auto inner = text.empty() ? std::vector<MemberSpan>{} : member_spans(text, span.value_begin);
     std::map<std::string_view, std::size_t> index;
     for (std::size_t j = 0; j < v.members.size(); ++j) {
       const auto& [mk, mv] = v.members[j];
-      if (mv.kind != Kind::String)
+      if (mv.kind != Kind::String) {
+        const auto inner = text.empty() ? std::vector<MemberSpan>{} : member_spans(text, spans.at(k).value_begin);
         return deser(invalid_type(mv, "a string"), text, invalid_type_at(mv, j < inner.size() ? inner[j] : MemberSpan{}));
+      }
       auto [it, fresh] = index.try_emplace(mk, out.metadata.size());
       if (fresh) out.metadata.emplace_back(mk, mv.text);
       else out.metadata[it->second].second = mv.text;  // HashMap::insert: last value wins
@@ -322,19 +341,29 @@ Status map_header(const Value& root, std::string_view text, Header& out) {
     const std::size_t at = root.kind == Kind::Array ? root_begin : skip_value(text, root_begin);
     return deser(invalid_type(root, "struct HashMetadata"), text, at);
   }
-  const auto spans = text.empty() ? std::vector<MemberSpan>{} : member_spans(text, root_begin);
+  RootSpans spans(text, root_begin);
   W4A8_TRY(check_metadata(root, text, spans, out));
   // Buffered tensors are deserialized once serde_json has consumed the root's closing brace.
-  const std::size_t root_end = text.empty() ? 0 : skip_value(text, root_begin);
-  std::map<std::string_view, TensorInfo> tensors;  // name order; a repeated name keeps the last
+  auto root_end = [&] { return text.empty() ? std::size_t{0} : skip_value(text, root_begin); };
+  std::vector<std::pair<std::string_view, TensorInfo>> tensors;  // document order
+  tensors.reserve(root.members.size());
   for (const auto& [key, value] : root.members) {
     if (key == "__metadata__") continue;
     TensorInfo t;
-    if (Msg m = to_tensor(value, t); !m.empty()) return deser(m, text, root_end);
-    tensors.insert_or_assign(key, std::move(t));
+    if (Msg m = to_tensor(value, t); !m.empty()) return deser(m, text, root_end());
+    tensors.emplace_back(key, std::move(t));
   }
-  out.tensors.reserve(tensors.size());
-  for (auto& [name, info] : tensors) {
+  // Name order; a repeated name keeps the last (ties sort by document position).
+  std::vector<std::size_t> order(tensors.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const int c = tensors[a].first.compare(tensors[b].first);
+    return c != 0 ? c < 0 : a < b;
+  });
+  out.tensors.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    auto& [name, info] = tensors[order[i]];
+    if (i + 1 < order.size() && tensors[order[i + 1]].first == name) continue;  // a later duplicate wins
     info.name = std::string(name);
     out.tensors.push_back(std::move(info));
   }
