@@ -6,14 +6,7 @@
 
 #include <cstdint>
 
-// Spelled exactly as in src/gemm/numerics.hpp so that including both is a benign redefinition.
-#ifndef W4A8_HD
-#if defined(__CUDACC__)
-#define W4A8_HD __host__ __device__ inline
-#else
-#define W4A8_HD inline
-#endif
-#endif
+#include "core/hd.hpp"
 
 namespace w4a8::kern {
 

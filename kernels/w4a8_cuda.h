@@ -1,6 +1,10 @@
-/* Plain C ABI of the W4A8 CUDA kernels (asym_w4a8_int8 linear layer, see shared spec w4a8-gemm.md).
- * Every pointer in w4a8_problem is a DEVICE pointer; calls are asynchronous on `stream`.
- * Status codes are returned before any work when operands break the kernel contract. */
+/* Plain C ABI of W4A8 kernels (the asym_w4a8_int8 linear layer, docs/gemm.md): the problem
+ * struct and status codes of this project's CUDA kernels, and the plugin table through which
+ * w4a8check loads any kernel module with dlopen (its own CUDA module, or a user's library:
+ * `--impl cuda`, `--kernel PATH.so`, `audit`). For the CUDA entry points below every pointer in
+ * w4a8_problem is a DEVICE pointer and calls are asynchronous on `stream`; a plugin says where its
+ * pointers live (w4a8_kernel_plugin.memory). Status codes are returned before any work when
+ * operands break the kernel contract. */
 #ifndef W4A8_CUDA_H_
 #define W4A8_CUDA_H_
 
@@ -12,6 +16,10 @@ extern "C" {
 #endif
 
 typedef enum w4a8_dtype { W4A8_DTYPE_F32 = 0, W4A8_DTYPE_BF16 = 1, W4A8_DTYPE_F16 = 2 } w4a8_dtype;
+
+/* Storage of weight_s_rel: FP8 E4M3FN bytes (sglang and comfy-kitchen) or little-endian F32
+ * (comfy-kitchen >= 0.2.40). */
+typedef enum w4a8_scale_dtype { W4A8_SCALE_FP8_E4M3 = 0, W4A8_SCALE_F32 = 1 } w4a8_scale_dtype;
 
 typedef enum w4a8_status {
   W4A8_OK = 0,
@@ -48,6 +56,10 @@ typedef struct w4a8_problem {
   int32_t* acc;                /* [M, N] int32 accumulators */
   int32_t* nan_scale_flag;     /* set to 1 when an FP8 NaN scale byte (0x7F/0xFF) was decoded */
   int8_t* w_q;                 /* [N, K] the decoded int8 grid as the GEMM saw it; 16-byte aligned */
+  /* comfy-kitchen 0.2.40 storage variants (zero-initialized problems keep 0.1's meaning): */
+  int32_t bits;                /* code width: 0 or 4 (packed [N, K/2]), or 6 (a K/2-byte plane of the
+                                  low 4 bits, then a K/4-byte plane of the top 2 bits, per row) */
+  w4a8_scale_dtype s_rel_dtype;/* s_rel bytes: FP8 E4M3FN [N, K/G] or F32 [N, K/G] */
 } w4a8_problem;
 
 /* Device memory the call needs beyond the problem's buffers (x_q and x_scale when NULL there,
@@ -70,6 +82,47 @@ const char* w4a8_cuda_last_error(void);
 /* Number of CUDA devices, or -1 with the CUDA error code in *cuda_error when the query fails
  * (no driver, no device: cudaGetDeviceCount returns e.g. 35 or 100). */
 int w4a8_cuda_device_count(int* cuda_error);
+
+/* ---- Kernel plugins ------------------------------------------------------------------------------
+ * A kernel module (shared library) exports exactly one symbol, w4a8_kernel_plugin_v1, returning a
+ * table that lives as long as the module. The loader checks abi_version and struct_size, then calls
+ * only through the table. A HOST plugin gets host pointers in w4a8_problem and runs synchronously
+ * (stream is NULL); a CUDA_DEVICE plugin gets device pointers that the loader obtained through the
+ * plugin's own alloc/copy functions, so the loader itself never links a GPU runtime. */
+#define W4A8_KERNEL_ABI_VERSION 1u
+
+typedef enum w4a8_memory { W4A8_MEMORY_HOST = 0, W4A8_MEMORY_CUDA_DEVICE = 1 } w4a8_memory;
+
+/* Capability flags: what a plugin implements; the loader refuses other problems before calling it. */
+#define W4A8_CAP_INTEGER_PATH    (1ull << 0) /* no correction tensor */
+#define W4A8_CAP_CORRECTION_PATH (1ull << 1) /* weight_correction present (float GEMM) */
+#define W4A8_CAP_6BIT            (1ull << 2) /* bits == 6 */
+#define W4A8_CAP_F32_SCALES      (1ull << 3) /* s_rel_dtype == W4A8_SCALE_F32 */
+#define W4A8_CAP_EAGER_POLICY    (1ull << 4) /* act_policy == 1 */
+#define W4A8_CAP_INTERMEDIATES   (1ull << 5) /* fills x_q, x_scale, acc, w_q when given */
+
+typedef struct w4a8_kernel_plugin {
+  uint32_t abi_version;        /* W4A8_KERNEL_ABI_VERSION the module was built with */
+  uint32_t struct_size;        /* sizeof(w4a8_kernel_plugin) in the module's build */
+  const char* name;            /* e.g. "w4a8check-cuda" */
+  const char* version;         /* e.g. "0.2.0" */
+  w4a8_memory memory;          /* where the problem's pointers live */
+  uint64_t caps;               /* W4A8_CAP_* */
+  w4a8_status (*check_problem)(const w4a8_problem* p);
+  size_t (*workspace_size)(const w4a8_problem* p);
+  w4a8_status (*run)(const w4a8_problem* p, void* workspace, size_t workspace_bytes, void* stream);
+  const char* (*last_error)(void); /* text of this thread's last failure, "" when none */
+  /* CUDA_DEVICE plugins only (NULL in HOST plugins): */
+  int (*device_count)(int* error_code);
+  w4a8_status (*alloc)(void** ptr, size_t bytes); /* zero-filled */
+  void (*free)(void* ptr);
+  w4a8_status (*copy_to_device)(void* dst, const void* src, size_t bytes);
+  w4a8_status (*copy_to_host)(void* dst, const void* src, size_t bytes);
+  w4a8_status (*synchronize)(void* stream);
+} w4a8_kernel_plugin;
+
+typedef const w4a8_kernel_plugin* (*w4a8_kernel_plugin_fn)(void);
+#define W4A8_KERNEL_PLUGIN_SYMBOL "w4a8_kernel_plugin_v1"
 
 #ifdef __cplusplus
 }

@@ -9,11 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define W4A8_HD __host__ __device__ inline
-#else
-#define W4A8_HD inline
-#endif
+#include "core/hd.hpp"
+
 
 namespace w4a8::gemm {
 

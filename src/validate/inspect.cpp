@@ -106,6 +106,13 @@ Result<Report> inspect(std::span<const InputFile> files, const Options& opt) {
   return run(files.size(), load, opt);
 }
 
+Result<Report> inspect_parsed(std::span<const ParsedFile> files, const Options& opt) {
+  auto load = [&](std::size_t i) -> Result<detail::Source> {
+    return detail::Source{files[i].path, files[i].bytes, files[i].header};
+  };
+  return run(files.size(), load, opt);
+}
+
 Result<Report> inspect_paths(std::span<const std::string> paths, const Options& opt) {
   std::vector<st::File> opened;
   opened.reserve(paths.size());  // Sources point into it: no reallocation

@@ -8,13 +8,16 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "core/upstream.hpp"
 #include "json/value.hpp"
 #include "safetensors/dtype.hpp"
+#include "safetensors/reader.hpp"
 
 namespace w4a8::validate {
 
 struct Options {
   bool strict = false;  // add the kernel contract and data-level checks after upstream's
+  upstream::Sglang sglang = upstream::kLatestSglang;  // the release whose behaviour is predicted
 };
 
 // One checkpoint file: the path exactly as the caller gave it (it appears in messages) and its bytes.
@@ -43,6 +46,17 @@ struct Report {
 // @return Report, or the first error upstream raises (safetensors container errors, sglang.*,
 //         python.*, torch.*), or with opt.strict also strict.* errors.
 Result<Report> inspect(std::span<const InputFile> files, const Options& opt = {});
+
+// A file whose header the caller already parsed (st::parse or an equivalent in-memory model):
+// inspect() without re-parsing. bytes must be the whole file the header describes (marker tensors
+// and --strict data are read from it at header->data_start() + offsets).
+struct ParsedFile {
+  std::string_view path;
+  std::span<const std::uint8_t> bytes;
+  const st::Header* header = nullptr;
+};
+// @return as inspect(); container errors cannot occur (the caller parsed the headers).
+Result<Report> inspect_parsed(std::span<const ParsedFile> files, const Options& opt = {});
 
 // Opens (mmap) each path, then inspect(). Missing/unreadable files: IoOpenFailed / IoReadFailed.
 Result<Report> inspect_paths(std::span<const std::string> paths, const Options& opt = {});
