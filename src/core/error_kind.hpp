@@ -9,21 +9,26 @@
 namespace w4a8 {
 
 enum class ErrorKind : std::uint16_t {
-#define W4A8_ERROR(name, code, type, tmpl) name,
+#define W4A8_ERROR(name, code, exit, type, tmpl) name,
 #include "core/error_kinds.def"
 #undef W4A8_ERROR
   kCount
 };
 
+// What an error means for a command's exit status: the input was refused (1), or the command could
+// not do its job (usage, I/O, environment: 2).
+enum class ExitClass : std::uint8_t { Reject = 1, Usage = 2 };
+
 struct ErrorInfo {
   ErrorKind kind;
   std::string_view code;      // stable machine-readable code, e.g. "sglang.w4a8.rank"
+  ExitClass exit;
   std::string_view py_type;   // the Python exception type upstream raises ("ValueError", ...)
   std::string_view tmpl;      // message template with "{}" holes
 };
 
 inline constexpr ErrorInfo kErrorTable[] = {
-#define W4A8_ERROR(name, code, type, tmpl) {ErrorKind::name, code, type, tmpl},
+#define W4A8_ERROR(name, code, exit, type, tmpl) {ErrorKind::name, code, ExitClass::exit, type, tmpl},
 #include "core/error_kinds.def"
 #undef W4A8_ERROR
 };

@@ -18,6 +18,9 @@ namespace w4a8::validate {
 struct Options {
   bool strict = false;  // add the kernel contract and data-level checks after upstream's
   upstream::Sglang sglang = upstream::kLatestSglang;  // the release whose behaviour is predicted
+  // Non-empty: run section 4 and --strict on this prefix only (`w4a8check gemm` checks the layer it
+  // runs, not the whole checkpoint); sections 1-3 are unchanged.
+  std::string only_layer;
 };
 
 // One checkpoint file: the path exactly as the caller gave it (it appears in messages) and its bytes.
