@@ -105,10 +105,9 @@ std::string where(const std::string& file, std::size_t run) {
 
 upstream::ComfyKitchen profile_for_version(const std::string& version) {
   const auto want = version_parts(version);
-  upstream::ComfyKitchen best = upstream::ComfyKitchen(0);
   for (const auto& p : upstream::kComfyKitchenProfiles)
-    if (version_parts(std::string(p.version)) <= want) best = p.id;
-  return best;
+    if (want <= version_parts(std::string(p.version))) return p.id;
+  return upstream::kLatestComfyKitchen;
 }
 
 Status compare_case_file(const std::string& path, const CompareOptions& opt, Stats& s) {

@@ -60,8 +60,9 @@ struct CompareOptions {
   unsigned threads = 1;
 };
 
-// The newest profile whose version is not newer than `version` (dotted integers); the oldest
-// profile for older versions.
+// The profile that stands for a release: a row names the LAST release of its behaviour (the newest
+// row: the newest release checked), so this is the first row not older than `version` (dotted
+// integers), or the newest row for releases after it.
 upstream::ComfyKitchen profile_for_version(const std::string& version);
 
 // Adds one case file / operand-set file to s. @return Ok, or an I/O or format error (UsageError).
