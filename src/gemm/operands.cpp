@@ -200,6 +200,41 @@ Status validate_operands(const OperandDesc& d, upstream::ComfyKitchen ck) {
   return Ok{};
 }
 
+namespace {
+
+// "0.2.40" -> {0, 2, 40}; nullopt unless non-empty decimal parts separated by single dots.
+std::optional<std::vector<std::uint64_t>> release_parts(std::string_view v) {
+  std::vector<std::uint64_t> out;
+  std::uint64_t cur = 0;
+  bool digits = false;
+  for (char c : v) {
+    if (c >= '0' && c <= '9') {
+      if (cur > (UINT64_MAX - 9) / 10) return std::nullopt;
+      cur = cur * 10 + std::uint64_t(c - '0');
+      digits = true;
+    } else if (c == '.' && digits) {
+      out.push_back(cur);
+      cur = 0;
+      digits = false;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!digits) return std::nullopt;
+  out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+std::optional<upstream::ComfyKitchen> comfy_kitchen_for_release(std::string_view version) {
+  const auto want = release_parts(version);
+  if (!want) return std::nullopt;
+  for (const auto& p : upstream::kComfyKitchenProfiles)
+    if (*want <= *release_parts(p.version)) return p.id;
+  return upstream::kLatestComfyKitchen;
+}
+
 Status validate_call(const Layer& layer, const Activations& x, upstream::ComfyKitchen ck) {
   W4A8_TRY(validate_operands(describe(layer, x), ck));
   const std::uint64_t n = layer.N(), k = layer.K(), groups = k / std::uint64_t(layer.group_size);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
@@ -51,6 +52,12 @@ std::string shape_repr(const Shape& s);
 // (IndexError). Inputs of rank >= 1 are accepted as upstream's [..., K]: M = product of the leading
 // dimensions.
 Status validate_operands(const OperandDesc& d, upstream::ComfyKitchen ck = upstream::kLatestComfyKitchen);
+
+// The profile standing for a comfy-kitchen release: each row of comfy_kitchen_versions.def names the
+// LAST release of its behaviour (the newest row: the newest release checked), so this is the first
+// row not older than `version`, or the newest row for later releases ("0.2.36" -> 0.2.40,
+// "0.2.30" -> 0.2.35, "0.3.0" -> 0.2.40). @return nullopt unless version is dotted decimal integers.
+std::optional<upstream::ComfyKitchen> comfy_kitchen_for_release(std::string_view version);
 
 // validate_operands(describe(layer, x), ck), then the data vectors must hold what the shapes say
 // (UsageError otherwise: an internal inconsistency of the caller, not an upstream error).

@@ -17,14 +17,6 @@ namespace {
 
 Error bad(const std::string& what) { return make_error(ErrorKind::UsageError, {what}); }
 
-std::vector<int> version_parts(const std::string& v) {
-  std::vector<int> out;
-  std::stringstream ss(v);
-  std::string part;
-  while (std::getline(ss, part, '.')) out.push_back(std::atoi(part.c_str()));
-  return out;
-}
-
 const std::string* meta(const st::File& f, const std::string& key) { return f.header().meta(key); }
 
 Result<std::int64_t> meta_int(const st::File& f, const std::string& key) {
@@ -104,10 +96,7 @@ std::string where(const std::string& file, std::size_t run) {
 }  // namespace
 
 upstream::ComfyKitchen profile_for_version(const std::string& version) {
-  const auto want = version_parts(version);
-  for (const auto& p : upstream::kComfyKitchenProfiles)
-    if (want <= version_parts(std::string(p.version))) return p.id;
-  return upstream::kLatestComfyKitchen;
+  return comfy_kitchen_for_release(version).value_or(upstream::kLatestComfyKitchen);
 }
 
 Status compare_case_file(const std::string& path, const CompareOptions& opt, Stats& s) {

@@ -60,9 +60,7 @@ struct CompareOptions {
   unsigned threads = 1;
 };
 
-// The profile that stands for a release: a row names the LAST release of its behaviour (the newest
-// row: the newest release checked), so this is the first row not older than `version` (dotted
-// integers), or the newest row for releases after it.
+// comfy_kitchen_for_release (gemm/operands.hpp), the newest profile for malformed versions.
 upstream::ComfyKitchen profile_for_version(const std::string& version);
 
 // Adds one case file / operand-set file to s. @return Ok, or an I/O or format error (UsageError).

@@ -431,6 +431,19 @@ TEST(Operands040, HandDerivedCases) {
             "packed row width 24 does not match K=42535295865117307932921825928971026432 at 4 or 6 bits");
 }
 
+TEST(Operands, ReleaseToProfile) {
+  EXPECT_EQ(comfy_kitchen_for_release("0.2.30"), kV35);
+  EXPECT_EQ(comfy_kitchen_for_release("0.2.35"), kV35);
+  EXPECT_EQ(comfy_kitchen_for_release("0.2.36"), kV40);
+  EXPECT_EQ(comfy_kitchen_for_release("0.2.39"), kV40);
+  EXPECT_EQ(comfy_kitchen_for_release("0.2.40"), kV40);
+  EXPECT_EQ(comfy_kitchen_for_release("0.2.100"), kV40);
+  EXPECT_EQ(comfy_kitchen_for_release("1.0"), kV40);
+  EXPECT_EQ(comfy_kitchen_for_release("0.2"), kV35);
+  for (const char* bad : {"", "0..2", "0.2.", ".1", "0.2.40rc1", "v0.2.40", "99999999999999999999999"})
+    EXPECT_FALSE(comfy_kitchen_for_release(bad).has_value()) << bad;
+}
+
 TEST(Operands, HugeShapesAreRefusedNotAllocated) {
   OperandDesc d;
   d.weight = {st::Dtype::I8, {std::uint64_t(1) << 40, 8}};
