@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
 #include "core/upstream.hpp"
+#include "gemm/buffer.hpp"
 #include "gemm/layer.hpp"
 #include "gemm/numerics.hpp"
 
@@ -65,7 +67,7 @@ Result<GemmResult> gemm(Impl impl, const Layer& layer, const Activations& x, con
 class PreparedLayer {
  public:
   const Layer& layer() const { return layer_; }
-  const std::vector<std::int8_t>& w_q() const { return w_q_; }  // [N, K]
+  std::span<const std::int8_t> w_q() const { return w_q_.span(); }  // [N, K]
   std::uint64_t N() const { return n_; }
   std::uint64_t K() const { return k_; }
   int bits() const { return bits_; }
@@ -80,8 +82,8 @@ class PreparedLayer {
   std::uint64_t n_ = 0, k_ = 0;
   int bits_ = 4;
   upstream::ComfyKitchen ck_ = upstream::kLatestComfyKitchen;
-  std::vector<std::int8_t> w_q_;
-  std::vector<std::int8_t> panels_;  // integer path only (int_kernels.hpp layout)
+  Buffer<std::int8_t> w_q_;
+  Buffer<std::int8_t> panels_;  // integer path only (int_kernels.hpp layout)
   std::vector<std::int32_t> wsum_;
 };
 
@@ -103,8 +105,9 @@ std::string_view isa_name(Isa isa);
 // w_q [N, K] of a validated layer (pre: check_decodable() is Ok): the literal decode, element by
 // element (numerics.hpp unpack_code_bits, code_value_bits, scale_value, decode_weight_value).
 std::vector<std::int8_t> decode_weights(const Layer& layer);
-// The same grid through the fast path's tables, with threads.
+// The same grid through the fast path's tables, with threads (into out: N * K bytes).
 std::vector<std::int8_t> decode_weights_fast(const Layer& layer, unsigned threads);
+void decode_weights_fast(const Layer& layer, unsigned threads, std::int8_t* out);
 // Rotated (and, under Eager, dtype-rounded) row, its f32 scale, and x_q. pre: x.size() == k.
 void quantize_row(const float* x, std::int64_t k, std::int64_t r, ActPolicy p, FloatDtype act,
                   float* x_rot_scratch, std::int8_t* x_q, float* scale);

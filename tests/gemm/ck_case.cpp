@@ -156,7 +156,7 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
       auto lit = gemm_literal(l, x, gopt);
       auto pre = gemm_prepared(*prepared, x, gopt);
       if (!lit.ok() || !pre.ok() || !same_result(*lit, *res) || !same_result(*pre, *res) || lit->w_q != res->w_q ||
-          prepared->w_q() != res->w_q) {
+          !std::ranges::equal(prepared->w_q(), res->w_q)) {
         ++s.implementations_disagree;
         s.problems.push_back(where(path, std::size_t(run)) + ": literal / fast / prepared differ");
       }
@@ -298,6 +298,15 @@ Status compare_operand_file(const std::string& path, const CompareOptions& opt, 
     if (!layer.ok()) ours = layer.error();
     else ours = validate_operands(describe(*layer, in->dtype, in->shape), opt.profile);
     const std::string label = p + " [" + (defects ? *defects : "?") + "]";
+    const bool multi = defects && defects->find('+') != std::string::npos;
+    s.op_multi += multi;
+    const std::uint64_t agree_before = s.op_agree;
+    struct CountMulti {  // counts an agreement on a multi-defect set when the scope ends
+      Stats& s;
+      bool multi;
+      std::uint64_t before;
+      ~CountMulti() { s.op_multi_agree += multi && s.op_agree > before; }
+    } count_multi{s, multi, agree_before};
     auto own_kind = [](ErrorKind k) {
       return k == ErrorKind::OpDtype || k == ErrorKind::OpBiasShape || k == ErrorKind::OpTooLarge;
     };
@@ -397,10 +406,12 @@ std::string format_stats(const Stats& s, const CompareOptions& opt) {
            (s.dt[std::size_t(i)].worst_corr.empty() ? "" : ", correction path " + s.dt[std::size_t(i)].worst_corr) + "\n";
   std::snprintf(b, sizeof b,
                 "operand sets %llu: identical error/acceptance %llu, mismatches %llu; ours-only refusals %llu, upstream "
-                "fails later in torch (ours refuses earlier) %llu, upstream fails and ours runs %llu\n",
+                "fails later in torch (ours refuses earlier) %llu, upstream fails and ours runs %llu; sets with 2-4 "
+                "defects: %llu, identical %llu\n",
                 (unsigned long long)s.op_sets, (unsigned long long)s.op_agree, (unsigned long long)s.op_mismatch,
                 (unsigned long long)s.op_ours_only, (unsigned long long)s.op_torch_later,
-                (unsigned long long)s.op_ours_accepts);
+                (unsigned long long)s.op_ours_accepts, (unsigned long long)s.op_multi,
+                (unsigned long long)s.op_multi_agree);
   o += b;
   if (opt.all_impls) o += "literal / fast / prepared disagreements: " + std::to_string(s.implementations_disagree) + "\n";
   for (const auto& u : s.upstream_failures) o += "upstream failure (not compared): " + u + "\n";

@@ -48,6 +48,7 @@ struct Stats {
   std::array<DtypeStats, 2> dt;                  // [0] F32 activations, [1] BF16
   std::uint64_t op_sets = 0, op_agree = 0, op_ours_only = 0, op_torch_later = 0, op_ours_accepts = 0,
                 op_mismatch = 0;
+  std::uint64_t op_multi = 0, op_multi_agree = 0;  // sets with 2 or more defects at once
   std::uint64_t implementations_disagree = 0;    // literal / fast / prepared not bit-identical
   std::vector<std::string> upstream_failures;    // "file run r: RuntimeError: ..."
   std::vector<std::string> problems;             // every mismatch, one line each
