@@ -33,7 +33,8 @@ def ours(bench):
     rows = {}
     for b in json.loads(out)["benchmarks"]:
         name = b["name"]
-        ms = b["real_time"] * {"ms": 1.0, "s": 1000.0, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
+        unit = {"ms": 1.0, "s": 1000.0, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
+        ms = (b["real_time"] * unit, b["cpu_time"] * unit)  # one thread: its CPU time is the call's
         parts = name.split("/")
         if parts[0] == "BM_Prepare":
             rows["prepare"] = ms
@@ -50,10 +51,10 @@ def upstream_ms(m, reps):
     codebook = torch.linspace(-0.98, 0.98, 16)
     x = torch.randn(m, K, generator=gen)
     ck.w4a8_int8_linear(x, qdata, s_rel, s_channel, codebook, None, None, 16, 256, out_dtype=torch.float32)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(reps):
         ck.w4a8_int8_linear(x, qdata, s_rel, s_channel, codebook, None, None, 16, 256, out_dtype=torch.float32)
-    return (time.perf_counter() - t0) * 1000.0 / reps
+    return ((time.perf_counter() - t0) * 1000.0 / reps, (time.process_time() - c0) * 1000.0 / reps)
 
 
 def cpu_name():
@@ -76,16 +77,22 @@ def main():
     mine = ours(args.bench)
     theirs = {m: upstream_ms(m, args.reps) for m in MS}
     gops = lambda m, ms: 2.0 * m * N * K / (ms * 1e-3) * 1e-9
-    print(f"machine: {cpu_name()}, {os.cpu_count()} cores; one thread each; comfy-kitchen "
-          f"{importlib.metadata.version('comfy-kitchen')} eager on torch {torch.__version__}")
-    print(f"N = K = {N}, 4-bit codebook, FP8 scales, G = 16, R = 256, F32 activations; "
-          f"prepare_layer once: {mine.get('prepare', float('nan')):.0f} ms")
-    print(f"{'M':>4} | {'prepared ms':>11} {'GOPS/core':>9} | {'gemm_fast ms':>12} {'GOPS/core':>9} | "
-          f"{'comfy-kitchen ms':>16} {'GOPS/core':>9} | prepared speed-up")
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = float("nan")
+    print(f"machine: {cpu_name()}, {os.cpu_count()} cores, load average {load:.1f} at the start; one thread "
+          f"each; comfy-kitchen {importlib.metadata.version('comfy-kitchen')} eager on torch {torch.__version__}")
+    prep = mine.get("prepare", (float("nan"),) * 2)
+    print(f"N = K = {N}, 4-bit codebook, FP8 scales, G = 16, R = 256, F32 activations; prepare_layer once: "
+          f"{prep[0]:.0f} ms wall, {prep[1]:.0f} ms CPU")
+    print("time per call in ms, wall / CPU of the one thread; GOPS per core from CPU time")
+    print(f"{'M':>4} | {'prepared':>15} {'GOPS':>6} | {'gemm_fast':>15} {'GOPS':>6} | {'comfy-kitchen eager':>19} "
+          f"{'GOPS':>6} | prepared vs eager (CPU)")
     for m in MS:
         p, f, u = mine.get(("BM_Prepared", m)), mine.get(("BM_Gemm", m)), theirs[m]
-        print(f"{m:>4} | {p:11.2f} {gops(m, p):9.1f} | {f:12.1f} {gops(m, f):9.2f} | {u:16.1f} {gops(m, u):9.2f} | "
-              f"{u / p:8.0f}x")
+        print(f"{m:>4} | {p[0]:7.1f} / {p[1]:5.1f} {gops(m, p[1]):6.1f} | {f[0]:7.1f} / {f[1]:5.1f} {gops(m, f[1]):6.2f} | "
+              f"{u[0]:9.1f} / {u[1]:7.1f} {gops(m, u[1]):6.2f} | {u[1] / p[1]:6.0f}x")
 
 
 if __name__ == "__main__":
