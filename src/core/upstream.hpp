@@ -41,8 +41,14 @@ inline constexpr Sglang kLatestSglang = static_cast<Sglang>(kSglangCount - 1);
 
 constexpr const SglangProfile& profile(Sglang v) { return kSglangProfiles[static_cast<std::size_t>(v)]; }
 
+// How comfy-kitchen's validate_w4a8_operands reads a packed W4A8 weight.
+enum class CkOperands : std::uint8_t {
+  PackedK,     // K = 2 * weight.shape[1] (4-bit only); one combined K/G/R contract message
+  ScaleGridK,  // K = s_rel.shape[1] * G; 4 or 6 bits from the row width; separate checks and messages
+};
+
 enum class ComfyKitchen : std::uint8_t {
-#define W4A8_COMFY_KITCHEN(name, version, note) name,
+#define W4A8_COMFY_KITCHEN(name, version, operands, note) name,
 #include "core/comfy_kitchen_versions.def"
 #undef W4A8_COMFY_KITCHEN
   kCount
@@ -51,11 +57,12 @@ enum class ComfyKitchen : std::uint8_t {
 struct ComfyKitchenProfile {
   ComfyKitchen id;
   std::string_view version;
+  CkOperands operands;
   std::string_view note;
 };
 
 inline constexpr ComfyKitchenProfile kComfyKitchenProfiles[] = {
-#define W4A8_COMFY_KITCHEN(name, version, note) {ComfyKitchen::name, version, note},
+#define W4A8_COMFY_KITCHEN(name, version, operands, note) {ComfyKitchen::name, version, CkOperands::operands, note},
 #include "core/comfy_kitchen_versions.def"
 #undef W4A8_COMFY_KITCHEN
 };

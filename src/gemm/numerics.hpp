@@ -213,4 +213,57 @@ W4A8_HD float finish_output(float v, FloatDtype out, const float* bias_n) {
   return o;
 }
 
+
+// ---- comfy-kitchen >= 0.2.36 storage: 6-bit codes and F32 group scales ----------------------------
+// A packed row of K codes is K*bits/8 bytes. 4 bits: the nibble plane only (unpack_code). 6 bits:
+// the same K/2-byte plane of each code's low 4 bits, then a K/4-byte plane of the top 2 bits
+// (column j: byte K/2 + j/4, bits 2*(j%4)). 6-bit codes are uniform only: v = c - 32.
+
+// Storage dtype of weight_s_rel: FP8 E4M3FN bytes, or little-endian float32.
+enum class ScaleDtype : std::uint8_t { Fp8E4M3, F32 };
+
+W4A8_HD constexpr std::uint64_t packed_row_bytes(std::uint64_t k, int bits) {
+  return bits == 6 ? k / 2 + k / 4 : k / 2;
+}
+W4A8_HD constexpr std::uint64_t scale_bytes(ScaleDtype d) { return d == ScaleDtype::F32 ? 4 : 1; }
+
+// Code of element j of a packed row of k codes. pre: bits is 4 or 6; j < k; k % 4 == 0 at 6 bits.
+W4A8_HD std::uint8_t unpack_code_bits(const std::uint8_t* row, std::uint64_t k, std::uint64_t j, int bits) {
+  std::uint8_t c = unpack_code(row, j);
+  if (bits == 6) c = std::uint8_t(c | (((row[k / 2 + j / 4] >> (2 * (j % 4))) & 3u) << 4));
+  return c;
+}
+// Stores code (< 2^bits) at element j; the inverse of unpack_code_bits on that element.
+W4A8_HD void pack_code_bits(std::uint8_t* row, std::uint64_t k, std::uint64_t j, int bits, std::uint8_t code) {
+  std::uint8_t& lo = row[j / 2];
+  lo = (j & 1) ? std::uint8_t((lo & 0x0F) | ((code & 0xF) << 4)) : std::uint8_t((lo & 0xF0) | (code & 0xF));
+  if (bits == 6) {
+    std::uint8_t& hi = row[k / 2 + j / 4];
+    const unsigned sh = unsigned(2 * (j % 4));
+    hi = std::uint8_t((hi & ~(3u << sh)) | (((code >> 4) & 3u) << sh));
+  }
+}
+// Value of a code: codebook[c] (4 bits only), else the uniform c - 2^(bits-1).
+W4A8_HD float code_value_bits(std::uint8_t code, const float* codebook, int bits) {
+  if (bits == 6) return float(int(code & 0x3F) - 32);
+  return code_value(code, codebook);
+}
+// Group scale q of a row of scales, as float32 (FP8 decoded exactly, F32 read as stored).
+W4A8_HD float scale_value(const std::uint8_t* s_rel_row, std::uint64_t q, ScaleDtype d) {
+  if (d == ScaleDtype::F32) {
+    float f;
+    std::memcpy(&f, s_rel_row + 4 * q, 4);
+    return f;
+  }
+  return fp8_e4m3fn_to_f32(s_rel_row[q]);
+}
+// w_q = clamp(rne(f32(v * s)), -127, 127): the decode of every width and scale dtype (upstream
+// multiplies the float32 code value by s_rel.float()). Same bits as decode_weight for FP8 scales.
+// pre: v * s is not NaN (decode_value_is_nan; callers report those).
+W4A8_HD std::int8_t decode_weight_value(float v, float s) { return std::int8_t(rne_clamp(v * s, -127, 127)); }
+W4A8_HD bool decode_value_is_nan(float v, float s) {
+  const float p = v * s;
+  return p != p;
+}
+
 }  // namespace w4a8::gemm

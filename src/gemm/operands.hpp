@@ -1,13 +1,16 @@
 // Operand validation shared by every W4A8 GEMM entry point (the reference here, CUDA in kernels/):
-// the spec's "Operand validation" list, in upstream's order, before any work.
+// comfy-kitchen's validate_w4a8_operands of the selected release, in its order and words, then the
+// input check, then ours; before any work.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
+#include "core/upstream.hpp"
 #include "gemm/layer.hpp"
 #include "safetensors/dtype.hpp"
 
@@ -36,21 +39,32 @@ OperandDesc describe(const Layer& layer, st::Dtype input_dtype, const Shape& inp
 // Python's repr of a shape tuple: "()", "(3,)", "(3, 4)".
 std::string shape_repr(const Shape& s);
 
-// Upstream's checks, then ours, first failure wins:
-// @return Ok, or (in this order) OpPackedWeight, OpContract, OpSRelShape, OpSChannelShape,
-//         OpCorrectionShape, OpCodebookShape, OpInputK, OpHadamardSize, then ours: OpDtype (s_rel
-//         F8_E4M3, s_channel/codebook/correction F32, input and bias F32/BF16/F16), OpBiasShape,
-//         OpTooLarge. UsageError where upstream raises a non-ValueError Python error the table has no
-//         type for: convrot_groupsize 0 (ZeroDivisionError) and a 0-d input (IndexError).
-// Inputs of rank >= 1 are accepted as upstream's [..., K]: M = product of the leading dimensions.
-Status validate_operands(const OperandDesc& d);
+// Upstream's checks (as release `ck` does them), then ours, first failure wins:
+// @return Ok, or in this order
+//   ScaleGridK (0.2.40): OpPackedWeight, OpSRelRank, OpGroupSize, OpRowWidth, OpSixBitLayout,
+//     OpSixBitUniform, OpKDivisible, OpSRelShape, OpSChannelShape, OpCorrectionShape,
+//     OpCodebookShape, OpInputK, OpHadamardSize;
+//   PackedK (0.2.35): OpPackedWeight, OpContract, OpSRelShape, OpSChannelShape, OpCorrectionShape,
+//     OpCodebookShape, OpInputK, OpHadamardSize;
+// then ours: OpDtype (s_rel F8_E4M3 or F32, s_channel/codebook/correction F32, input and bias
+// F32/BF16/F16), OpBiasShape, OpTooLarge. UsageError where upstream raises a non-ValueError Python
+// error the table has no type for: convrot_groupsize 0 (ZeroDivisionError) and a 0-d input
+// (IndexError). Inputs of rank >= 1 are accepted as upstream's [..., K]: M = product of the leading
+// dimensions.
+Status validate_operands(const OperandDesc& d, upstream::ComfyKitchen ck = upstream::kLatestComfyKitchen);
 
-// validate_operands(describe(layer, x)), then the data vectors must hold what the shapes say
+// The profile standing for a comfy-kitchen release: each row of comfy_kitchen_versions.def names the
+// LAST release of its behaviour (the newest row: the newest release checked), so this is the first
+// row not older than `version`, or the newest row for later releases ("0.2.36" -> 0.2.40,
+// "0.2.30" -> 0.2.35, "0.3.0" -> 0.2.40). @return nullopt unless version is dotted decimal integers.
+std::optional<upstream::ComfyKitchen> comfy_kitchen_for_release(std::string_view version);
+
+// validate_operands(describe(layer, x), ck), then the data vectors must hold what the shapes say
 // (UsageError otherwise: an internal inconsistency of the caller, not an upstream error).
-Status validate_call(const Layer& layer, const Activations& x);
+Status validate_call(const Layer& layer, const Activations& x, upstream::ComfyKitchen ck = upstream::kLatestComfyKitchen);
 
-// The first weight element whose decode is NaN (NaN s_rel byte or NaN codebook entry): reported,
-// never guessed. pre: validate_call() accepted the layer.
+// The first weight element whose decode is NaN (a NaN scale, a NaN codebook entry, inf * 0 between a
+// scale and a code value): reported, never guessed. pre: validate_call() accepted the layer.
 // @return Ok or OpNanWeight.
 Status check_decodable(const Layer& layer);
 

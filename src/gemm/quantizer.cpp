@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "gemm/operands.hpp"
 #include "gemm/reference.hpp"
@@ -9,97 +10,268 @@
 namespace w4a8::gemm {
 namespace {
 
-// Nearest index in a sorted table; ties resolve to the lower index (upstream's searchsorted pair).
-template <class T>
-int nearest(const T* levels, int count, double v) {
-  int pos = int(std::lower_bound(levels, levels + count, v, [](T a, double b) { return double(a) < b; }) - levels);
+constexpr int kSixBitLevels = 31;               // 6-bit levels -31..31 (codes 1..63)
+constexpr float kScaleSearchF32Step = 0.03f;    // F32-scale neighbours: +-3%
+constexpr std::uint8_t kFp8MaxFinite = 0x7E;
+constexpr std::uint64_t kCodebookSampleElems = std::uint64_t(1) << 22;  // rows sampled to pick a table
+constexpr std::uint64_t kKurtosisSample = std::uint64_t(1) << 19;
+constexpr std::uint64_t kFitSample = 300000;
+constexpr double kKurtosisGate = -0.1;          // excess kurtosis above this: fit a table
+constexpr int kAlsIters = 2;
+
+// Nearest index in a sorted table, distances in float32 as upstream's; ties resolve to the lower
+// index (upstream's searchsorted-and-compare).
+int nearest(const float* levels, int count, float v) {
+  const int pos = int(std::lower_bound(levels, levels + count, v) - levels);
   const int lo = std::clamp(pos - 1, 0, count - 1), hi = std::clamp(pos, 0, count - 1);
-  const double dlo = std::fabs(v - double(levels[lo])), dhi = std::fabs(v - double(levels[hi]));
+  const float dlo = std::fabs(v - levels[lo]), dhi = std::fabs(v - levels[hi]);
   return dhi < dlo ? hi : lo;
+}
+
+std::string shape2(std::uint64_t n, std::uint64_t k) { return shape_repr(Shape{n, k}); }
+
+Status check_shape(std::uint64_t n, std::uint64_t k, const QuantizeOptions& o) {
+  const std::int64_t g = o.group_size, r = o.convrot_groupsize;
+  auto bad = [&](const std::string& why) { return make_error(ErrorKind::QuantShape, {shape2(n, k), why}); };
+  if (o.bits != 4 && o.bits != 6) return make_error(ErrorKind::QuantBits, {std::to_string(o.bits)});
+  if (n == 0) return bad("N is 0 (no output rows)");
+  if (k == 0) return bad("K is 0 (no input columns)");
+  if (o.bits == 6 && (k % 32 != 0 || g < 16 || g % 16 != 0))
+    return make_error(ErrorKind::OpSixBitLayout, {std::to_string(k), std::to_string(g)});
+  if (g < 4 || (16 % g != 0 && g % 16 != 0))
+    return bad("group_size=" + std::to_string(g) + " must be >=4 and divide 16 or be a multiple of 16");
+  if (k % 16 != 0) return bad("K=" + std::to_string(k) + " is not divisible by 16");
+  if (k % std::uint64_t(g) != 0) return bad("K=" + std::to_string(k) + " is not divisible by group_size=" + std::to_string(g));
+  if (!is_power_of_4(r)) return bad("convrot_groupsize=" + std::to_string(r) + " is not a power of 4 >= 4");
+  if (k % std::uint64_t(r) != 0)
+    return bad("K=" + std::to_string(k) + " is not divisible by convrot_groupsize=" + std::to_string(r));
+  if (n > kMaxElements / k)
+    return make_error(ErrorKind::OpTooLarge, {"weight", std::to_string(double(n) * double(k)), std::to_string(kMaxElements)});
+  return Ok{};
+}
+
+// Every `stride`-th of `count` indices so that at most `limit` remain (upstream samples at random
+// with torch's generator, which this project cannot reproduce; an even stride is deterministic).
+std::vector<float> strided(const std::vector<float>& v, std::uint64_t limit) {
+  if (v.size() <= limit) return v;
+  std::vector<float> out(limit);
+  for (std::uint64_t i = 0; i < limit; ++i) out[i] = v[std::size_t(i * v.size() / limit)];
+  return out;
+}
+
+// Lloyd-Max fit of 16 levels: quantile initialisation (linear interpolation), 25 iterations.
+std::array<float, 16> fit_codebook(std::vector<float> samples) {
+  samples = strided(samples, kFitSample);
+  std::vector<float> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  std::array<float, 16> cb{};
+  const double last = double(sorted.size() - 1);
+  for (int i = 0; i < 16; ++i) {
+    const double pos = last * double(i) / 15.0;
+    const std::size_t lo = std::size_t(std::floor(pos)), hi = std::min(lo + 1, sorted.size() - 1);
+    cb[std::size_t(i)] = float(sorted[lo] + (double(sorted[hi]) - sorted[lo]) * (pos - double(lo)));
+  }
+  for (int it = 0; it < 25; ++it) {
+    std::array<double, 16> sum{};
+    std::array<std::uint64_t, 16> cnt{};
+    for (float s : samples) {
+      int best = 0;
+      float bd = std::fabs(s - cb[0]);
+      for (int c = 1; c < 16; ++c) {
+        const float d = std::fabs(s - cb[std::size_t(c)]);
+        if (d < bd) bd = d, best = c;  // argmin: the first minimum
+      }
+      sum[std::size_t(best)] += s;
+      ++cnt[std::size_t(best)];
+    }
+    for (int c = 0; c < 16; ++c)
+      if (cnt[std::size_t(c)]) cb[std::size_t(c)] = float(sum[std::size_t(c)] / double(cnt[std::size_t(c)]));
+  }
+  return cb;
+}
+
+// Upstream's choice of one table for the whole tensor: the fixed table unless the rotated,
+// group-normalized weights of a row sample are heavy-tailed (excess kurtosis > -0.1).
+std::array<float, 16> choose_codebook(std::span<const float> w, std::uint64_t n, std::uint64_t k, std::int64_t g,
+                                      std::int64_t r) {
+  const std::uint64_t max_rows = std::max<std::uint64_t>(1, kCodebookSampleElems / k);
+  std::vector<std::uint64_t> rows;
+  if (n > max_rows) {
+    for (std::uint64_t i = 0; i < max_rows; ++i)
+      rows.push_back(max_rows == 1 ? 0 : std::uint64_t(double(i) * double(n - 1) / double(max_rows - 1)));
+  } else {
+    for (std::uint64_t i = 0; i < n; ++i) rows.push_back(i);
+  }
+  std::vector<float> normalized;
+  normalized.reserve(rows.size() * k);
+  std::vector<float> row(k);
+  for (std::uint64_t i : rows) {
+    std::copy(w.begin() + long(i * k), w.begin() + long((i + 1) * k), row.begin());
+    convrot_row(row.data(), std::int64_t(k), r);
+    for (std::uint64_t q = 0; q < k; q += std::uint64_t(g)) {
+      float amax = 0;
+      for (std::uint64_t t = 0; t < std::uint64_t(g); ++t) amax = std::max(amax, std::fabs(row[q + t]));
+      const float s = std::max(amax, 1e-8f);
+      for (std::uint64_t t = 0; t < std::uint64_t(g); ++t) normalized.push_back(row[q + t] / s);
+    }
+  }
+  const std::vector<float> x = strided(normalized, kKurtosisSample);
+  double mean = 0;
+  for (float v : x) mean += v;
+  mean /= double(x.size());
+  double var = 0;
+  for (float v : x) var += (v - mean) * (v - mean);
+  const double sd = x.size() > 1 ? std::sqrt(var / double(x.size() - 1)) : 0.0;  // torch.std: unbiased
+  double m4 = 0;
+  for (float v : x) {
+    const double z = (v - mean) / (sd + 1e-9);
+    m4 += z * z * z * z;
+  }
+  const double excess = m4 / double(x.size()) - 3.0;
+  if (excess <= kKurtosisGate) return kFixedCodebook;
+  return fit_codebook(std::move(normalized));
+}
+
+// Decoded int8 levels of a level table under scale s (sorted when the table is).
+void grid_levels(const float* table, int count, float s, float* out) {
+  for (int l = 0; l < count; ++l) out[l] = float(decode_weight_value(table[l], s));
+}
+
+// Grid assignment of one group: nearest decoded level to w / s_channel; returns the squared error.
+double assign_grid(const float* w, std::uint64_t g, float s_channel, const float* levels, int count, int* idx) {
+  double err = 0;
+  for (std::uint64_t t = 0; t < g; ++t) {
+    const float target = w[t] / s_channel;
+    idx[t] = nearest(levels, count, target);
+    const double d = double(levels[idx[t]]) - double(target);
+    err += d * d;
+  }
+  return err;
 }
 
 }  // namespace
 
 Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, std::uint64_t k,
                                const QuantizeOptions& opt) {
-  // Validate through the shared operand rules (same messages as upstream's weight-shape check).
-  {
-    OperandDesc d;
-    d.weight = {st::Dtype::I8, {n, k / 2}};
-    d.s_rel = {st::Dtype::F8_E4M3, {n, opt.group_size >= 4 ? k / std::uint64_t(opt.group_size) : 0}};
-    d.s_channel = {st::Dtype::F32, {n}};
-    d.input = {st::Dtype::F32, {1, k}};
-    d.group_size = opt.group_size;
-    d.convrot_groupsize = opt.convrot_groupsize;
-    if (k % 2 != 0)
-      return make_error(ErrorKind::OpContract, {std::to_string(k), std::to_string(opt.group_size),
-                                                std::to_string(opt.convrot_groupsize)});
-    W4A8_TRY(validate_operands(d));
-  }
+  W4A8_TRY(check_shape(n, k, opt));
   if (weights.size() != n * k) return make_error(ErrorKind::UsageError, {"weights do not hold n * k values"});
   for (float v : weights)
     if (!std::isfinite(v)) return make_error(ErrorKind::UsageError, {"weights must be finite to quantize"});
+  const int bits = opt.bits;
+  const bool codebook = bits == 4 && opt.codebook;
   const std::uint64_t g = std::uint64_t(opt.group_size), groups = k / g;
-  Layer l = make_zero_layer(n, k, opt.group_size, opt.convrot_groupsize);
-  if (opt.codebook) {
+  Layer l = make_zero_layer(n, k, opt.group_size, opt.convrot_groupsize, bits, opt.scale_dtype);
+  // The level table the ALS loop and the grid assignment work on (none for 4-bit uniform).
+  std::vector<float> table;
+  if (codebook) {
+    const auto cb = choose_codebook(weights, n, k, opt.group_size, opt.convrot_groupsize);
     l.codebook_shape = Shape{16};
-    l.codebook.assign(kFixedCodebook.begin(), kFixedCodebook.end());
+    l.codebook.assign(cb.begin(), cb.end());
+    table = l.codebook;
+  } else if (bits == 6) {
+    for (int v = -kSixBitLevels; v <= kSixBitLevels; ++v) table.push_back(float(v));
   }
-  const float* cb = kFixedCodebook.data();
-  std::vector<float> row(k), gscale(groups);
-  std::vector<int> code(k);
-  std::vector<float> shifted(k);
+  const int count = int(table.size());
+  auto assign_levels = [&](const float* w, float s, int* idx) {
+    for (std::uint64_t t = 0; t < g; ++t) {
+      const float v = w[t] / s;
+      idx[t] = bits == 6 ? int(std::clamp(std::nearbyint(v), -31.0f, 31.0f)) + kSixBitLevels
+                         : nearest(table.data(), count, v);
+    }
+  };
+  const std::uint64_t row_bytes = l.row_bytes();
+  std::vector<float> row(k), gscale(groups), shifted(k);
+  std::vector<int> idx(k), cand_idx(g);
+  std::vector<float> levels(std::size_t(std::max(count, 1))), cand_levels(levels.size());
   for (std::uint64_t i = 0; i < n; ++i) {
     std::copy(weights.begin() + long(i * k), weights.begin() + long((i + 1) * k), row.begin());
     convrot_row(row.data(), std::int64_t(k), opt.convrot_groupsize);
     for (std::uint64_t q = 0; q < groups; ++q) {
       const float* w = &row[q * g];
+      int* id = &idx[q * g];
       float amax = 0;
       for (std::uint64_t t = 0; t < g; ++t) amax = std::max(amax, std::fabs(w[t]));
-      if (opt.codebook) {
-        float s = std::max(amax, 1e-8f);
-        for (std::uint64_t t = 0; t < g; ++t) code[q * g + t] = nearest(cb, 16, double(w[t] / s));
-        for (int it = 0; it < 2; ++it) {  // ALS: least-squares scale for the chosen levels, reassign
-          double num = 0, den = 0;
-          for (std::uint64_t t = 0; t < g; ++t) {
-            const double c = cb[code[q * g + t]];
-            num += double(w[t]) * c;
-            den += c * c;
-          }
-          s = std::max(float(num / std::max(den, 1e-8)), 1e-8f);
-          for (std::uint64_t t = 0; t < g; ++t) code[q * g + t] = nearest(cb, 16, double(w[t] / s));
-        }
-        gscale[q] = s;
-        for (std::uint64_t t = 0; t < g; ++t) shifted[q * g + t] = cb[code[q * g + t]] * s;
-      } else {
+      if (count == 0) {  // 4-bit uniform: absmax / 7, codes c - 8
         const float s = std::max(amax / 7.0f, 1e-8f);
         gscale[q] = s;
         for (std::uint64_t t = 0; t < g; ++t) {
-          const int v = std::clamp(int(std::nearbyint(w[t] / s)), -8, 7);
-          code[q * g + t] = v + 8;
+          const int v = int(std::clamp(std::nearbyint(w[t] / s), -8.0f, 7.0f));
+          id[t] = v + 8;
           shifted[q * g + t] = float(v) * s;
         }
+        continue;
       }
+      float s = std::max(bits == 6 ? amax / float(kSixBitLevels) : amax, 1e-8f);
+      assign_levels(w, s, id);
+      for (int it = 0; it < kAlsIters; ++it) {  // least-squares scale for the chosen levels, reassign
+        double num = 0, den = 0;
+        for (std::uint64_t t = 0; t < g; ++t) {
+          const double c = table[std::size_t(id[t])];
+          num += double(w[t]) * c;
+          den += c * c;
+        }
+        s = std::max(float(num / std::max(den, 1e-8)), 1e-8f);
+        assign_levels(w, s, id);
+      }
+      gscale[q] = s;
+      for (std::uint64_t t = 0; t < g; ++t) shifted[q * g + t] = table[std::size_t(id[t])] * s;
     }
     float smax = 0;
     for (float v : shifted) smax = std::max(smax, std::fabs(v));
     const float s_channel = std::max(smax / 127.0f, 1e-8f);
     l.s_channel[i] = s_channel;
+    std::uint8_t* s_rel_row = l.s_rel.data() + i * groups * scale_bytes(opt.scale_dtype);
     for (std::uint64_t q = 0; q < groups; ++q) {
-      // Saturate to 448 (the largest finite FP8) rather than store NaN.
-      const float ratio = std::min(gscale[q] / s_channel, 448.0f);
-      const std::uint8_t b = f32_to_fp8_e4m3fn_rne(ratio);
-      l.s_rel[i * groups + q] = b;
-      if (opt.codebook) {
-        // Re-assign on the decoded int8 grid the GEMM will actually use.
-        std::array<std::int8_t, 16> levels;
-        for (int c = 0; c < 16; ++c) levels[std::size_t(c)] = decode_weight(std::uint8_t(c), b, cb);
-        for (std::uint64_t t = 0; t < g; ++t)
-          code[q * g + t] = nearest(levels.data(), 16, double(row[q * g + t] / s_channel));
+      const float ratio = gscale[q] / s_channel;
+      float stored;
+      std::uint8_t byte = 0;
+      if (opt.scale_dtype == ScaleDtype::Fp8E4M3) {
+        byte = f32_to_fp8_e4m3fn_rne(std::min(ratio, 448.0f));  // saturate rather than store NaN
+        stored = fp8_e4m3fn_to_f32(byte);
+      } else {
+        stored = ratio;
       }
+      if (count > 0) {
+        const float* w = &row[q * g];
+        int* id = &idx[q * g];
+        grid_levels(table.data(), count, stored, levels.data());
+        double best = assign_grid(w, g, s_channel, levels.data(), count, id);
+        if (bits == 6) {
+          // Scale search: the stored scale's two neighbours in its dtype; keep a strictly better fit.
+          float cands[2];
+          std::uint8_t cand_bytes[2] = {0, 0};
+          int nc = 0;
+          if (opt.scale_dtype == ScaleDtype::Fp8E4M3) {
+            auto add = [&](int b) {
+              cand_bytes[nc] = std::uint8_t(b);
+              cands[nc] = fp8_e4m3fn_to_f32(cand_bytes[nc]);
+              ++nc;
+            };
+            if (byte >= 1) add(std::max(byte - 1, 1));  // byte 0's lower neighbour is NaN upstream: never better
+            add(std::min<int>(byte + 1, kFp8MaxFinite));
+          } else {
+            cands[nc++] = stored * (1.0f - kScaleSearchF32Step);
+            cands[nc++] = stored * (1.0f + kScaleSearchF32Step);
+          }
+          for (int c = 0; c < nc; ++c) {
+            grid_levels(table.data(), count, cands[c], cand_levels.data());
+            const double err = assign_grid(w, g, s_channel, cand_levels.data(), count, cand_idx.data());
+            if (err < best) {
+              best = err;
+              stored = cands[c];
+              byte = cand_bytes[c];
+              std::copy(cand_idx.begin(), cand_idx.end(), id);
+            }
+          }
+          for (std::uint64_t t = 0; t < g; ++t) id[t] += 1;  // level index 0..62 -> code 1..63
+        }
+      }
+      if (opt.scale_dtype == ScaleDtype::Fp8E4M3) s_rel_row[q] = byte;
+      else std::memcpy(s_rel_row + 4 * q, &stored, 4);
     }
-    for (std::uint64_t j = 0; j < k; j += 2)
-      l.weight[i * (k / 2) + j / 2] = std::uint8_t((code[j] & 0xF) | ((code[j + 1] & 0xF) << 4));
+    std::uint8_t* packed = l.weight.data() + i * row_bytes;
+    std::fill(packed, packed + row_bytes, std::uint8_t(0));
+    for (std::uint64_t j = 0; j < k; ++j) pack_code_bits(packed, k, j, bits, std::uint8_t(idx[j]));
   }
   return l;
 }

@@ -1,7 +1,10 @@
 // Quantizer: float weights [N, K] -> the stored asym_w4a8_int8 tensors, following comfy-kitchen's
-// symmetric recipe (w4a8-gemm.md; upstream quantize_w4a8_int8_weight): ConvRot, per-group scales
-// (absmax, then 2 ALS refinements with the codebook), FP8 s_rel = group / channel scale, channel
-// scale = absmax of the shifted row / 127, codes re-assigned on the decoded int8 grid.
+// symmetric quantize_w4a8_int8_weight as its 0.2.40 wheel implements it (docs/gemm.md "Quantizer"):
+// ConvRot; per-group scales (4-bit codebook: absmax then 2 ALS refinements on the codebook's levels;
+// 6-bit: absmax / 31 then 2 ALS refinements on the integer levels -31..31; 4-bit uniform: absmax / 7);
+// channel scale = absmax of the dequantized row / 127; s_rel = group / channel scale, stored as FP8
+// or F32; codes re-assigned on the decoded int8 grid (6-bit: after trying the stored scale's two
+// neighbours and keeping the one whose grid fits the group best).
 #pragma once
 
 #include <array>
@@ -21,10 +24,16 @@ inline constexpr std::array<float, 16> kFixedCodebook = {
 struct QuantizeOptions {
   std::int64_t group_size = 16;
   std::int64_t convrot_groupsize = 256;
-  bool codebook = true;  // fixed 16-level codebook; false: uniform codes c - 8
+  int bits = 4;                             // 4 or 6 (6: uniform only, G % 16 == 0, K % 32 == 0)
+  ScaleDtype scale_dtype = ScaleDtype::Fp8E4M3;  // storage of weight_s_rel
+  // 4 bits: a 16-level codebook (the fixed table, or a Lloyd-Max fit when the rotated, group-normalized
+  // weights are heavy-tailed, as upstream decides); false: uniform codes c - 8. Ignored at 6 bits
+  // (upstream forces uniform there).
+  bool codebook = true;
 };
 
-// @return the layer (no correction, no bias), or OpContract / OpHadamardSize for an illegal K, G, R,
+// @return the layer (no correction, no bias), or QuantBits, QuantShape (N or K is 0; G's shape;
+//         K % 16, K % G, K % R; R not a power of 4: the message names the rule), OpSixBitLayout,
 //         OpTooLarge, or UsageError when weights.size() != n * k or a weight is not finite.
 Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, std::uint64_t k,
                                const QuantizeOptions& opt = {});

@@ -9,11 +9,16 @@ namespace w4a8::gemm {
 
 std::vector<std::int8_t> decode_weights(const Layer& layer) {
   const std::uint64_t n = layer.N(), k = layer.K(), g = std::uint64_t(layer.group_size);
+  const int bits = layer.bits();
   const float* cb = layer.has_codebook() ? layer.codebook.data() : nullptr;
   std::vector<std::int8_t> w(n * k);
-  for (std::uint64_t i = 0; i < n; ++i)
-    for (std::uint64_t j = 0; j < k; ++j)
-      w[i * k + j] = decode_weight(unpack_code(layer.weight.data() + (i * (k / 2)), j), layer.s_rel[i * (k / g) + j / g], cb);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint8_t* row = layer.weight.data() + (i * layer.row_bytes());
+    for (std::uint64_t j = 0; j < k; ++j) {
+      const float v = code_value_bits(unpack_code_bits(row, k, j, bits), cb, bits);
+      w[i * k + j] = decode_weight_value(v, layer.s_rel_at(i, j / g));
+    }
+  }
   return w;
 }
 
@@ -75,12 +80,14 @@ void correction_path(const Layer& layer, const Activations& x, const GemmOptions
 }  // namespace
 
 Result<GemmResult> gemm_literal(const Layer& layer, const Activations& x, const GemmOptions& opt) {
-  W4A8_TRY(validate_call(layer, x));
+  W4A8_TRY(validate_call(layer, x, opt.comfy_kitchen));
   W4A8_TRY(check_decodable(layer));
   GemmResult res;
   res.policy = opt.policy;
   res.out_dtype = opt.out_dtype;
   res.isa = Isa::Scalar;
+  res.comfy_kitchen = opt.comfy_kitchen;
+  res.bits = layer.bits();
   res.M = x.M();
   res.N = layer.N();
   res.K = layer.K();

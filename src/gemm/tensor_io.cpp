@@ -88,15 +88,17 @@ Result<Layer> load_layer(const st::File& f, const std::string& prefix, std::int6
   l.s_channel_dtype = (*c)->dtype;
   l.s_channel_shape = (*c)->shape;
   if ((*c)->dtype == st::Dtype::F32) l.s_channel = read_le<float>(f.data(**c));
+  // Codebook and correction keep their stored dtype: validate_operands reports a wrong one in
+  // upstream's order (after every shape check), so values are read only when F32.
   if (const st::TensorInfo* t = h.find(prefix + ".weight_codebook")) {
-    if (t->dtype != st::Dtype::F32) return make_error(ErrorKind::OpDtype, {"codebook", "F32", st::dtype_name(t->dtype)});
     l.codebook_shape = t->shape;
-    l.codebook = read_le<float>(f.data(*t));
+    l.codebook_dtype = t->dtype;
+    if (t->dtype == st::Dtype::F32) l.codebook = read_le<float>(f.data(*t));
   }
   if (const st::TensorInfo* t = h.find(prefix + ".weight_correction")) {
-    if (t->dtype != st::Dtype::F32) return make_error(ErrorKind::OpDtype, {"correction", "F32", st::dtype_name(t->dtype)});
     l.correction_shape = t->shape;
-    l.correction = read_le<float>(f.data(*t));
+    l.correction_dtype = t->dtype;
+    if (t->dtype == st::Dtype::F32) l.correction = read_le<float>(f.data(*t));
   }
   if (const st::TensorInfo* t = h.find(prefix + ".bias")) {
     if (!float_dtype_of(t->dtype, l.bias_dtype))
@@ -127,7 +129,7 @@ st::TensorSpec float_tensor(std::string name, FloatDtype dtype, Shape shape, con
 std::vector<st::TensorSpec> layer_tensors(const Layer& l, const std::string& prefix) {
   std::vector<st::TensorSpec> out;
   out.push_back({prefix + ".weight", st::Dtype::I8, l.weight_shape, l.weight});
-  out.push_back({prefix + ".weight_s_rel", st::Dtype::F8_E4M3, l.s_rel_shape, l.s_rel});
+  out.push_back({prefix + ".weight_s_rel", l.s_rel_dtype, l.s_rel_shape, l.s_rel});  // FP8 or F32 bytes
   out.push_back(float_tensor(prefix + ".weight_s_channel", FloatDtype::F32, l.s_channel_shape, l.s_channel));
   if (l.has_codebook()) out.push_back(float_tensor(prefix + ".weight_codebook", FloatDtype::F32, *l.codebook_shape, l.codebook));
   if (l.has_correction())

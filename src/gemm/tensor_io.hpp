@@ -24,7 +24,8 @@ Result<std::vector<float>> read_floats(const st::File& f, const st::TensorInfo& 
 
 // The layer PREFIX of a file: PREFIX.weight, .weight_s_rel, .weight_s_channel and, when present,
 // .weight_codebook, .weight_correction, .bias, with their stored dtypes and shapes (malformed ones
-// are left for validate_operands to report). @return Layer, or UsageError (missing tensor), OpDtype.
+// are left for validate_operands to report, in upstream's order). @return Layer, or UsageError
+// (missing tensor), OpDtype (a bias that is not F32/BF16/F16: upstream never checks the bias).
 Result<Layer> load_layer(const st::File& f, const std::string& prefix, std::int64_t group_size,
                          std::int64_t convrot_groupsize);
 

@@ -4,6 +4,7 @@
 #include <rapidcheck.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "gemm/layer.hpp"
@@ -39,18 +40,30 @@ struct CaseParams {
   std::int64_t g = 16, r = 16;
   bool codebook = false, correction = false, bias = false, integer_acts = false;
   FloatDtype act = FloatDtype::F32, bias_dtype = FloatDtype::F32;
+  int bits = 4;                                  // 6: uniform, no correction, G % 16 == 0, K % 32 == 0
+  ScaleDtype scales = ScaleDtype::Fp8E4M3;
 };
 
 inline Case make_case(const CaseParams& p) {
   Case c;
-  c.layer = make_zero_layer(p.n, p.k, p.g, p.r);
+  c.layer = make_zero_layer(p.n, p.k, p.g, p.r, p.bits, p.scales);
   Layer& l = c.layer;
   for (auto& b : l.weight) b = std::uint8_t(*rc::gen::inRange(0, 256));
-  // FP8 scale bytes: mostly moderate positive scales, sometimes any non-NaN byte.
-  for (auto& s : l.s_rel) {
-    int b = *rc::gen::weightedOneOf<int>({{6, rc::gen::inRange(0x28, 0x60)}, {1, rc::gen::inRange(0, 256)}});
-    if ((b & 0x7F) == 0x7F) b = 0x38;
-    s = std::uint8_t(b);
+  if (p.scales == ScaleDtype::F32) {
+    // F32 scales: moderate magnitudes of either sign, sometimes zero or large enough to clamp.
+    for (std::size_t i = 0; i < l.s_rel.size(); i += 4) {
+      const float v = *rc::gen::weightedOneOf<float>(
+          {{8, rc::gen::map(rc::gen::inRange(-4000, 4001), [](int x) { return float(x) / 512.0f; })},
+           {1, rc::gen::element(0.0f, 300.0f, -1e-3f, 1e-30f)}});
+      std::memcpy(&l.s_rel[i], &v, 4);
+    }
+  } else {
+    // FP8 scale bytes: mostly moderate positive scales, sometimes any non-NaN byte.
+    for (auto& s : l.s_rel) {
+      int b = *rc::gen::weightedOneOf<int>({{6, rc::gen::inRange(0x28, 0x60)}, {1, rc::gen::inRange(0, 256)}});
+      if ((b & 0x7F) == 0x7F) b = 0x38;
+      s = std::uint8_t(b);
+    }
   }
   for (auto& s : l.s_channel) s = std::ldexp(float(*rc::gen::inRange(1, 1000)) / 1000.0f, *rc::gen::inRange(-12, 2));
   if (p.codebook) {
@@ -81,15 +94,17 @@ inline CaseParams draw_params(std::uint64_t max_m = 300, std::uint64_t max_n = 4
   CaseParams p;
   p.g = *rc::gen::elementOf(kGroupSizes);
   p.r = *rc::gen::elementOf(kConvrotSizes);
-  const std::int64_t unit = lcm3(16, p.g, p.r);
+  p.bits = (p.g % 16 == 0 && *rc::gen::inRange(0, 3) == 0) ? 6 : 4;
+  p.scales = *rc::gen::element(ScaleDtype::Fp8E4M3, ScaleDtype::F32);
+  const std::int64_t unit = lcm3(p.bits == 6 ? 32 : 16, p.g, p.r);
   const std::int64_t max_mult = std::max<std::int64_t>(1, max_k / unit);
   p.k = std::uint64_t(unit * *rc::gen::inRange<std::int64_t>(1, max_mult + 1));
   p.n = *rc::gen::inRange<std::uint64_t>(1, max_n + 1);
   p.m = *rc::gen::weightedOneOf<std::uint64_t>(
       {{3, rc::gen::elementOf(std::vector<std::uint64_t>{1, 7, 8, 13, 257})},
        {2, rc::gen::inRange<std::uint64_t>(1, max_m + 1)}});
-  p.codebook = *rc::gen::arbitrary<bool>();
-  p.correction = *rc::gen::weightedOneOf<bool>({{4, rc::gen::just(false)}, {1, rc::gen::just(true)}});
+  p.codebook = p.bits == 4 && *rc::gen::arbitrary<bool>();
+  p.correction = p.bits == 4 && *rc::gen::weightedOneOf<bool>({{4, rc::gen::just(false)}, {1, rc::gen::just(true)}});
   p.bias = *rc::gen::arbitrary<bool>();
   p.integer_acts = *rc::gen::weightedOneOf<bool>({{4, rc::gen::just(false)}, {1, rc::gen::just(true)}});
   p.act = *rc::gen::elementOf(std::vector<FloatDtype>{FloatDtype::F32, FloatDtype::BF16, FloatDtype::F16});

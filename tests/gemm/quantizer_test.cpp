@@ -34,18 +34,71 @@ TEST(Quantizer, Fp8EncoderRoundTripsEveryFiniteByte) {
   EXPECT_EQ(f32_to_fp8_e4m3fn_rne(-1e-9f), 0x80);
 }
 
-TEST(Quantizer, RejectsIllegalShapesWithUpstreamMessage) {
-  std::vector<float> w(4 * 40, 0.5f);
-  auto r = quantize_weights(w, 4, 40, {});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().message,
-            "K=40 must be divisible by 16, group_size=16, and convrot_groupsize=256; group_size must be >=4 and "
-            "divide 16 or be a multiple of 16");
-  QuantizeOptions o;
+TEST(Quantizer, RejectsIllegalShapesNamingTheRule) {
+  auto msg = [](std::uint64_t n, std::uint64_t k, const QuantizeOptions& o) {
+    auto r = quantize_weights(std::vector<float>(n * k, 0.5f), n, k, o);
+    return r.ok() ? std::string("ok") : r.error().message;
+  };
+  const QuantizeOptions d;
+  EXPECT_EQ(msg(4, 40, d), "cannot quantize a weight of shape (4, 40): K=40 is not divisible by 16");
+  EXPECT_EQ(msg(0, 256, d), "cannot quantize a weight of shape (0, 256): N is 0 (no output rows)");
+  EXPECT_EQ(msg(4, 0, d), "cannot quantize a weight of shape (4, 0): K is 0 (no input columns)");
+  QuantizeOptions o = d;
+  o.group_size = 48;
+  EXPECT_EQ(msg(2, 256, o), "cannot quantize a weight of shape (2, 256): K=256 is not divisible by group_size=48");
+  o.group_size = 12;
+  EXPECT_EQ(msg(2, 256, o),
+            "cannot quantize a weight of shape (2, 256): group_size=12 must be >=4 and divide 16 or be a multiple of 16");
+  o = d;
   o.convrot_groupsize = 8;
-  auto r2 = quantize_weights(std::vector<float>(2 * 32, 1.0f), 2, 32, o);
-  ASSERT_FALSE(r2.ok());
-  EXPECT_EQ(r2.error().message, "Regular Hadamard size must be a power of 4, got 8");
+  EXPECT_EQ(msg(2, 32, o), "cannot quantize a weight of shape (2, 32): convrot_groupsize=8 is not a power of 4 >= 4");
+  o.convrot_groupsize = 64;
+  EXPECT_EQ(msg(2, 32, o), "cannot quantize a weight of shape (2, 32): K=32 is not divisible by convrot_groupsize=64");
+  o = d;
+  o.bits = 5;
+  EXPECT_EQ(msg(2, 32, o), "bits must be 4 or 6, got 5");
+  o.bits = 6;
+  o.convrot_groupsize = 16;
+  EXPECT_EQ(msg(2, 48, o), "6-bit storage needs K divisible by 32 and group_size a multiple of 16, got K=48, group_size=16");
+  o.group_size = 8;
+  EXPECT_EQ(msg(2, 64, o), "6-bit storage needs K divisible by 32 and group_size a multiple of 16, got K=64, group_size=8");
+}
+
+// Every storage variant the quantizer writes is accepted by the 0.2.40 operand rules, has the bit
+// width and scale dtype asked for, and round-trips through layer_tensors-free decode.
+TEST(Quantizer, StorageVariants) {
+  const std::uint64_t n = 9, k = 256;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> w(n * k);
+  for (auto& v : w) v = nd(rng);
+  for (int bits : {4, 6})
+    for (ScaleDtype sd : {ScaleDtype::Fp8E4M3, ScaleDtype::F32})
+      for (bool cb : {true, false}) {
+        QuantizeOptions o;
+        o.bits = bits;
+        o.scale_dtype = sd;
+        o.codebook = cb;
+        o.convrot_groupsize = 64;
+        auto l = quantize_weights(w, n, k, o);
+        ASSERT_TRUE(l.ok()) << l.error().message;
+        EXPECT_EQ(l->bits(), bits);
+        EXPECT_EQ(l->scale_dtype(), sd);
+        EXPECT_EQ(l->has_codebook(), bits == 4 && cb);
+        EXPECT_EQ(l->row_bytes(), k * std::uint64_t(bits) / 8);
+        Activations x;
+        x.shape = {1, k};
+        x.values.assign(k, 0.0f);
+        EXPECT_TRUE(validate_call(*l, x).ok());
+        if (bits == 6) {  // codes 1..63 only (level index + 1), never 0
+          for (std::uint64_t i = 0; i < n; ++i)
+            for (std::uint64_t j = 0; j < k; ++j) EXPECT_NE(unpack_code_bits(&l->weight[i * l->row_bytes()], k, j, 6), 0);
+        }
+        const double err = relative_l2(dequantize_weights(*l), w);
+        std::printf("[quantizer] bits %d %s %s: relative L2 = %.4f\n", bits, sd == ScaleDtype::F32 ? "f32" : "fp8",
+                    bits == 6 ? "uniform" : (cb ? "codebook" : "uniform"), err);
+        EXPECT_LT(err, bits == 6 ? 0.03 : 0.12);
+      }
 }
 
 void check_gaussian(bool codebook, double limit) {

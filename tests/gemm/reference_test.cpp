@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
 #include "gemm/operands.hpp"
+#include "gemm/parallel.hpp"
 #include "gemm/reference.hpp"
 #include "gemm_gen.hpp"
 
@@ -38,6 +40,7 @@ RC_GTEST_PROP(GemmReference, FastEqualsLiteral, ()) {
   RC_ASSERT(lit.ok());
   RC_ASSERT(fast.ok());
   RC_ASSERT(lit->correction_path == p.correction);
+  RC_ASSERT(lit->bits == p.bits && fast->bits == p.bits);
   RC_ASSERT(lit->w_q == fast->w_q);
   RC_ASSERT(lit->x_q == fast->x_q);
   RC_ASSERT(same_bits(lit->x_scale, fast->x_scale));
@@ -71,14 +74,15 @@ RC_GTEST_PROP(GemmReference, RowsAreIndependent, ()) {
   }
 }
 
-// Law 3: all-zero weights (code 8 without a codebook) give exactly the bias cast to the output dtype.
+// Law 3: all-zero weights (uniform code value 0: code 8, or 32 at 6 bits) give exactly the bias cast
+// to the output dtype.
 RC_GTEST_PROP(GemmReference, ZeroWeightsGiveBias, ()) {
   CaseParams p = draw_params(40, 40, 256);
   p.codebook = false;
   p.correction = false;
   p.bias = true;
   auto c = make_case(p);
-  std::fill(c.layer.weight.begin(), c.layer.weight.end(), std::uint8_t(0x88));
+  c.layer.weight = make_zero_layer(p.n, p.k, p.g, p.r, p.bits).weight;
   GemmOptions opt;
   opt.out_dtype = *rc::gen::element(FloatDtype::F32, FloatDtype::BF16, FloatDtype::F16);
   auto r = gemm(*rc::gen::element(Impl::Literal, Impl::Fast), c.layer, c.x, opt);
@@ -144,24 +148,33 @@ TEST(GemmReference, EntryPointsValidateFirst) {
   }
 }
 
-// Empty dimensions are legal operands (upstream's checks pass for K = 0, N = 0 or M = 0): outputs are
-// zeros (plus bias) of the right sizes, and nothing reads out of bounds.
+// Empty dimensions: upstream's checks pass for N = 0 and M = 0 in every release, and for K = 0 in
+// 0.2.35 (K = 2 * cols); 0.2.40 refuses K = 0 ("packed row width 0 does not match K=0"). Accepted
+// ones give zeros (plus bias) of the right sizes, and nothing reads out of bounds.
 TEST(GemmReference, EmptyDimensions) {
-  for (auto [m, n, k] : {std::array<std::uint64_t, 3>{0, 3, 16}, {2, 0, 16}, {2, 3, 0}, {0, 0, 0}}) {
-    Layer l = make_zero_layer(n, k, 16, 16);
-    l.bias_shape = Shape{n};
-    l.bias.assign(n, 1.5f);
-    Activations x;
-    x.shape = {m, k};
-    x.values.assign(m * k, 1.0f);
-    for (Impl impl : {Impl::Literal, Impl::Fast}) {
-      auto r = gemm(impl, l, x);
-      ASSERT_TRUE(r.ok()) << r.error().message;
-      EXPECT_EQ(r->out, std::vector<float>(m * n, 1.5f));
-      EXPECT_EQ(r->acc, std::vector<std::int32_t>(m * n, 0));
-      EXPECT_EQ(r->x_q.size(), m * k);
+  for (auto ck : {upstream::ComfyKitchen::V0_2_35, upstream::ComfyKitchen::V0_2_40})
+    for (auto [m, n, k] : {std::array<std::uint64_t, 3>{0, 3, 16}, {2, 0, 16}, {2, 3, 0}, {0, 0, 0}}) {
+      Layer l = make_zero_layer(n, k, 16, 16);
+      l.bias_shape = Shape{n};
+      l.bias.assign(n, 1.5f);
+      Activations x;
+      x.shape = {m, k};
+      x.values.assign(m * k, 1.0f);
+      GemmOptions opt;
+      opt.comfy_kitchen = ck;
+      for (Impl impl : {Impl::Literal, Impl::Fast}) {
+        auto r = gemm(impl, l, x, opt);
+        if (k == 0 && ck == upstream::ComfyKitchen::V0_2_40) {
+          ASSERT_FALSE(r.ok());
+          EXPECT_EQ(r.error().message, "packed row width 0 does not match K=0 at 4 or 6 bits");
+          continue;
+        }
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        EXPECT_EQ(r->out, std::vector<float>(m * n, 1.5f));
+        EXPECT_EQ(r->acc, std::vector<std::int32_t>(m * n, 0));
+        EXPECT_EQ(r->x_q.size(), m * k);
+      }
     }
-  }
 }
 
 TEST(GemmReference, NanScaleByteIsReported) {
@@ -206,6 +219,132 @@ RC_GTEST_PROP(GemmReference, NanDecodeReportedIffPresent, ()) {
   } else {
     RC_ASSERT(!s.ok());
     RC_ASSERT(s.error().message == want);
+  }
+}
+
+// 6-bit storage, hand-derived: codes 0..63 mean c - 32; low nibbles in the first K/2 bytes (even
+// column low), top 2 bits in the next K/4 bytes (column j: byte K/2 + j/4, bits 2*(j%4)).
+TEST(GemmReference, SixBitDecodeHandDerived) {
+  Layer l = make_zero_layer(1, 32, 16, 16, 6);
+  ASSERT_EQ(l.row_bytes(), 24u);
+  ASSERT_EQ(l.bits(), 6);
+  std::fill(l.weight.begin(), l.weight.end(), 0);
+  // Column 0: code 63 (low 0xF, top 3) -> 31; column 1: code 0 -> -32; column 5: code 0x25 (low 5,
+  // top 2) -> 5; every other column code 0 too.
+  l.weight[0] = 0x0F;
+  l.weight[16] = 0x03;                 // column 0 top bits = 3 (bits 0-1 of byte 16)
+  l.weight[2] = 0x50;                  // column 5 low nibble 5 (high nibble of byte 2)
+  l.weight[17] = 0x02 << 2;            // column 5 top bits = 2 (byte 16 + 5/4, bits 2*(5%4))
+  std::vector<std::int8_t> want(32, -32);
+  want[0] = 31;
+  want[5] = 5;
+  EXPECT_EQ(decode_weights(l), want);
+  EXPECT_EQ(decode_weights_fast(l, 2), want);
+  // With s_rel 1.5 (FP8 0x3C) the grid is rne(v * 1.5) clamped: 31 -> 46.5 -> 46, -32 -> -48, 5 -> 7.5 -> 8.
+  std::fill(l.s_rel.begin(), l.s_rel.end(), std::uint8_t(0x3C));
+  std::vector<std::int8_t> want2(32, -48);
+  want2[0] = 46;
+  want2[5] = 8;
+  EXPECT_EQ(decode_weights(l), want2);
+  EXPECT_EQ(decode_weights_fast(l, 1), want2);
+}
+
+// F32 group scales are used as stored (negative, tiny, huge: clamped to +-127).
+TEST(GemmReference, F32ScalesHandDerived) {
+  Layer l = make_zero_layer(1, 16, 16, 16, 4, ScaleDtype::F32);
+  ASSERT_EQ(l.s_rel.size(), 4u);
+  for (std::size_t j = 0; j < 8; ++j) l.weight[j] = std::uint8_t(0xF0 | j);  // codes j (even col), 15 (odd)
+  const float s = -2.5f;
+  std::memcpy(l.s_rel.data(), &s, 4);
+  std::vector<std::int8_t> want(16);
+  for (int j = 0; j < 16; j += 2) {
+    want[std::size_t(j)] = std::int8_t(std::nearbyint(float(j / 2 - 8) * -2.5f));  // rne: -7*-2.5 = 17.5 -> 18
+    want[std::size_t(j + 1)] = std::int8_t(std::nearbyint(7 * -2.5f));             // -17.5 -> -18
+  }
+  EXPECT_EQ(want[2], 18);
+  EXPECT_EQ(want[1], -18);
+  EXPECT_EQ(decode_weights(l), want);
+  EXPECT_EQ(decode_weights_fast(l, 1), want);
+  const float big = 1e30f;
+  std::memcpy(l.s_rel.data(), &big, 4);
+  const auto w = decode_weights_fast(l, 1);
+  EXPECT_EQ(w[0], -127);  // -8 * 1e30
+  EXPECT_EQ(w[1], 127);
+  EXPECT_EQ(decode_weights(l), w);
+}
+
+// NaN decodes with F32 scales: a NaN scale, or an infinite scale times code value 0 (code 8).
+TEST(GemmReference, F32ScaleNanIsReported) {
+  Layer l = make_zero_layer(2, 32, 16, 16, 4, ScaleDtype::F32);
+  const float inf = INFINITY;
+  std::memcpy(&l.s_rel[3 * 4], &inf, 4);  // row 1, group 1; every code is 8 (value 0): inf * 0
+  Activations x;
+  x.shape = {1, 32};
+  x.values.assign(32, 1.0f);
+  for (Impl impl : {Impl::Literal, Impl::Fast}) {
+    auto r = gemm(impl, l, x);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, "weight decodes to NaN at [1, 16] (code 8, s_rel inf)");
+  }
+  const float nan = NAN;
+  std::memcpy(&l.s_rel[0], &nan, 4);
+  EXPECT_EQ(check_decodable(l).error().message, "weight decodes to NaN at [0, 0] (code 8, s_rel nan)");
+}
+
+// The prepared layer gives the same bits as gemm_fast for many batches, and says where w_q is.
+RC_GTEST_PROP(GemmReference, PreparedEqualsFast, ()) {
+  const CaseParams p = draw_params(40, 70, 384);
+  const auto c = make_case(p);
+  GemmOptions opt;
+  opt.policy = *rc::gen::element(ActPolicy::F32, ActPolicy::Eager);
+  opt.threads = *rc::gen::inRange(1u, 4u);
+  auto prep = prepare_layer(c.layer, opt);
+  RC_ASSERT(prep.ok());
+  RC_ASSERT(prep->N() == p.n && prep->K() == p.k && prep->bits() == p.bits);
+  for (int batch = 0; batch < 2; ++batch) {
+    auto fast = gemm_fast(c.layer, c.x, opt);
+    auto pre = gemm_prepared(*prep, c.x, opt);
+    RC_ASSERT(fast.ok() && pre.ok());
+    RC_ASSERT(pre->w_q.empty());
+    RC_ASSERT(std::ranges::equal(prep->w_q(), fast->w_q));
+    RC_ASSERT(pre->x_q == fast->x_q && pre->acc == fast->acc);
+    RC_ASSERT(same_bits(pre->out, fast->out) && same_bits(pre->w_dequant, fast->w_dequant));
+  }
+  // A wrong input is refused with upstream's message; the layer's own errors come from prepare_layer.
+  Activations bad = c.x;
+  bad.shape = {1, p.k + 16};
+  bad.values.assign(p.k + 16, 0.0f);
+  auto r = gemm_prepared(*prep, bad, opt);
+  RC_ASSERT(!r.ok());
+  RC_ASSERT(r.error().kind == ErrorKind::OpInputK);
+  Layer broken = c.layer;
+  broken.s_channel_shape = {p.n + 1};
+  RC_ASSERT(prepare_layer(broken, opt).error().kind == ErrorKind::OpSChannelShape);
+}
+
+// Thread creation failing (resource limits) never aborts: fewer workers do the work, same bits.
+TEST(GemmReference, ThreadCreationFailureFallsBack) {
+  Layer l = make_zero_layer(70, 64, 16, 16);
+  for (std::size_t i = 0; i < l.weight.size(); ++i) l.weight[i] = std::uint8_t(i * 37);
+  Activations x;
+  x.shape = {33, 64};
+  x.values.resize(33 * 64);
+  for (std::size_t i = 0; i < x.values.size(); ++i) x.values[i] = float(int(i % 17) - 8);
+  GemmOptions one;
+  auto want = gemm_fast(l, x, one);
+  ASSERT_TRUE(want.ok());
+  for (ThreadSpawnHook hook : {+[](unsigned) { return false; }, +[](unsigned i) { return i < 2; }}) {
+    thread_spawn_hook().store(hook);
+    GemmOptions many;
+    many.threads = 4;
+    auto got = gemm_fast(l, x, many);
+    auto prep = prepare_layer(l, many);
+    thread_spawn_hook().store(nullptr);
+    ASSERT_TRUE(got.ok());
+    ASSERT_TRUE(prep.ok());
+    EXPECT_EQ(got->acc, want->acc);
+    EXPECT_TRUE(same_bits(got->out, want->out));
+    EXPECT_TRUE(std::ranges::equal(prep->w_q(), want->w_q));
   }
 }
 

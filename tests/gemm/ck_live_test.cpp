@@ -1,0 +1,49 @@
+// The LIVE comfy-kitchen oracle: when the comfy-kitchen environment exists (tools/upstream/ck_env.sh;
+// W4A8_CK_PYTHON overrides its interpreter), ck_oracle.py quantizes and runs a quick set of layers
+// and malformed operand sets with the installed comfy-kitchen, and the reference must agree within
+// the contract's tolerances. Without the environment the test is SKIPPED (never passed) and says why.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <unistd.h>
+
+#include "ck_case.hpp"
+
+namespace w4a8::gemm::ck {
+namespace {
+
+std::string ck_python() {
+  if (const char* p = std::getenv("W4A8_CK_PYTHON")) return p;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.cache/w4a8check/ck-venv/bin/python";
+}
+
+TEST(CkLive, QuickSetMatchesInstalledComfyKitchen) {
+  const std::string py = ck_python();
+  if (!std::filesystem::exists(py)) GTEST_SKIP() << "skipped: no comfy-kitchen env at " << py;
+  // The env must import torch and comfy_kitchen; a broken env is a failure, not a skip.
+  const std::string probe = "'" + py + "' -c 'import torch, comfy_kitchen' 2>&1";
+  ASSERT_EQ(std::system(probe.c_str()), 0) << "comfy-kitchen env at " << py << " does not import torch/comfy_kitchen";
+  const std::string dir = (std::filesystem::temp_directory_path() / ("w4a8_ck_live_" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  const std::string cmd = "'" + py + "' '" + W4A8_SOURCE_ROOT + "/tools/upstream/ck_oracle.py' gen --set quick --out '" +
+                          dir + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  CompareOptions opt;
+  Stats s;
+  const Status st = compare_dir(dir, opt, s);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  opt.profile = profile_for_version(s.upstream_version);
+  std::printf("%s", format_stats(s, opt).c_str());
+  EXPECT_GE(s.layers, 8u);
+  EXPECT_GE(s.op_sets, 50u);
+  for (const auto& f : tolerance_failures(s)) ADD_FAILURE() << f;
+}
+
+}  // namespace
+}  // namespace w4a8::gemm::ck

@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Live comfy-kitchen oracle for the W4A8 reference GEMM.
+
+Runs INSIDE the comfy-kitchen environment (tools/upstream/ck_env.sh): comfy-kitchen quantizes
+random float weights (every storage variant), its eager backend runs them on random activations,
+and every upstream value we compare against is written to safetensors files. Malformed operand
+sets (one or several defects at once) record the first exception upstream raises. Nothing of
+comfy-kitchen is copied: its functions are called.
+
+  ck_oracle.py gen --out DIR [--set quick|golden|full] [--seed S] [--errors N]
+  ck_oracle.py run --out DIR --compare BUILD/tests/gemm/w4a8_ck_compare [--set full] [--profile V]
+
+`gen` writes DIR/case_*.safetensors (one layer, several activation runs) and
+DIR/operand_errors.safetensors; `run` then calls the C++ comparer on DIR and prints its table.
+File layout (read by tests/gemm/ck_case.cpp):
+  layer.weight / .weight_s_rel / .weight_s_channel [/ .weight_codebook / .weight_correction / .bias]
+  expect.w_q                      I8 [N, K]   upstream _dequant_int4_grouped_to_int8
+  run{r}.input                    F32|BF16 [M, K]
+  run{r}.x_q, .x_scale, .acc      integer path: upstream's rotation + quantize_int8_rowwise + mm_int8
+  run{r}.w_dequant                correction path: upstream dequantize_w4a8_int8_weight(x.dtype)
+  run{r}.out                      upstream w4a8_int8_linear(..., out_dtype = activation dtype)
+  metadata: group_size, convrot_groupsize, bits, codebook, scale_dtype, correction, runs,
+            run{r}.act, run{r}.error (upstream exception "Type: message", when it raised), versions.
+Operand sets: e{i}.weight/.weight_s_rel/.weight_s_channel[/.weight_codebook/.weight_correction],
+e{i}.input; metadata e{i}.group_size, e{i}.convrot_groupsize, e{i}.expect ("ok" or "Type: message"),
+e{i}.defects.
+"""
+import argparse
+import importlib.metadata
+import inspect
+import os
+import platform
+import random
+import subprocess
+import sys
+import time
+
+import json
+import struct
+
+import torch
+from safetensors.torch import save as st_save
+
+from comfy_kitchen.backends.eager import quantization as ckq
+from comfy_kitchen.backends.eager import w4a8_int8 as ck
+from comfy_kitchen.tensor import int8_utils as cku
+
+CK_VERSION = importlib.metadata.version("comfy-kitchen")
+HAS_BITS = "bits" in inspect.signature(ck.quantize_w4a8_int8_weight).parameters
+
+G4 = [4, 8, 16, 32, 48, 64, 128]      # legal group sizes exercised at 4 bits
+G6 = [16, 32, 48, 64, 128]            # ... at 6 bits (multiples of 16)
+RS = [16, 64, 256]
+MS = [1, 3, 17]
+
+
+def lcm(*xs):
+    out = 1
+    for x in xs:
+        a, b = out, x
+        while b:
+            a, b = b, a % b
+        out = out * x // a
+    return out
+
+
+def kinds():
+    """Every storage variant: (bits, codebook, scale_dtype, correction)."""
+    out = []
+    for cb in (True, False):
+        for sd in ("fp8", "f32"):
+            for corr in (False, True):
+                out.append((4, cb, sd, corr))
+    if HAS_BITS:
+        for sd in ("fp8", "f32"):
+            out.append((6, False, sd, False))
+    return out
+
+
+def layer_specs(which, rng):
+    """(bits, codebook, scale_dtype, correction, G, R, N, K, runs) per layer of a set."""
+    specs = []
+    if which == "full":
+        for bits, cb, sd, corr in kinds():
+            for g in (G6 if bits == 6 else G4):
+                for r in RS:
+                    unit = lcm(16, g, r, 32 if bits == 6 else 16)
+                    k = unit * (1 if unit >= 256 else rng.choice([1, 2]))
+                    n = rng.choice([5, 8, 13, 17, 24, 33, 40])
+                    runs = [(a, m) for a in ("f32", "bf16") for m in MS]
+                    specs.append((bits, cb, sd, corr, g, r, n, k, runs))
+    elif which == "golden":
+        i = 0
+        for bits, cb, sd, corr in kinds():
+            for r in RS:
+                gs = G6 if bits == 6 else G4
+                g = gs[i % len(gs)]
+                i += 1
+                unit = lcm(16, g, r, 32 if bits == 6 else 16)
+                n = rng.choice([3, 5, 9, 13])
+                runs = [("f32", rng.choice(MS)), ("bf16", rng.choice(MS))]
+                specs.append((bits, cb, sd, corr, g, r, n, unit, runs))
+    else:  # quick: one layer per storage variant, small
+        for j, (bits, cb, sd, corr) in enumerate(kinds()):
+            g = (G6 if bits == 6 else G4)[j % 3 + 1]
+            r = RS[j % len(RS)]
+            unit = lcm(16, g, r, 32 if bits == 6 else 16)
+            runs = [("f32", MS[j % 3]), ("bf16", MS[(j + 1) % 3])]
+            specs.append((bits, cb, sd, corr, g, r, 7, unit, runs))
+    return specs
+
+
+def save_file(tensors, path, metadata):
+    """safetensors file with a byte-reproducible header (metadata keys sorted; the library's map
+    order varies between runs), written to a temporary name and renamed."""
+    raw = st_save(tensors, metadata=metadata)
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
+    text = json.dumps(header, separators=(",", ":"), sort_keys=False).encode()
+    text += b" " * (-len(text) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+    os.replace(tmp, path)
+
+
+def err_text(e):
+    return f"{type(e).__name__}: {e}"
+
+
+def float_weights(n, k, gen, heavy):
+    w = torch.randn(n, k, generator=gen, dtype=torch.float32)
+    if heavy:  # heavy-tailed rows make comfy-kitchen fit its own codebook instead of the fixed one
+        w = w * torch.randn(n, k, generator=gen).abs().pow(3)
+    return w * 0.05
+
+
+def make_case(idx, spec, gen, rng, out_dir):
+    bits, cb, sd, corr, g, r, n, k, runs = spec
+    w = float_weights(n, k, gen, heavy=(idx % 5 == 4))
+    scale_dtype = torch.float8_e4m3fn if sd == "fp8" else torch.float32
+    kwargs = dict(group_size=g, convrot_groupsize=r, scale_dtype=scale_dtype)
+    if HAS_BITS:
+        kwargs["bits"] = bits
+    symmetric = not (corr and not cb)
+    qdata, s_rel, s_channel, correction, codebook = ck.quantize_w4a8_int8_weight(
+        w, symmetric=symmetric, codebook=cb, **kwargs)
+    if corr and correction is None:  # a codebook layer with a correction term: built by hand
+        correction = (torch.randn(k // g, n, generator=gen) * 0.01).float()
+    if correction is not None:
+        correction = correction.float().contiguous()
+    bias = None
+    if rng.random() < 0.6:
+        bias = (torch.randn(n, generator=gen) * 0.1).to(rng.choice([torch.float32, torch.bfloat16]))
+    t = {"layer.weight": qdata, "layer.weight_s_rel": s_rel, "layer.weight_s_channel": s_channel}
+    if codebook is not None:
+        t["layer.weight_codebook"] = codebook.float().contiguous()
+    if correction is not None:
+        t["layer.weight_correction"] = correction
+    if bias is not None:
+        t["layer.bias"] = bias
+    t["expect.w_q"] = ck._dequant_int4_grouped_to_int8(qdata, s_rel, codebook, g)
+    meta = {"group_size": str(g), "convrot_groupsize": str(r), "bits": str(bits),
+            "codebook": str(int(codebook is not None)), "scale_dtype": sd,
+            "correction": str(int(correction is not None)), "runs": str(len(runs)),
+            "comfy_kitchen": CK_VERSION, "torch": torch.__version__}
+    for ri, (act, m) in enumerate(runs):
+        dt = torch.float32 if act == "f32" else torch.bfloat16
+        x = torch.randn(m, k, generator=gen, dtype=torch.float32)
+        if rng.random() < 0.3:
+            x[:, rng.randrange(k)] *= 40.0  # an outlier channel, as real activations have
+        x = x.to(dt)
+        p = f"run{ri}."
+        t[p + "input"] = x
+        meta[p + "act"] = act
+        if correction is None:
+            h = cku._build_hadamard(r, device=x.device, dtype=x.dtype)
+            xr = cku._rotate_activation(x, h, r).reshape(-1, k)
+            x_q, x_scale = ckq.quantize_int8_rowwise(xr)
+            t[p + "x_q"] = x_q.contiguous()
+            t[p + "x_scale"] = x_scale.reshape(-1).float().contiguous()
+            t[p + "acc"] = ckq.mm_int8(x_q, t["expect.w_q"].T.contiguous()).contiguous()
+        else:
+            t[p + "w_dequant"] = ck.dequantize_w4a8_int8_weight(
+                qdata, s_rel, s_channel, codebook=codebook, correction=correction, group_size=g,
+                convrot_groupsize=r, output_dtype=dt).contiguous()
+        try:
+            t[p + "out"] = ck.w4a8_int8_linear(x, qdata, s_rel, s_channel, codebook, correction, bias,
+                                               g, r, out_dtype=dt).contiguous()
+        except Exception as e:  # an upstream failure: recorded, not compared
+            meta[p + "error"] = err_text(e)
+    name = f"case_{idx:03d}_b{bits}_{'cb' if codebook is not None else 'u'}_{sd}_{'corr' if corr else 'int'}_g{g}_r{r}.safetensors"
+    save_file({k2: v.contiguous() for k2, v in t.items()}, os.path.join(out_dir, name), metadata=meta)
+    return name
+
+
+# ---- malformed operand sets ----------------------------------------------------------------------
+
+DEFECTS = ["weight_dtype", "weight_rank", "s_rel_rank", "group_size", "row_width", "k_zero",
+           "six_bit_k32", "six_bit_g16", "six_bit_codebook", "six_bit_correction", "k_not16",
+           "k_not_r", "r_zero", "r_not_pow4", "s_rel_rows", "s_channel_shape", "correction_shape",
+           "codebook_shape", "input_k", "input_0d", "s_rel_dtype", "input_dtype"]
+
+
+def operand_set(rng):
+    """A valid small operand set, then 0-4 defects; returns (tensors, G, R, defects)."""
+    bits = rng.choice([4, 6] if HAS_BITS else [4])
+    g = rng.choice([16, 32] if bits == 6 else [4, 8, 16, 32])
+    r = rng.choice([4, 16, 64])
+    k = lcm(16, g, r, 32 if bits == 6 else 16) * rng.choice([1, 2])
+    n, m = rng.randint(1, 6), rng.randint(1, 2)
+    cols = k * bits // 8
+    groups = k // g  # shapes below use the valid set's sizes, whatever defects change g or K later
+    shapes = {"weight": [n, cols], "s_rel": [n, k // g], "s_channel": [n], "input": [m, k]}
+    dtypes = {"weight": torch.int8, "s_rel": rng.choice([torch.float8_e4m3fn, torch.float32]),
+              "s_channel": torch.float32, "input": rng.choice([torch.float32, torch.bfloat16])}
+    if bits == 4 and rng.random() < 0.5:
+        shapes["codebook"], dtypes["codebook"] = [16], torch.float32
+    if bits == 4 and rng.random() < 0.4:
+        shapes["correction"], dtypes["correction"] = [k // g, n], torch.float32
+    count = rng.choice([0, 1, 1, 2, 2, 3, 4])
+    defects = rng.sample(DEFECTS, count)
+    for d in defects:
+        if d == "weight_dtype":
+            dtypes["weight"] = rng.choice([torch.uint8, torch.int16, torch.float32])
+        elif d == "weight_rank":
+            shapes["weight"] = rng.choice([[n * cols], [n, cols, 1], []])
+        elif d == "s_rel_rank":
+            shapes["s_rel"] = rng.choice([[n * groups], [n, groups, 1]])
+        elif d == "group_size":
+            g = rng.choice([0, 2, 3, 5, 12, 24, 40, -4])
+        elif d == "row_width":
+            shapes["weight"] = [n, max(0, cols + rng.choice([-2, -1, 1, 3]))]
+        elif d == "k_zero":
+            shapes["s_rel"] = [n, 0]
+        elif d == "six_bit_k32":  # a 6-bit row whose K is not a multiple of 32
+            g = 16
+            shapes["s_rel"] = [n, 3]
+            shapes["weight"] = [n, 36]
+        elif d == "six_bit_g16":
+            g = 8
+            shapes["s_rel"] = [n, 8]
+            shapes["weight"] = [n, 48]
+        elif d == "six_bit_codebook":
+            shapes["weight"] = [n, k * 6 // 8] if k % 4 == 0 else shapes["weight"]
+            shapes["codebook"], dtypes["codebook"] = [16], torch.float32
+        elif d == "six_bit_correction":
+            shapes["weight"] = [n, k * 6 // 8] if k % 4 == 0 else shapes["weight"]
+            shapes["correction"], dtypes["correction"] = [groups, n], torch.float32
+        elif d == "k_not16":  # K = 8 or 24 through the scale grid
+            g = 4
+            kk = rng.choice([8, 24])
+            shapes["s_rel"] = [n, kk // 4]
+            shapes["weight"] = [n, kk // 2]
+        elif d == "k_not_r":
+            r = rng.choice([1024, 4096])
+        elif d == "r_zero":
+            r = 0
+        elif d == "r_not_pow4":
+            r = rng.choice([2, 8, 32, -16, -4])
+        elif d == "s_rel_rows":
+            if len(shapes["s_rel"]) == 2:
+                shapes["s_rel"] = [shapes["s_rel"][0] + 1, shapes["s_rel"][1]]
+        elif d == "s_channel_shape":
+            shapes["s_channel"] = rng.choice([[n + 1], [n, 1], [], [0]])
+        elif d == "correction_shape":
+            shapes["correction"], dtypes["correction"] = rng.choice(
+                [[n, groups], [groups], [groups + 1, n]]), torch.float32
+        elif d == "codebook_shape":
+            shapes["codebook"], dtypes["codebook"] = rng.choice([[15], [16, 1], [], [17]]), torch.float32
+        elif d == "input_k":
+            shapes["input"] = [m, k + rng.choice([-16, 16, 1, -1])]
+        elif d == "input_0d":
+            shapes["input"] = []
+        elif d == "s_rel_dtype":
+            dtypes["s_rel"] = rng.choice([torch.bfloat16, torch.float16, torch.int8])
+        elif d == "input_dtype":
+            dtypes["input"] = rng.choice([torch.int8, torch.float64])
+    tensors = {}
+    for key, shape in shapes.items():
+        dt = dtypes[key]
+        if dt.is_floating_point:
+            tensors[key] = torch.zeros(shape, dtype=torch.float32).to(dt)
+        else:
+            tensors[key] = torch.zeros(shape, dtype=dt)
+        if key == "s_channel" and dt == torch.float32:
+            tensors[key] = torch.ones(shape, dtype=dt)
+    return tensors, g, r, defects
+
+
+def upstream_verdict(t, g, r):
+    try:
+        out = ck.w4a8_int8_linear(t["input"], t["weight"], t["s_rel"], t["s_channel"], t.get("codebook"),
+                                  t.get("correction"), None, g, r, out_dtype=torch.float32)
+        del out
+        return "ok"
+    except Exception as e:
+        return err_text(e)
+
+
+def make_operand_sets(count, rng, out_dir):
+    names = {"weight": "weight", "s_rel": "weight_s_rel", "s_channel": "weight_s_channel",
+             "codebook": "weight_codebook", "correction": "weight_correction", "input": "input"}
+    tensors, meta = {}, {"sets": str(count), "comfy_kitchen": CK_VERSION, "torch": torch.__version__}
+    outcomes = {}
+    for i in range(count):
+        t, g, r, defects = operand_set(rng)
+        verdict = upstream_verdict(t, g, r)
+        outcomes[verdict.split(":")[0]] = outcomes.get(verdict.split(":")[0], 0) + 1
+        for key, v in t.items():
+            tensors[f"e{i}.{names[key]}"] = v.contiguous()
+        meta[f"e{i}.group_size"] = str(g)
+        meta[f"e{i}.convrot_groupsize"] = str(r)
+        meta[f"e{i}.expect"] = verdict
+        meta[f"e{i}.defects"] = "+".join(defects) if defects else "none"
+    save_file(tensors, os.path.join(out_dir, "operand_errors.safetensors"), metadata=meta)
+    return outcomes
+
+
+def generate(args):
+    os.makedirs(args.out, exist_ok=True)
+    torch.set_num_threads(1)
+    rng = random.Random(args.seed)
+    gen = torch.Generator().manual_seed(args.seed)
+    t0 = time.time()
+    specs = layer_specs(args.set, rng)
+    for i, spec in enumerate(specs):
+        make_case(i, spec, gen, rng, args.out)
+    n_err = args.errors if args.errors is not None else {"quick": 80, "golden": 300, "full": 1500}[args.set]
+    outcomes = make_operand_sets(n_err, rng, args.out)
+    print(f"ck_oracle: comfy-kitchen {CK_VERSION}, torch {torch.__version__}, python "
+          f"{platform.python_version()}: {len(specs)} layers ({args.set}), {n_err} operand sets "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}) in {time.time() - t0:.1f} s -> {args.out}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("gen", "run"):
+        p = sub.add_parser(name)
+        p.add_argument("--out", required=True)
+        p.add_argument("--set", choices=["quick", "golden", "full"], default="quick" if name == "gen" else "full")
+        p.add_argument("--seed", type=int, default=20261101)
+        p.add_argument("--errors", type=int, default=None)
+        if name == "run":
+            p.add_argument("--compare", required=True, help="path of the w4a8_ck_compare binary")
+            p.add_argument("--profile", default=None, help="our comfy-kitchen profile (default: the newest "
+                                                              "row not newer than the installed version)")
+    args = ap.parse_args()
+    generate(args)
+    if args.cmd == "run":
+        cmd = [args.compare, "--upstream-version", CK_VERSION]
+        if args.profile:
+            cmd += ["--profile", args.profile]
+        cmd.append(args.out)
+        sys.stdout.flush()
+        sys.exit(subprocess.call(cmd))
+
+
+if __name__ == "__main__":
+    main()
