@@ -10,6 +10,7 @@
 
 #include "json/bytes_decode.hpp"
 #include "json/number.hpp"
+#include "json/serde_messages.hpp"
 #include "json/wtf8.hpp"
 
 namespace w4a8::json {
@@ -23,25 +24,7 @@ inline constexpr std::size_t kPythonMaxIntDigits = 4300;  // sys.get_int_max_str
 inline constexpr std::size_t kIndexedObjectMin = 16;      // members before a key index pays off
 
 // serde_json's ErrorCode Display texts.
-constexpr std::string_view kEofList = "EOF while parsing a list";
-constexpr std::string_view kEofObject = "EOF while parsing an object";
-constexpr std::string_view kEofString = "EOF while parsing a string";
-constexpr std::string_view kEofValue = "EOF while parsing a value";
-constexpr std::string_view kExpectedColon = "expected `:`";
-constexpr std::string_view kExpectedCommaList = "expected `,` or `]`";
-constexpr std::string_view kExpectedCommaObject = "expected `,` or `}`";
-constexpr std::string_view kExpectedIdent = "expected ident";
-constexpr std::string_view kExpectedValue = "expected value";
-constexpr std::string_view kInvalidEscape = "invalid escape";
-constexpr std::string_view kInvalidNumber = "invalid number";
-constexpr std::string_view kOutOfRange = "number out of range";
-constexpr std::string_view kEndOfHexEscape = "unexpected end of hex escape";
-constexpr std::string_view kLoneSurrogate = "lone leading surrogate in hex escape";
-constexpr std::string_view kControlChar = "control character (\\u0000-\\u001F) found while parsing a string";
-constexpr std::string_view kKeyNotString = "key must be a string";
-constexpr std::string_view kTrailingComma = "trailing comma";
-constexpr std::string_view kTrailingChars = "trailing characters";
-constexpr std::string_view kRecursion = "recursion limit exceeded";
+using namespace serde_msg;
 
 bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }

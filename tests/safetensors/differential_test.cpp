@@ -15,7 +15,7 @@
 
 #include "json/parse.hpp"
 #include "mutator.hpp"
-#include "safetensors/header_json.hpp"
+#include "safetensors/header_reference.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
 

@@ -209,6 +209,14 @@ std::vector<std::string> headers() {
       "{\"__metadata__\":{\"a\":2}} x",
       "{\"a\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,0]}} x",
       "{\"__metadata__\":{\"a\":\"b\",\"c\":tru}}",
+      // Literals glued to text in streamed metadata: the type error comes before the syntax error
+      // (the DOM reference path got these wrong until the single-pass reader showed it).
+      "{\"__metadata__\":trueetadata__\":true}",
+      "{\"__metadata__\":{\"a\":nullta__\":{\"a\":null}}",
+      "{\"__metadata__\":{\"a\":1x}}",
+      "{\"__metadata__\":{\"a\":-0x}}",
+      "{\"__metadata__\":nullx}",
+      "{\"__metadata__\":falsey}",
       // Rust Debug escapes of non-printable and grapheme-extending code points in strings.
       "\"a\\u0085\"",
       "\"a\\u00a0\"",
