@@ -1,13 +1,13 @@
 // Header parse throughput and memory on synthetic header-dominated checkpoints (tools/bench_header.py
 // runs it side by side with Python's json.loads on the very same bytes).
-//   header_bench write N FILE     writes a checkpoint with N tensors (data left sparse: ftruncate)
+//   header_bench write N FILE [writer|blocks]
+//                                 writes a checkpoint with N tensors (data left sparse: ftruncate)
 //   header_bench parse FILE MODE REPEATS
 //                                 reads the file's header into memory, then parses it REPEATS times
 //                                 and prints one JSON line: best ms, MB/s of header, peak RSS.
 // MODE: fast      = st::parse_prefix (UTF-8 check, single-pass deserializer, offset checks)
 //       reference = the DOM reference deserializer alone (json::parse_serde + mapping)
-// The first parse runs before any timing, and RSS is read after it (ru_maxrss: the process's peak).
-#include <sys/resource.h>
+// The first parse runs before any timing, and the peak RSS is read after it.
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,34 +26,54 @@ namespace {
 
 using namespace w4a8;
 
+// The process's peak resident set (VmHWM: reset by exec, unlike ru_maxrss, which a child inherits
+// from its parent at fork).
 long peak_rss_kb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  return -1;
 }
 
 // A W4A8-like checkpoint: per layer a packed weight, group scales, channel scales and a marker,
-// names in block order (not name order, as real writers emit them), metadata in front.
-int write(std::size_t tensors, const char* path) {
-  std::string h = R"({"__metadata__":{"format":"pt","_quantization_metadata":"{\"format_version\":\"1.0\"}"})";
-  std::uint64_t off = 0;
+// metadata in front. order "writer": as the crate's serializer emits tensors (dtype descending in
+// the crate's enum order, then name: a few sorted runs); "blocks": layer by layer (names unsorted,
+// the parser's worst case).
+int write(std::size_t tensors, const char* path, const std::string& order) {
   struct Kind {
     const char* suffix;
     const char* dtype;
+    int rank;  // the crate's Dtype order: F32 > F8_E4M3 > I8 > U8
     const char* shape;
     std::uint64_t bytes;
   };
-  static const Kind kKinds[] = {{".weight", "I8", "[3072,1536]", 3072ull * 1536},
-                                {".weight_s_rel", "F8_E4M3", "[3072,192]", 3072ull * 192},
-                                {".weight_s_channel", "F32", "[3072]", 3072ull * 4},
-                                {".comfy_quant", "U8", "[62]", 62}};
+  static const Kind kKinds[] = {{".weight", "I8", 5, "[3072,1536]", 3072ull * 1536},
+                                {".weight_s_rel", "F8_E4M3", 7, "[3072,192]", 3072ull * 192},
+                                {".weight_s_channel", "F32", 17, "[3072]", 3072ull * 4},
+                                {".comfy_quant", "U8", 4, "[62]", 62}};
+  struct Entry {
+    std::string name;
+    const Kind* kind;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(tensors);
   for (std::size_t i = 0; i < tensors; ++i) {
     const std::size_t layer = i / 4;
     const Kind& k = kKinds[i % 4];
-    h += ",\"model.diffusion_model.double_blocks." + std::to_string(layer / 12) + ".img_attn.proj_" +
-         std::to_string(layer % 12) + k.suffix + "\":{\"dtype\":\"" + k.dtype + "\",\"shape\":" + k.shape +
-         ",\"data_offsets\":[" + std::to_string(off) + "," + std::to_string(off + k.bytes) + "]}";
-    off += k.bytes;
+    entries.push_back({"model.diffusion_model.double_blocks." + std::to_string(layer / 12) + ".img_attn.proj_" +
+                           std::to_string(layer % 12) + k.suffix,
+                       &k});
+  }
+  if (order == "writer")
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return a.kind->rank != b.kind->rank ? a.kind->rank > b.kind->rank : a.name < b.name;
+    });
+  std::string h = R"({"__metadata__":{"format":"pt","_quantization_metadata":"{\"format_version\":\"1.0\"}"})";
+  std::uint64_t off = 0;
+  for (const Entry& e : entries) {
+    h += ",\"" + e.name + "\":{\"dtype\":\"" + e.kind->dtype + "\",\"shape\":" + e.kind->shape +
+         ",\"data_offsets\":[" + std::to_string(off) + "," + std::to_string(off + e.kind->bytes) + "]}";
+    off += e.kind->bytes;
   }
   h += '}';
   h.append((8 - h.size() % 8) % 8, ' ');
@@ -121,10 +141,11 @@ int parse(const char* path, const std::string& mode, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 4 && std::strcmp(argv[1], "write") == 0) return write(std::strtoull(argv[2], nullptr, 10), argv[3]);
+  if ((argc == 4 || argc == 5) && std::strcmp(argv[1], "write") == 0)
+    return write(std::strtoull(argv[2], nullptr, 10), argv[3], argc == 5 ? argv[4] : "writer");
   if (argc == 5 && std::strcmp(argv[1], "parse") == 0 &&
       (std::strcmp(argv[3], "fast") == 0 || std::strcmp(argv[3], "reference") == 0))
     return parse(argv[2], argv[3], std::atoi(argv[4]));
-  std::fprintf(stderr, "usage: header_bench write N FILE | header_bench parse FILE fast|reference REPEATS\n");
+  std::fprintf(stderr, "usage: header_bench write N FILE [writer|blocks] | header_bench parse FILE fast|reference REPEATS\n");
   return 2;
 }

@@ -33,6 +33,7 @@ constexpr int kInField = 3;   // an element of shape / data_offsets, a member of
 
 constexpr std::size_t kSampleTensors = 64;   // tensors read before reserving for the rest
 constexpr std::size_t kMinTensorBytes = 64;  // bound of that reservation: <= 1.25 x the text
+constexpr std::size_t kMaxMergedRuns = 64;   // more ascending runs than this: radix-style sort
 
 // Sorts entries by (name, index) without comparing whole names: most-significant-digit refinement
 // on 8-byte big-endian chunks (names share long prefixes such as "model.diffusion_model."), with
@@ -54,6 +55,29 @@ std::uint64_t chunk_at(std::string_view s, std::size_t depth) {
 
 void sort_by_name(std::vector<NameKey>& order, const std::vector<TensorInfo>& v) {
   auto name = [&](const NameKey& e) -> std::string_view { return v[e.index].name; };
+  // The crate's writer emits names sorted within each dtype group: a few ascending runs, merged
+  // with sequential reads. (order holds the identity here.)
+  std::vector<std::size_t> runs = {0};
+  for (std::size_t i = 1; i < v.size() && runs.size() <= kMaxMergedRuns; ++i)
+    if (!(v[i - 1].name < v[i].name)) runs.push_back(i);
+  if (runs.size() <= kMaxMergedRuns) {
+    runs.push_back(v.size());
+    auto less = [&](const NameKey& x, const NameKey& y) {
+      const int c = name(x).compare(name(y));
+      return c != 0 ? c < 0 : x.index < y.index;
+    };
+    while (runs.size() > 2) {
+      std::vector<std::size_t> merged = {0};
+      for (std::size_t r = 0; r + 2 < runs.size(); r += 2) {
+        std::inplace_merge(order.begin() + std::ptrdiff_t(runs[r]), order.begin() + std::ptrdiff_t(runs[r + 1]),
+                           order.begin() + std::ptrdiff_t(runs[r + 2]), less);
+        merged.push_back(runs[r + 2]);
+      }
+      if (runs.size() % 2 == 0) merged.push_back(runs.back());  // an odd run out waits a round
+      runs = std::move(merged);
+    }
+    return;
+  }
   struct Range {
     std::size_t begin, end, depth;  // entries whose names agree on bytes [0, depth)
   };
@@ -95,7 +119,8 @@ void sort_by_name(std::vector<NameKey>& order, const std::vector<TensorInfo>& v)
 
 class HashMetadataReader {
  public:
-  HashMetadataReader(std::string_view text, Header& out) : r_(text), out_(out) {}
+  HashMetadataReader(std::string_view text, Header& out, std::vector<std::uint32_t>* doc_order)
+      : r_(text), out_(out), doc_order_(doc_order) {}
 
   Status run() {
     if (!root()) {
@@ -356,12 +381,24 @@ class HashMetadataReader {
   void sort_tensors() {
     auto& v = out_.tensors;
     const std::size_t n = v.size();
+    if (doc_order_) doc_order_->clear();
     bool sorted = true;
     for (std::size_t i = 1; i < n && sorted; ++i) sorted = v[i - 1].name < v[i].name;
-    if (sorted) return;
+    if (sorted) {
+      if (doc_order_) {
+        doc_order_->resize(n);
+        std::iota(doc_order_->begin(), doc_order_->end(), 0u);
+      }
+      return;
+    }
     std::vector<NameKey> order(n);  // n <= header bytes / 2 < 2^32
     for (std::size_t i = 0; i < n; ++i) order[i].index = static_cast<std::uint32_t>(i);
     sort_by_name(order, v);
+    std::vector<std::uint32_t> source;  // document index of each name position
+    if (doc_order_) {
+      source.resize(n);
+      for (std::size_t k = 0; k < n; ++k) source[k] = order[k].index;
+    }
     // Apply the permutation in place, cycle by cycle (done slots get index == their own slot).
     for (std::uint32_t k = 0; k < n; ++k) {
       if (order[k].index == k) continue;
@@ -381,10 +418,21 @@ class HashMetadataReader {
     std::size_t w = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (i + 1 < n && v[i].name == v[i + 1].name) continue;  // a later duplicate wins
-      if (w != i) v[w] = std::move(v[i]);
+      if (w != i) {
+        v[w] = std::move(v[i]);
+        if (doc_order_) source[w] = source[i];
+      }
       ++w;
     }
     v.erase(v.begin() + std::ptrdiff_t(w), v.end());
+    if (doc_order_) {
+      constexpr std::uint32_t kDropped = UINT32_MAX;
+      std::vector<std::uint32_t> at_doc(n, kDropped);
+      for (std::size_t k = 0; k < w; ++k) at_doc[source[k]] = static_cast<std::uint32_t>(k);
+      doc_order_->reserve(w);
+      for (std::uint32_t p : at_doc)
+        if (p != kDropped) doc_order_->push_back(p);
+    }
   }
 
   // HashMap::insert per member: a repeated key keeps its first place (ours: JSON order) and takes
@@ -420,11 +468,14 @@ class HashMetadataReader {
 
   SerdeReader r_;
   Header& out_;
+  std::vector<std::uint32_t>* doc_order_;
   std::string deferred_;  // the first tensor mapping failure
 };
 
 }  // namespace
 
-Status deserialize_header(std::string_view text, Header& out) { return HashMetadataReader(text, out).run(); }
+Status deserialize_header(std::string_view text, Header& out, std::vector<std::uint32_t>* doc_order) {
+  return HashMetadataReader(text, out, doc_order).run();
+}
 
 }  // namespace w4a8::st::detail

@@ -21,7 +21,9 @@
 //    an f64); data_offsets exactly two.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "core/result.hpp"
 #include "safetensors/reader.hpp"
@@ -30,7 +32,9 @@ namespace w4a8::st::detail {
 
 // pre: text is UTF-8. out.tensors is left sorted by name, duplicates resolved, offsets unvalidated
 // (the caller checks them); out.metadata and out.has_metadata are set.
+// doc_order (optional): on success, the indices into out.tensors in document order (writers emit
+// tensors in offset order, so the caller's offset check can often skip its sort).
 // @return Ok, or StInvalidHeaderDeserialization with serde_json's message and position.
-Status deserialize_header(std::string_view text, Header& out);
+Status deserialize_header(std::string_view text, Header& out, std::vector<std::uint32_t>* doc_order = nullptr);
 
 }  // namespace w4a8::st::detail
