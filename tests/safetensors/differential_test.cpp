@@ -3,7 +3,7 @@
 // safetensors_verdict.py in one python3 run; our File::open must give the same verdict, the same
 // error kind, the same message byte for byte (InvalidHeaderDeserialization's serde_json text is
 // counted separately and must match at least kMinSerdeMatch), and for accepted files the same keys,
-// dtypes, shapes and metadata. Seed: W4A8_ST_SEED (default fixed), count: W4A8_ST_FILES (default 2400).
+// dtypes, shapes and metadata. Seed: W4A8_ST_SEED (default fixed), count: W4A8_ST_FILES (default 4000).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -138,7 +138,7 @@ std::vector<Oracle> run_oracle(const fs::path& list, std::size_t expected) {
 
 TEST(StDifferential, MatchesPythonSafetensors) {
   const std::uint64_t seed = env_u64("W4A8_ST_SEED", 0x5AFE7E5050);
-  const std::size_t count = env_u64("W4A8_ST_FILES", 2400);
+  const std::size_t count = env_u64("W4A8_ST_FILES", 4000);
   std::string tmpl = (fs::temp_directory_path() / "w4a8_st_diff_XXXXXX").string();
   ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
   const fs::path dir = tmpl;
