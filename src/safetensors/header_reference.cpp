@@ -278,7 +278,7 @@ std::optional<Error> metadata_error_before(std::string_view text, std::size_t st
   auto scalar = [&](std::size_t b, std::size_t e) -> std::optional<Value> {
     auto r = json::parse_serde(text.substr(b, e - b));
     if (!r.ok()) return std::nullopt;
-    return std::move(r.value);
+    return std::move(r).value();
   };
   bool seen = false;
   std::size_t i = skip_ws(text, 0) + 1;  // past the root '{'
@@ -372,21 +372,22 @@ Status deserialize_header_reference(std::string_view text, Header& out) {
   if (root_begin < text.size() && text[root_begin] == '[')
     return deser(detail::invalid_type(kUnexpectedSeq, expect::kHashMetadata), text, root_begin);
   json::ParseResult r = json::parse_serde(text);
-  if (r.ok()) return map_header(r.value, text, out);
-  const std::string msg = r.error.serde_message.empty() ? r.error.detail : r.error.serde_message;
+  if (r.ok()) return map_header(*r, text, out);
+  const json::ParseError& e = r.error();
+  const std::string msg = e.serde_message.empty() ? e.detail : e.serde_message;
   Error syntax = make_error(ErrorKind::StInvalidHeaderDeserialization,
-                            {msg + " at line " + std::to_string(r.error.line) + " column " + std::to_string(r.error.column)});
-  if (r.error.serde_message == json::serde_msg::kTrailingChars) {
+                            {msg + " at line " + std::to_string(e.line) + " column " + std::to_string(e.column)});
+  if (e.serde_message == json::serde_msg::kTrailingChars) {
     // serde_json deserializes the root value completely before it looks for trailing text.
-    std::size_t end = r.error.offset;
+    std::size_t end = e.offset;
     while (end > root_begin && is_ws(text[end - 1])) --end;
     const std::string_view doc = text.substr(0, end);
     auto root = json::parse_serde(doc);
-    if (root.ok()) W4A8_TRY(map_header(root.value, doc, out));
+    if (root.ok()) W4A8_TRY(map_header(*root, doc, out));
     return syntax;
   }
   if (root_begin < text.size() && text[root_begin] == '{')
-    if (auto e = metadata_error_before(text, r.error.offset)) return std::move(*e);
+    if (auto m = metadata_error_before(text, e.offset)) return std::move(*m);
   return syntax;
 }
 

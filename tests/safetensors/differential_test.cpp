@@ -57,7 +57,7 @@ bool has_offset_tie(std::span<const std::uint8_t> file) {
   auto parsed = json::parse_serde({reinterpret_cast<const char*>(file.data()) + 8, std::size_t(n)});
   if (!parsed.ok()) return false;
   Header h;
-  if (!detail::map_header(parsed.value, h).ok()) return false;
+  if (!detail::map_header(*parsed, h).ok()) return false;
   std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
   for (const auto& t : h.tensors)
     if (!seen.insert({t.begin, t.end}).second) return true;
@@ -126,7 +126,7 @@ std::vector<Oracle> run_oracle(const fs::path& list, std::size_t expected) {
     if (c != '\n') { line += char(c); continue; }
     auto parsed = json::loads_str(line);
     Oracle o;
-    EXPECT_TRUE(parsed.ok() && to_oracle(parsed.value, o)) << "bad oracle line: " << line;
+    EXPECT_TRUE(parsed.ok() && to_oracle(*parsed, o)) << "bad oracle line: " << line;
     out.push_back(std::move(o));
     line.clear();
   }

@@ -292,8 +292,8 @@ TEST(StMessages, MatchPythonSafetensorsByteForByte) {
   std::size_t same = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     auto v = json::loads_str(lines[i]);
-    ASSERT_TRUE(v.ok() && v.value.is_object()) << lines[i];
-    const json::Value* msg = v.value.get("message");
+    ASSERT_TRUE(v.ok() && v->is_object()) << lines[i];
+    const json::Value* msg = v->get("message");
     ASSERT_TRUE(msg && msg->is_string()) << lines[i];
     auto r = parse(files[i]);
     const std::string mine = r.ok() ? std::string() : r.error().message;

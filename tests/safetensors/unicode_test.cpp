@@ -70,8 +70,8 @@ TEST(StUnicode, RustDebugMatchesSafetensorsOnEveryCodePoint) {
   ASSERT_EQ(lines.size(), files.size());
   for (std::size_t plane = 0; plane < files.size(); ++plane) {
     auto v = json::loads_str(lines[plane]);
-    ASSERT_TRUE(v.ok() && v.value.is_object()) << lines[plane].substr(0, 200);
-    const json::Value* msg = v.value.get("message");
+    ASSERT_TRUE(v.ok() && v->is_object()) << lines[plane].substr(0, 200);
+    const json::Value* msg = v->get("message");
     ASSERT_TRUE(msg && msg->is_string());
     ASSERT_NE(msg->text.find("invalid type: string \""), std::string::npos) << msg->text.substr(0, 200);
     auto r = parse(files[plane]);
