@@ -32,7 +32,7 @@ constexpr int kInTensor = 2;  // a field of a tensor
 constexpr int kInField = 3;   // an element of shape / data_offsets, a member of a dtype object
 
 constexpr std::size_t kSampleTensors = 64;   // tensors read before reserving for the rest
-constexpr std::size_t kMinTensorBytes = 64;  // bound of that reservation: <= 1.25 x the text
+constexpr std::size_t kMinTensorBytes = 48;  // bound of that reservation: <= 1.7 x the text
 constexpr std::size_t kMaxMergedRuns = 64;   // more ascending runs than this: radix-style sort
 
 // Sorts entries by (name, index) without comparing whole names: most-significant-digit refinement
