@@ -46,8 +46,8 @@ struct Value {
   // building an object of n members with set() is O(n^2); use append() for keys known to be new.
   void set(std::string key, Value v);
   // Adds a member without looking for an existing one (linear object building).
-  // pre: kind == Object and key is not a member yet (a repeat would shadow nothing: get() finds
-  // the first; dump() would print both).
+  // pre: kind == Object and key is not a member yet (a repeated key would stay twice: get() and
+  // MemberIndex find the first, dump() prints both).
   void append(std::string key, Value v) { members.emplace_back(std::move(key), std::move(v)); }
 
   static Value null() { return {}; }
