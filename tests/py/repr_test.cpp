@@ -2,7 +2,8 @@
 // predicates and thousands of random strings against each real interpreter found here
 // (W4A8_PYTHON_3_10 .. W4A8_PYTHON_3_14, python3.X on PATH, ~/.pyenv/versions/3.X*); for a version
 // with no interpreter, the predicates against PyPI unicodedata2 of its Unicode version with CPython's
-// rules (a venv made by tools/unicode/gen_unicode_tables.py, or W4A8_UNICODEDATA2_<x_y_z>), an
+// rules (W4A8_UNICODEDATA2_<x_y_z>, a venv made by tools/unicode/gen_unicode_tables.py, or
+// W4A8_PYTHON when it has that unicodedata2), an
 // independent path from the generated tables. A version with neither is skipped, visibly.
 #include "py/repr.hpp"
 
@@ -65,6 +66,7 @@ std::string unicodedata2_for(Version v) {
   std::vector<std::string> cands;
   if (const char* e = std::getenv(("W4A8_UNICODEDATA2_" + env_key(ucd)).c_str())) cands.push_back(e);
   cands.push_back(std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/w4a8check/unicode/venv-" + ucd + "/bin/python");
+  cands.push_back(W4A8_PYTHON);  // when CI installs unicodedata2==<ucd> next to the other oracles
   for (const auto& c : cands)
     if (command_output("'" + c + "' -c \"import unicodedata2; print(unicodedata2.unidata_version)\"") == ucd) return c;
   return {};
