@@ -67,7 +67,7 @@ void run(const ValidateArgs& a, CommandContext& ctx) {
   if (r.ok()) {
     if (a.json) {
       json::Value layers = json::Value::object();
-      for (const validate::Layer& l : r->layers) layers.set(l.prefix, l.marker);
+      for (const validate::Layer& l : r->layers) layers.append(l.prefix, l.marker);  // prefixes are unique
       json::Value top = json::Value::object();
       top.set("ok", json::Value::from_bool(true));
       top.set("layers", std::move(layers));

@@ -24,11 +24,13 @@ struct Error {
 // e.g. through py::repr). post: the hole count equals args.size() (asserted).
 Error make_error(ErrorKind kind, std::initializer_list<std::string_view> args = {});
 
-template <class T>
-class [[nodiscard]] Result {
+// A value or an error of type E (E != T). The one result template: Result<T> is the Error case;
+// other modules use their own E where the failure carries more than a message (json::ParseError).
+template <class T, class E>
+class [[nodiscard]] Expected {
  public:
-  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}    // NOLINT(google-explicit-constructor)
+  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -39,12 +41,16 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
-  const Error& error() const& { assert(!ok()); return std::get<1>(v_); }
-  Error&& error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
+  T&& operator*() && { return std::move(*this).value(); }
+  const E& error() const& { assert(!ok()); return std::get<1>(v_); }
+  E&& error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
+
+template <class T>
+using Result = Expected<T, Error>;
 
 // Result of an operation that yields nothing.
 struct Ok {};

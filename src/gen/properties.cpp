@@ -262,11 +262,11 @@ std::string check_container_bytes(std::span<const std::uint8_t> bytes) {
 std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
   const json::ParseResult r = json::loads_bytes(bytes);
   if (r.ok()) {
-    const std::string text = json::dump(r.value);
+    const std::string text = json::dump(*r);
     const json::ParseResult back = json::loads_str(text);
     if (!back.ok()) return "loads_str rejected dump() output: " + text;
     // Structural equality: Python's == is False for a bare NaN, but the round trip must keep it.
-    if (!same_json(r.value, back.value)) return "dump/loads changed the value: " + text;
+    if (!same_json(*r, *back)) return "dump/loads changed the value: " + text;
   }
   // The same bytes as a marker of a valid tiny W4A8 layer.
   Scenario s;
@@ -281,12 +281,12 @@ std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
   s.markers.push_back(std::move(m));
   const auto got = run_validator(s);
   if (!r.ok()) {
-    const ErrorKind want = r.error.failure == json::ParseFailure::IntTooLong ? ErrorKind::PyIntMaxStrDigits
-                           : r.error.failure == json::ParseFailure::TooDeep  ? ErrorKind::PyRecursion
+    const ErrorKind want = r.error().failure == json::ParseFailure::IntTooLong ? ErrorKind::PyIntMaxStrDigits
+                           : r.error().failure == json::ParseFailure::TooDeep  ? ErrorKind::PyRecursion
                                                                             : ErrorKind::SgInvalidMarker;
     if (got.ok() || got.error().kind != want)
       return "marker JSON rejected, but the validator says " + (got.ok() ? std::string("accepted") : show_error(got.error()));
-  } else if (!r.value.is_object()) {
+  } else if (!r->is_object()) {
     if (got.ok() || got.error().kind != ErrorKind::SgMarkerNotObject)
       return "marker not an object, but the validator says " + (got.ok() ? std::string("accepted") : show_error(got.error()));
   } else if (!got.ok()) {

@@ -14,6 +14,9 @@ void append_u_escape(std::string& out, char32_t unit) {
   for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(unit >> shift) & 0xF]);
 }
 
+void dump_string_to(std::string& out, std::string_view s);
+
+// Appends to one buffer: linear in the output, one growth pattern for the whole document.
 void dump_to(std::string& out, const Value& v) {
   switch (v.kind) {
     case Kind::Null: out += "null"; return;
@@ -24,7 +27,7 @@ void dump_to(std::string& out, const Value& v) {
       else if (std::isinf(v.number)) out += v.number < 0 ? "-Infinity" : "Infinity";
       else out += py_float_repr(v.number);
       return;
-    case Kind::String: out += dump_string(v.text); return;
+    case Kind::String: dump_string_to(out, v.text); return;
     case Kind::Array: {
       out.push_back('[');
       for (std::size_t i = 0; i < v.items.size(); ++i) {
@@ -38,7 +41,7 @@ void dump_to(std::string& out, const Value& v) {
       out.push_back('{');
       for (std::size_t i = 0; i < v.members.size(); ++i) {
         if (i > 0) out += ", ";
-        out += dump_string(v.members[i].first);
+        dump_string_to(out, v.members[i].first);
         out += ": ";
         dump_to(out, v.members[i].second);
       }
@@ -48,10 +51,8 @@ void dump_to(std::string& out, const Value& v) {
   }
 }
 
-}  // namespace
-
-std::string dump_string(std::string_view s) {
-  std::string out = "\"";
+void dump_string_to(std::string& out, std::string_view s) {
+  out.push_back('"');
   std::size_t pos = 0;
   while (pos < s.size()) {
     char32_t cp = 0;
@@ -80,6 +81,13 @@ std::string dump_string(std::string_view s) {
     }
   }
   out.push_back('"');
+}
+
+}  // namespace
+
+std::string dump_string(std::string_view s) {
+  std::string out;
+  dump_string_to(out, s);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "json/bytes_decode.hpp"
 #include "json/number.hpp"
+#include "json/serde_messages.hpp"
 #include "json/wtf8.hpp"
 
 namespace w4a8::json {
@@ -23,25 +24,7 @@ inline constexpr std::size_t kPythonMaxIntDigits = 4300;  // sys.get_int_max_str
 inline constexpr std::size_t kIndexedObjectMin = 16;      // members before a key index pays off
 
 // serde_json's ErrorCode Display texts.
-constexpr std::string_view kEofList = "EOF while parsing a list";
-constexpr std::string_view kEofObject = "EOF while parsing an object";
-constexpr std::string_view kEofString = "EOF while parsing a string";
-constexpr std::string_view kEofValue = "EOF while parsing a value";
-constexpr std::string_view kExpectedColon = "expected `:`";
-constexpr std::string_view kExpectedCommaList = "expected `,` or `]`";
-constexpr std::string_view kExpectedCommaObject = "expected `,` or `}`";
-constexpr std::string_view kExpectedIdent = "expected ident";
-constexpr std::string_view kExpectedValue = "expected value";
-constexpr std::string_view kInvalidEscape = "invalid escape";
-constexpr std::string_view kInvalidNumber = "invalid number";
-constexpr std::string_view kOutOfRange = "number out of range";
-constexpr std::string_view kEndOfHexEscape = "unexpected end of hex escape";
-constexpr std::string_view kLoneSurrogate = "lone leading surrogate in hex escape";
-constexpr std::string_view kControlChar = "control character (\\u0000-\\u001F) found while parsing a string";
-constexpr std::string_view kKeyNotString = "key must be a string";
-constexpr std::string_view kTrailingComma = "trailing comma";
-constexpr std::string_view kTrailingChars = "trailing characters";
-constexpr std::string_view kRecursion = "recursion limit exceeded";
+using namespace serde_msg;
 
 bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -61,17 +44,14 @@ class Parser {
   Parser(std::string_view s, Dialect d) : s_(s), d_(d) {}
 
   ParseResult run() {
-    ParseResult r;
+    Value root;
     skip_ws();
-    if (parse_document(r.value)) {
+    if (parse_document(root)) {
       skip_ws();
       if (pos_ != s_.size()) fail(ParseFailure::Syntax, pos_, "extra data", kTrailingChars, peeked(pos_));
     }
-    if (err_.failure != ParseFailure::None) {
-      r.value = Value{};
-      r.error = std::move(err_);
-    }
-    return r;
+    if (err_.failure != ParseFailure::None) return std::move(err_);
+    return root;
   }
 
  private:
@@ -335,11 +315,7 @@ class Parser {
         if (has_escape && read_hex4(pos_ + 2, low) && is_low_surrogate(low)) {
           cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           pos_ += 6;
-        } else if (!python()) {
-          return fail(ParseFailure::Syntax, pos_, "lone leading surrogate");
         }
-      } else if (is_low_surrogate(cp) && !python()) {
-        return fail(ParseFailure::Syntax, pos_, "lone trailing surrogate");
       }
       append_wtf8(out, cp);
     }
@@ -413,6 +389,8 @@ class Parser {
 
   // JSON number grammar (both dialects); Python converts ints exactly (<= 4300 digits) and floats
   // correctly rounded; Serde keeps the literal (Int or Float by its form) for the caller to type.
+  // Serde's grammar errors are all raised by serde_number_error first, so the scan below only
+  // fails for Python, which backtracks where serde_json stops.
   bool parse_number(Value& out) {
     const std::size_t start = pos_;
     if (!python()) {
@@ -427,7 +405,6 @@ class Parser {
       while (i < s_.size() && is_digit(s_[i])) ++i;
     } else if (i < s_.size() && s_[i] == '0') {
       ++i;
-      if (!python() && i < s_.size() && is_digit(s_[i])) return fail(ParseFailure::Syntax, i, "invalid number");
     } else {
       return fail(ParseFailure::Syntax, start, "expecting value");
     }
@@ -437,8 +414,6 @@ class Parser {
       is_float = true;
       i += 2;
       while (i < s_.size() && is_digit(s_[i])) ++i;
-    } else if (!python() && i < s_.size() && s_[i] == '.') {
-      return fail(ParseFailure::Syntax, i, "invalid number");
     }
     if (i < s_.size() && (s_[i] == 'e' || s_[i] == 'E')) {
       std::size_t j = i + 1;
@@ -448,8 +423,6 @@ class Parser {
       if (j > exp_digits) {
         is_float = true;
         i = j;
-      } else if (!python()) {
-        return fail(ParseFailure::Syntax, j, "invalid number");
       }
       // Python backtracks to before 'e'; what follows then fails as extra data or a missing ','.
     }
@@ -491,12 +464,12 @@ class Parser {
   Members members_;           // members of the open objects, innermost last
 };
 
-ParseResult fail_unicode(std::size_t offset) {
-  ParseResult r;
-  r.error.failure = ParseFailure::Unicode;
-  r.error.offset = offset;
-  r.error.detail = "invalid text encoding";
-  return r;
+ParseError fail_unicode(std::size_t offset) {
+  ParseError e;
+  e.failure = ParseFailure::Unicode;
+  e.offset = offset;
+  e.detail = "invalid text encoding";
+  return e;
 }
 
 }  // namespace
@@ -505,10 +478,10 @@ ParseResult loads_str(std::string_view text) {
   const std::size_t bad = find_invalid_wtf8(text, /*allow_surrogates=*/true);
   if (bad != std::string_view::npos) return fail_unicode(bad);
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
-    ParseResult r;
-    r.error.failure = ParseFailure::Syntax;
-    r.error.detail = "unexpected UTF-8 BOM";
-    return r;
+    ParseError e;
+    e.failure = ParseFailure::Syntax;
+    e.detail = "unexpected UTF-8 BOM";
+    return e;
   }
   return Parser(text, Dialect::Python).run();
 }

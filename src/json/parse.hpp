@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/result.hpp"
 #include "json/value.hpp"
 
 namespace w4a8::json {
@@ -49,11 +50,8 @@ struct TextPosition {
 };
 TextPosition serde_position(std::string_view text, std::size_t index);
 
-struct ParseResult {
-  Value value;
-  ParseError error;            // error.failure == None on success
-  bool ok() const { return error.failure == ParseFailure::None; }
-};
+// The parsed value, or why it failed (error().failure != None).
+using ParseResult = Expected<Value, ParseError>;
 
 // Python dialect: Int text is canonical ("-0" -> "0"); Float has number set and text empty; objects
 // merge duplicate keys as a dict does. A document nesting more than kPythonMaxDepth containers is

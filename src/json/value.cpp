@@ -26,6 +26,16 @@ void Value::set(std::string key, Value v) {
   members.emplace_back(std::move(key), std::move(v));
 }
 
+MemberIndex::MemberIndex(const Value& object) {
+  map_.reserve(object.members.size());
+  for (const auto& [k, v] : object.members) map_.emplace(k, &v);  // emplace keeps the first
+}
+
+const Value* MemberIndex::get(std::string_view key) const {
+  auto it = map_.find(key);
+  return it == map_.end() ? nullptr : it->second;
+}
+
 namespace {
 
 bool is_numeric(Kind k) { return k == Kind::Bool || k == Kind::Int || k == Kind::Float; }
@@ -56,12 +66,10 @@ bool objects_equal(const Value& a, const Value& b) {
     }
     return true;
   }
-  std::unordered_map<std::string_view, const Value*> index;
-  index.reserve(b.members.size());
-  for (const auto& [k, v] : b.members) index.emplace(k, &v);  // first wins, as get() does
+  const MemberIndex index(b);
   for (const auto& [k, v] : a.members) {
-    auto it = index.find(k);
-    if (it == index.end() || !equal_impl(v, *it->second, true)) return false;
+    const Value* other = index.get(k);
+    if (other == nullptr || !equal_impl(v, *other, true)) return false;
   }
   return true;
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -41,8 +42,13 @@ struct Value {
   // Object member lookup; nullptr when absent or not an object.
   const Value* get(std::string_view key) const;
   Value* get(std::string_view key);
-  // Insert or replace, Python dict style (replacement keeps position).
+  // Insert or replace, Python dict style (replacement keeps position). Searches: O(members), so
+  // building an object of n members with set() is O(n^2); use append() for keys known to be new.
   void set(std::string key, Value v);
+  // Adds a member without looking for an existing one (linear object building).
+  // pre: kind == Object and key is not a member yet (a repeated key would stay twice: get() and
+  // MemberIndex find the first, dump() prints both).
+  void append(std::string key, Value v) { members.emplace_back(std::move(key), std::move(v)); }
 
   static Value null() { return {}; }
   static Value from_bool(bool b) { Value v; v.kind = Kind::Bool; v.boolean = b; return v; }
@@ -51,6 +57,18 @@ struct Value {
   static Value from_string(std::string s) { Value v; v.kind = Kind::String; v.text = std::move(s); return v; }
   static Value object() { Value v; v.kind = Kind::Object; return v; }
   static Value array() { Value v; v.kind = Kind::Array; return v; }
+};
+
+// O(1) member lookup in a large object, for callers that look up many keys (get() is O(members)).
+// The object must outlive the index and stay unmodified while it is used.
+class MemberIndex {
+ public:
+  explicit MemberIndex(const Value& object);
+  // The first member with this key (as Value::get), or nullptr.
+  const Value* get(std::string_view key) const;
+
+ private:
+  std::unordered_map<std::string_view, const Value*> map_;
 };
 
 // Python's `a == b` on the objects json.loads built: 1 == 1.0 == True; int/float compared exactly;

@@ -27,8 +27,8 @@ std::string first_code_points(const std::string& s, std::size_t n) {
   return s.substr(0, pos);
 }
 
-Error invalid_literal(std::string_view original) {
-  const std::string r = first_code_points(repr_str(original), kReprPrecision);
+Error invalid_literal(std::string_view original, Version pv) {
+  const std::string r = first_code_points(repr_str(original, pv), kReprPrecision);
   return make_error(ErrorKind::PyIntInvalidLiteral, {r});
 }
 
@@ -39,11 +39,11 @@ std::string canonical(bool negative, std::string_view digits) {
   return (negative ? "-" : "") + std::string(digits.substr(nz));
 }
 
-// int(str, 10) in CPython 3.11: Unicode spaces -> ' ' and Unicode digits -> ASCII, stopping at
+// int(str, 10) in CPython (Unicode data of pv): Unicode spaces -> ' ' and Unicode digits -> ASCII, stopping at
 // the first other non-ASCII code point (it becomes '?'); then the ASCII parser: spaces, sign,
 // digits with single inner underscores (a bad underscore fails before the digit limit is
 // checked; the limit is checked before trailing junk), spaces, end.
-Result<BigInt> int_from_str(std::string_view text) {
+Result<BigInt> int_from_str(std::string_view text, Version pv) {
   std::string ascii;
   ascii.reserve(text.size());
   std::size_t pos = 0;
@@ -54,8 +54,8 @@ Result<BigInt> int_from_str(std::string_view text) {
       break;
     }
     if (cp < 0x7F) ascii.push_back(static_cast<char>(cp));
-    else if (is_space(cp)) ascii.push_back(' ');
-    else if (const int d = decimal_value(cp); d >= 0) ascii.push_back(static_cast<char>('0' + d));
+    else if (is_space(cp, pv)) ascii.push_back(' ');
+    else if (const int d = decimal_value(cp, pv); d >= 0) ascii.push_back(static_cast<char>('0' + d));
     else {
       ascii.push_back('?');
       break;
@@ -67,22 +67,22 @@ Result<BigInt> int_from_str(std::string_view text) {
   while (i < s.size() && ascii_space(s[i])) ++i;
   bool negative = false;
   if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
-  if (i < s.size() && s[i] == '_') return invalid_literal(text);
+  if (i < s.size() && s[i] == '_') return invalid_literal(text, pv);
   std::string digits;
   char prev = 0;
   for (; i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '_'); prev = s[i++]) {
     if (s[i] == '_') {
-      if (prev == '_') return invalid_literal(text);
+      if (prev == '_') return invalid_literal(text, pv);
     } else {
       digits.push_back(s[i]);
     }
   }
-  if (prev == '_') return invalid_literal(text);
+  if (prev == '_') return invalid_literal(text, pv);
   if (digits.size() > kMaxStrDigits)
     return make_error(ErrorKind::PyIntMaxStrDigits, {std::to_string(digits.size())});
-  if (digits.empty()) return invalid_literal(text);
+  if (digits.empty()) return invalid_literal(text, pv);
   while (i < s.size() && ascii_space(s[i])) ++i;
-  if (i != ascii.size()) return invalid_literal(text);
+  if (i != ascii.size()) return invalid_literal(text, pv);
   return BigInt{canonical(negative, digits)};
 }
 
@@ -100,7 +100,7 @@ int BigInt::compare(long long v) const {
   return negative() ? -1 : 1;  // outside int64 on its side of zero
 }
 
-Result<BigInt> to_int(const json::Value& v) {
+Result<BigInt> to_int(const json::Value& v, Version pv) {
   switch (v.kind) {
     case json::Kind::Bool: return BigInt{v.boolean ? "1" : "0"};
     case json::Kind::Int: return BigInt{v.text};
@@ -108,7 +108,7 @@ Result<BigInt> to_int(const json::Value& v) {
       if (std::isnan(v.number)) return make_error(ErrorKind::PyIntFloatNan);
       if (std::isinf(v.number)) return make_error(ErrorKind::PyIntFloatInfinity);
       return BigInt{json::exact_integer_text(std::trunc(v.number))};
-    case json::Kind::String: return int_from_str(v.text);
+    case json::Kind::String: return int_from_str(v.text, pv);
     case json::Kind::Null: return make_error(ErrorKind::PyIntBadType, {"'NoneType'"});
     case json::Kind::Array: return make_error(ErrorKind::PyIntBadType, {"'list'"});
     case json::Kind::Object: return make_error(ErrorKind::PyIntBadType, {"'dict'"});

@@ -5,6 +5,7 @@
 
 #include "core/result.hpp"
 #include "json/value.hpp"
+#include "py/version.hpp"
 
 namespace w4a8::py {
 
@@ -19,9 +20,9 @@ struct BigInt {
 
 // int(v): bool -> 0/1; int -> itself; float -> truncation (inf: OverflowError, NaN: ValueError);
 // str -> base-10 literal rules (Unicode whitespace/digits, sign, single underscores, 4300-digit
-// limit); None/list/dict -> TypeError.
+// limit; Unicode digits and spaces as Python pv knows them); None/list/dict -> TypeError.
 // @return BigInt, or ErrorKind::PyIntFloatInfinity, PyIntFloatNan, PyIntInvalidLiteral,
 //         PyIntBadType, PyIntMaxStrDigits.
-Result<BigInt> to_int(const json::Value& v);
+Result<BigInt> to_int(const json::Value& v, Version pv = kDefaultVersion);
 
 }  // namespace w4a8::py

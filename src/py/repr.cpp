@@ -13,7 +13,7 @@ void append_hex(std::string& out, char32_t v, int digits) {
 
 }  // namespace
 
-std::string repr_str(std::string_view s) {
+std::string repr_str(std::string_view s, Version v) {
   // Quote choice: '"' only when the text has a single quote and no double quote.
   bool has_single = false, has_double = false;
   for (char c : s) {
@@ -45,7 +45,7 @@ std::string repr_str(std::string_view s) {
       append_hex(out, cp, 2);
     } else if (cp < 0x7F) {
       out.push_back(static_cast<char>(cp));
-    } else if (is_printable(cp)) {
+    } else if (is_printable(cp, v)) {
       out.append(s.substr(start, pos - start));
     } else if (cp <= 0xFF) {
       out += "\\x";
@@ -73,11 +73,11 @@ std::string repr_shape(std::span<const std::uint64_t> shape) {
   return out;
 }
 
-std::string repr_str_list(std::span<const std::string> items) {
+std::string repr_str_list(std::span<const std::string> items, Version v) {
   std::string out = "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ", ";
-    out += repr_str(items[i]);
+    out += repr_str(items[i], v);
   }
   out += ']';
   return out;

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "core/checked.hpp"
-#include "safetensors/header_json.hpp"
+#include "safetensors/hash_metadata.hpp"
 #include "safetensors/utf8.hpp"
 
 namespace w4a8::st {
@@ -18,30 +18,37 @@ std::uint64_t read_le64(std::span<const std::uint8_t> b) {
 
 // Metadata::validate: tensors in data_offsets order must tile [0, end) exactly.
 // The crate's order among equal offsets follows a randomly seeded HashMap; ties are broken by name
-// here so the verdict is deterministic.
-Result<std::uint64_t> validate_offsets(const std::vector<TensorInfo>& tensors) {
-  std::vector<const TensorInfo*> order;
-  order.reserve(tensors.size());
-  for (const auto& t : tensors) order.push_back(&t);
-  std::sort(order.begin(), order.end(), [](const TensorInfo* a, const TensorInfo* b) {
-    if (a->begin != b->begin) return a->begin < b->begin;
-    if (a->end != b->end) return a->end < b->end;
-    return a->name < b->name;
-  });
+// here (tensors are in name order, so by index) so the verdict is deterministic.
+// doc_order: the tensors' document order, tried first (writers emit offset order).
+Result<std::uint64_t> validate_offsets(const std::vector<TensorInfo>& tensors, const std::vector<std::uint32_t>& doc_order) {
+  struct Span {
+    std::uint64_t begin, end;
+    std::size_t index;
+    bool operator<(const Span& o) const {
+      return begin != o.begin ? begin < o.begin : end != o.end ? end < o.end : index < o.index;
+    }
+  };
+  std::vector<Span> order(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::size_t k = doc_order.size() == tensors.size() ? doc_order[i] : i;
+    order[i] = {tensors[k].begin, tensors[k].end, k};
+  }
+  if (!std::is_sorted(order.begin(), order.end())) std::sort(order.begin(), order.end());
   std::uint64_t start = 0;
-  for (const TensorInfo* t : order) {
-    if (t->begin != start || t->end < t->begin)
-      return make_error(ErrorKind::StInvalidOffset, {t->name});  // Display: raw
-    start = t->end;
+  for (const Span& s : order) {
+    const TensorInfo& t = tensors[s.index];
+    if (t.begin != start || t.end < t.begin)
+      return make_error(ErrorKind::StInvalidOffset, {t.name});  // Display: raw
+    start = t.end;
     std::optional<std::uint64_t> elements = 1;
-    for (std::uint64_t d : t->shape) {
+    for (std::uint64_t d : t.shape) {
       elements = checked_mul(*elements, d);
       if (!elements) return make_error(ErrorKind::StValidationOverflow);
     }
-    const auto bits = checked_mul(*elements, dtype_bits(t->dtype));
+    const auto bits = checked_mul(*elements, dtype_bits(t.dtype));
     if (!bits) return make_error(ErrorKind::StValidationOverflow);
     if (*bits % 8 != 0) return make_error(ErrorKind::StMisalignedSlice);
-    if (t->end - t->begin != *bits / 8) return make_error(ErrorKind::StTensorInvalidInfo);
+    if (t.end - t.begin != *bits / 8) return make_error(ErrorKind::StTensorInvalidInfo);
   }
   return start;
 }
@@ -63,9 +70,10 @@ Result<Header> parse_prefix(std::span<const std::uint8_t> prefix, std::uint64_t 
   const auto text = prefix.subspan(8, static_cast<std::size_t>(h.header_len));
   if (auto bad = detail::check_utf8(text)) return make_error(ErrorKind::StInvalidHeader, {detail::utf8_error_text(*bad)});
   const std::string_view json_text(reinterpret_cast<const char*>(text.data()), text.size());
-  W4A8_TRY(detail::deserialize_header(json_text, h));
+  std::vector<std::uint32_t> doc_order;
+  W4A8_TRY(detail::deserialize_header(json_text, h, &doc_order));
 
-  auto end = validate_offsets(h.tensors);
+  auto end = validate_offsets(h.tensors, doc_order);
   if (!end.ok()) return std::move(end).error();
   // The crate adds in usize (wrapping in release builds); a wrapped sum can never equal the file
   // size, so overflow is the same verdict.

@@ -63,9 +63,9 @@ Status collect_metadata(State& s, const Source& src) {
   if (serialized == nullptr) return Ok{};
   json::ParseResult parsed = json::loads_str(*serialized);
   if (!parsed.ok())
-    return json_failure(parsed.error, make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
-  if (!parsed.value.is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
-  json::Value* layers = parsed.value.get("layers");
+    return json_failure(parsed.error(), make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
+  if (!parsed->is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
+  json::Value* layers = parsed->get("layers");
   if (layers == nullptr || !layers->is_object())
     return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
   for (auto& [prefix, marker] : layers->members) {
@@ -84,12 +84,12 @@ Status collect_marker(State& s, const Source& src, const st::TensorInfo& t) {
       src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
   json::ParseResult parsed = json::loads_bytes(raw);
   if (!parsed.ok())
-    return json_failure(parsed.error,
+    return json_failure(parsed.error(),
                         make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name), src.path}));
-  if (!parsed.value.is_object())
+  if (!parsed->is_object())
     return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name)});
   const std::string prefix = t.name.substr(0, t.name.size() - kMarkerSuffix.size());
-  return record_marker(s, prefix, std::move(parsed.value));
+  return record_marker(s, prefix, std::move(parsed).value());
 }
 
 bool is_quantized_dtype(st::Dtype d) {

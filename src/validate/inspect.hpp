@@ -10,6 +10,7 @@
 #include "core/result.hpp"
 #include "core/upstream.hpp"
 #include "json/value.hpp"
+#include "py/version.hpp"
 #include "safetensors/dtype.hpp"
 #include "safetensors/reader.hpp"
 
@@ -18,6 +19,7 @@ namespace w4a8::validate {
 struct Options {
   bool strict = false;  // add the kernel contract and data-level checks after upstream's
   upstream::Sglang sglang = upstream::kLatestSglang;  // the release whose behaviour is predicted
+  py::Version python = py::kDefaultVersion;  // the Python sglang runs under (repr()/int() Unicode data)
   // Non-empty: run section 4 and --strict on this prefix only (`w4a8check gemm` checks the layer it
   // runs, not the whole checkpoint); sections 1-3 are unchanged.
   std::string only_layer;

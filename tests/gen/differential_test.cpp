@@ -120,7 +120,7 @@ TEST(GenDifferential, ValidatorAgreesWithPythonSpec) {
   while (std::getline(in, line) && i < cases.size()) {
     const json::ParseResult py = json::loads_str(line);
     ASSERT_TRUE(py.ok()) << "unreadable oracle output: " << line;
-    const std::string why = disagreement(py.value, cases[i].verdict);
+    const std::string why = disagreement(*py, cases[i].verdict);
     accepted += cases[i].verdict.ok();
     if (!why.empty() && ++bad <= 5)
       ADD_FAILURE() << "case " << i << " (seed " << seed << "): " << why << "\n  python: " << line

@@ -58,7 +58,7 @@ class PairGen {
     const std::string a = value(3);
     if (rng_() % 4 == 0) return {a, value(3)};
     const auto parsed = loads_str(a);
-    Value v = parsed.value;
+    Value v = *parsed;
     tweak(v);
     return {a, dump_simple(v)};
   }
@@ -71,7 +71,7 @@ class PairGen {
     }
     if (v.kind == Kind::Array && !v.items.empty()) return tweak(v.items[rng_() % v.items.size()]);
     if (v.kind == Kind::Object && !v.members.empty()) return tweak(v.members[rng_() % v.members.size()].second);
-    v = loads_str(scalar()).value;
+    v = *loads_str(scalar());
   }
 
   // A re-serialisation that needs nothing from the code under test beyond the value tree.
@@ -128,7 +128,7 @@ TEST(PyEqual, RandomPairsMatchPython) {
   for (std::size_t i = 0; i < pairs.size() && i < answers.size(); ++i) {
     const auto a = loads_str(pairs[i].first), b = loads_str(pairs[i].second);
     ASSERT_TRUE(a.ok() && b.ok()) << pairs[i].first << " / " << pairs[i].second;
-    const std::string ours = py_equal(a.value, b.value) ? "1" : "0";
+    const std::string ours = py_equal(*a, *b) ? "1" : "0";
     equal += answers[i] == "1";
     if (ours != answers[i] && ++mismatches <= 10)
       ADD_FAILURE() << pairs[i].first << " == " << pairs[i].second << ": python " << answers[i] << " ours " << ours;

@@ -39,9 +39,10 @@ inline std::string from_hex_arg(std::string_view h) {
   return out;
 }
 
-// Runs `W4A8_PYTHON script` with the requests on stdin. A missing interpreter, a crash or a short
+// Runs `python script` with the requests on stdin. A missing interpreter, a crash or a short
 // answer is a test failure (never a skip): the oracle is required.
-inline std::vector<std::string> ask_oracle(const std::string& script, const std::vector<std::string>& requests) {
+inline std::vector<std::string> ask_oracle_with(const std::string& python, const std::string& script,
+                                                const std::vector<std::string>& requests) {
   char path[] = "/tmp/w4a8_oracle_XXXXXX";
   const int fd = mkstemp(path);
   if (fd < 0) {
@@ -53,7 +54,7 @@ inline std::vector<std::string> ask_oracle(const std::string& script, const std:
     std::ofstream in(path, std::ios::binary);
     for (const auto& r : requests) in << r << '\n';
   }
-  const std::string cmd = std::string(W4A8_PYTHON) + " '" + script + "' < '" + path + "'";
+  const std::string cmd = python + " '" + script + "' < '" + path + "'";
   std::vector<std::string> answers;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) {
@@ -81,6 +82,22 @@ inline std::vector<std::string> ask_oracle(const std::string& script, const std:
     ADD_FAILURE() << "oracle gave " << answers.size() << " answers for " << requests.size() << " requests";
   answers.resize(requests.size());
   return answers;
+}
+
+// The same with W4A8_PYTHON, the interpreter the build was configured with.
+inline std::vector<std::string> ask_oracle(const std::string& script, const std::vector<std::string>& requests) {
+  return ask_oracle_with(W4A8_PYTHON, script, requests);
+}
+
+// First line of a command's stdout ("" when it cannot run or fails).
+inline std::string command_output(const std::string& cmd) {
+  FILE* pipe = popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string out;
+  char buf[256];
+  while (fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
+  if (pclose(pipe) != 0) return {};
+  return out.substr(0, out.find('\n'));
 }
 
 inline std::string source_path(std::string_view rel) { return std::string(W4A8_SOURCE_ROOT) + "/" + std::string(rel); }

@@ -124,7 +124,7 @@ TEST(IntOfJson, EveryValueKindMatchesPython) {
     const auto parsed = json::loads_str(docs[i]);
     ASSERT_TRUE(parsed.ok()) << docs[i];
     const std::string expected = from_hex_arg(answers[i]);
-    const std::string ours = outcome(to_int(parsed.value));
+    const std::string ours = outcome(to_int(*parsed));
     if (ours != expected && ++mismatches <= 10)
       ADD_FAILURE() << docs[i] << "\n  python: " << expected << "\n  ours:   " << ours;
   }

@@ -9,6 +9,11 @@ UTF-8 answer (answers may hold any printable code point).
   int_json x<doc>      -> the same for int(json.loads(doc))
   props                -> "<hex bitmap of isprintable> <hex bitmap of isspace> <cp:value,...>"
                           over all code points, bit cp at byte cp // 8, bit cp % 8
+  props_ucd            -> the same computed from PyPI unicodedata2 (whatever version is installed)
+                          with CPython's own rules (Tools/unicode/makeunicodedata.py): printable
+                          unless the category is C* or Z* (space excepted); space for bidi
+                          WS/B/S or category Zs. For a Python that is not installed here.
+  unidata              -> unicodedata2.unidata_version (props_ucd's source)
 """
 import json
 import sys
@@ -52,6 +57,21 @@ def answer(parts):
         decimals = ",".join("%x:%d" % (cp, unicodedata.decimal(chr(cp)))
                             for cp in range(0x110000) if chr(cp).isdecimal())
         return " ".join([bitmap(str.isprintable), bitmap(str.isspace), decimals])
+    if op == "props_ucd":
+        import unicodedata2 as u
+
+        def printable(c):
+            return c == " " or u.category(c)[0] not in "CZ"
+
+        def space(c):
+            return u.bidirectional(c) in ("WS", "B", "S") or u.category(c) == "Zs"
+
+        decimals = ",".join("%x:%d" % (cp, u.decimal(chr(cp)))
+                            for cp in range(0x110000) if u.decimal(chr(cp), None) is not None)
+        return " ".join([bitmap(printable), bitmap(space), decimals])
+    if op == "unidata":
+        import unicodedata2
+        return unicodedata2.unidata_version
     return "bad-op " + op
 
 

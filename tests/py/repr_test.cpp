@@ -1,9 +1,16 @@
-// repr()/isprintable() against CPython: every code point's predicates, and thousands of random
-// strings, tuples and lists.
+// repr()/isprintable() against CPython, per supported Python version: every code point's
+// predicates and thousands of random strings against each real interpreter found here
+// (W4A8_PYTHON_3_10 .. W4A8_PYTHON_3_14, python3.X on PATH, ~/.pyenv/versions/3.X*); for a version
+// with no interpreter, the predicates against PyPI unicodedata2 of its Unicode version with CPython's
+// rules (W4A8_UNICODEDATA2_<x_y_z>, a venv made by tools/unicode/gen_unicode_tables.py, or
+// W4A8_PYTHON when it has that unicodedata2), an
+// independent path from the generated tables. A version with neither is skipped, visibly.
 #include "py/repr.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <glob.h>
 #include <random>
 #include <sstream>
 #include <string>
@@ -17,15 +24,76 @@ namespace w4a8::py {
 namespace {
 
 using testing::ask_oracle;
+using testing::ask_oracle_with;
+using testing::command_output;
 using testing::from_hex_arg;
 using testing::hex_arg;
 
 const std::string kOracle = testing::source_path("tests/py/py_oracle.py");
 
+std::vector<Version> all_versions() {
+  std::vector<Version> v;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(Version::kCount); ++i) v.push_back(static_cast<Version>(i));
+  return v;
+}
+
+std::string env_key(std::string_view dotted) {
+  std::string k(dotted);
+  for (char& c : k)
+    if (c == '.') c = '_';
+  return k;
+}
+
+// A real CPython of this version, or "".
+std::string interpreter_for(Version v) {
+  const std::string name(version_name(v));
+  std::vector<std::string> cands;
+  if (const char* e = std::getenv(("W4A8_PYTHON_" + env_key(name)).c_str())) cands.push_back(e);
+  cands.push_back("python" + name);
+  glob_t g{};
+  const std::string pattern = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.pyenv/versions/" + name + ".*/bin/python3";
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) cands.push_back(g.gl_pathv[i]);
+  globfree(&g);
+  for (const auto& c : cands)
+    if (command_output("'" + c + "' -c \"import sys; print('%d.%d' % sys.version_info[:2])\"") == name) return c;
+  return {};
+}
+
+// A Python with PyPI unicodedata2 of this version's Unicode data, or "".
+std::string unicodedata2_for(Version v) {
+  const std::string ucd(unicode_version(v));
+  std::vector<std::string> cands;
+  if (const char* e = std::getenv(("W4A8_UNICODEDATA2_" + env_key(ucd)).c_str())) cands.push_back(e);
+  cands.push_back(std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/w4a8check/unicode/venv-" + ucd + "/bin/python");
+  cands.push_back(W4A8_PYTHON);  // when CI installs unicodedata2==<ucd> next to the other oracles
+  for (const auto& c : cands)
+    if (command_output("'" + c + "' -c \"import unicodedata2; print(unicodedata2.unidata_version)\"") == ucd) return c;
+  return {};
+}
+
 bool bit(const std::string& bitmap, char32_t cp) { return (static_cast<unsigned char>(bitmap[cp >> 3]) >> (cp & 7)) & 1; }
 
-TEST(UnicodeTables, EveryCodePointMatchesPython) {
-  const auto answers = ask_oracle(kOracle, {"props"});
+class PerVersion : public ::testing::TestWithParam<Version> {};
+
+std::string version_label(const ::testing::TestParamInfo<Version>& info) {
+  return "Py" + env_key(version_name(info.param));
+}
+
+TEST_P(PerVersion, EveryCodePointMatchesPython) {
+  const Version v = GetParam();
+  std::string python = interpreter_for(v), op = "props", source;
+  if (!python.empty()) {
+    source = "CPython " + std::string(version_name(v)) + " (" + python + ")";
+  } else if (python = unicodedata2_for(v); !python.empty()) {
+    op = "props_ucd";
+    source = "unicodedata2 " + std::string(unicode_version(v)) + " with CPython's rules (" + python + ")";
+  } else {
+    GTEST_SKIP() << "no Python " << version_name(v) << " and no unicodedata2 " << unicode_version(v)
+                 << " venv here (run tools/unicode/gen_unicode_tables.py)";
+  }
+  std::printf("Python %s tables against %s\n", std::string(version_name(v)).c_str(), source.c_str());
+  const auto answers = ask_oracle_with(python, kOracle, {op});
   ASSERT_EQ(answers.size(), 1u);
   std::istringstream parts(from_hex_arg(answers[0]));
   std::string printable_hex, space_hex, decimals;
@@ -42,7 +110,7 @@ TEST(UnicodeTables, EveryCodePointMatchesPython) {
   }
   int mismatches = 0;
   for (char32_t cp = 0; cp < 0x110000; ++cp) {
-    if (is_printable(cp) != bit(printable, cp) || is_space(cp) != bit(space, cp) || decimal_value(cp) != decimal[cp])
+    if (is_printable(cp, v) != bit(printable, cp) || is_space(cp, v) != bit(space, cp) || decimal_value(cp, v) != decimal[cp])
       if (++mismatches <= 10) ADD_FAILURE() << "code point " << std::hex << static_cast<unsigned>(cp);
   }
   EXPECT_EQ(mismatches, 0);
@@ -72,21 +140,62 @@ std::string random_text(std::mt19937_64& rng, std::size_t max_len) {
   return s;
 }
 
-TEST(ReprStr, RandomStringsMatchPython) {
+// Code points whose printability differs between the supported versions (assigned in Unicode
+// 14.0 .. 16.0): where a wrong table would show.
+const std::vector<char32_t>& version_sensitive() {
+  static const std::vector<char32_t> cps = [] {
+    std::vector<char32_t> out;
+    for (char32_t cp = 0x80; cp < 0x110000; ++cp) {
+      const bool first = is_printable(cp, Version::Py310);
+      for (Version v : all_versions())
+        if (is_printable(cp, v) != first) {
+          out.push_back(cp);
+          break;
+        }
+    }
+    return out;
+  }();
+  return cps;
+}
+
+TEST_P(PerVersion, RandomStringsMatchPython) {
+  const Version v = GetParam();
+  const std::string python = interpreter_for(v);
+  if (python.empty()) GTEST_SKIP() << "no Python " << version_name(v) << " here (its tables are checked by EveryCodePointMatchesPython)";
+  ASSERT_GT(version_sensitive().size(), 1000u);
   std::mt19937_64 rng(7);
   std::vector<std::string> texts = {"", "'", "\"", "'\"", "a'b", "a\"b", "\\", "it's", "\xed\xa0\x80",
                                     "\xed\xa0\xbd\xed\xb8\x80", "\xf0\x9f\x98\x80", "caf\xc3\xa9"};
-  for (int i = 0; i < 4000; ++i) texts.push_back(random_text(rng, 12));
+  for (int i = 0; i < 4000; ++i) {
+    std::string t = random_text(rng, 12);
+    if (i % 4 == 0) json::append_wtf8(t, version_sensitive()[rng() % version_sensitive().size()]);
+    texts.push_back(t);
+  }
   std::vector<std::string> requests;
   for (const auto& t : texts) requests.push_back("repr " + hex_arg(t));
-  const auto answers = ask_oracle(kOracle, requests);
+  const auto answers = ask_oracle_with(python, kOracle, requests);
   int mismatches = 0;
   for (std::size_t i = 0; i < texts.size() && i < answers.size(); ++i) {
     const std::string expected = from_hex_arg(answers[i]);
-    if (repr_str(texts[i]) != expected && ++mismatches <= 10)
-      ADD_FAILURE() << hex_arg(texts[i]) << ": python " << expected << " ours " << repr_str(texts[i]);
+    if (repr_str(texts[i], v) != expected && ++mismatches <= 10)
+      ADD_FAILURE() << hex_arg(texts[i]) << ": python " << expected << " ours " << repr_str(texts[i], v);
   }
   EXPECT_EQ(mismatches, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Python, PerVersion, ::testing::ValuesIn(all_versions()), version_label);
+
+TEST(PyVersion, NamesAndDefault) {
+  EXPECT_EQ(version_name(Version::Py310), "3.10");
+  EXPECT_EQ(version_name(Version::Py314), "3.14");
+  EXPECT_EQ(unicode_version(Version::Py313), "15.1.0");
+  EXPECT_EQ(version_from_name("3.12"), Version::Py312);
+  EXPECT_FALSE(version_from_name("3.9").has_value());
+  EXPECT_FALSE(version_from_name("3.1").has_value());
+  EXPECT_EQ(kDefaultVersion, Version::Py311);
+  // A code point assigned in Unicode 15.0 (U+1F6DC WIRELESS): escaped by 3.10/3.11, kept by 3.12+.
+  EXPECT_EQ(repr_str("\xf0\x9f\x9b\x9c", Version::Py311), "'\\U0001f6dc'");
+  EXPECT_EQ(repr_str("\xf0\x9f\x9b\x9c", Version::Py312), "'\xf0\x9f\x9b\x9c'");
 }
 
 TEST(ReprShapeAndList, RandomMatchPython) {

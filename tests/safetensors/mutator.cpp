@@ -15,7 +15,7 @@ namespace {
 constexpr std::array<std::string_view, static_cast<std::size_t>(Mutation::kCount)> kNames = {
     "None",       "HeaderByteFlip", "HeaderByteSet", "Truncate", "Extend",     "LengthEdit",
     "HeaderSplice", "OffsetEdit", "DtypeEdit",      "ShapeEdit",     "DuplicateKey", "NaN",    "Surrogate",
-    "Whitespace", "HugeNumber",     "Form",          "MetadataEdit", "RootEdit", "ControlChar"};
+    "Whitespace", "HugeNumber",     "Form",          "MetadataEdit", "RootEdit", "ControlChar", "UnicodeText"};
 
 struct Rng {
   std::mt19937_64& r;
@@ -47,6 +47,32 @@ std::string random_text(Rng& g, std::size_t max_len) {
   std::string s;
   const std::size_t n = g.below(max_len + 1);
   for (std::size_t i = 0; i < n; ++i) s += utf8(g.pick(pool));
+  return s;
+}
+
+// A code point from any plane (surrogates aside): planes uniformly, then the code point in it, with
+// extra weight on the ranges where Unicode versions and Rust/Python disagree most (combining marks,
+// format characters, recent additions in the BMP and plane 1).
+char32_t any_plane_code_point(Rng& g) {
+  static const std::vector<std::pair<char32_t, char32_t>> hot = {
+      {0x300, 0x36F}, {0x900, 0xDFF}, {0x1AB0, 0x1B7F}, {0x200B, 0x206F}, {0xFE00, 0xFE0F}, {0xFFF0, 0xFFFF},
+      {0x10D00, 0x10FFF}, {0x11000, 0x11FFF}, {0x16FE0, 0x16FFF}, {0x1D100, 0x1D2FF}, {0x1E000, 0x1E8FF},
+      {0x1F000, 0x1FBFF}, {0xE0000, 0xE01EF}, {0x2FFC, 0x2FFF}, {0x31EF, 0x31EF}};
+  char32_t cp = 0;
+  do {
+    if (g.chance(0.4)) {
+      const auto& [lo, hi] = g.pick(hot);
+      cp = lo + char32_t(g.below(hi - lo + 1));
+    } else {
+      cp = char32_t(g.below(17)) << 16 | char32_t(g.below(0x10000));
+    }
+  } while (cp >= 0xD800 && cp <= 0xDFFF);
+  return cp;
+}
+
+std::string any_plane_text(Rng& g) {
+  std::string s;
+  for (std::size_t n = 1 + g.below(8); n > 0; --n) s += utf8(any_plane_code_point(g));
   return s;
 }
 
@@ -540,6 +566,31 @@ Generated Mutator::make(Mutation mu) {
         set_metadata(g, m, "{\"k\":\"" + piece + "\"}");
       }
       note = raw ? "raw control" : "escaped control";
+      break;
+    }
+    case Mutation::UnicodeText: {
+      const std::string text = any_plane_text(g);
+      const std::string quoted = g.chance(0.25) ? escape_all(text) : json_quote(text);
+      auto& t = tensor();
+      switch (g.below(8)) {
+        case 0: t.field("shape") = "[" + quoted + "]"; break;           // string "...", expected usize
+        case 1: t.field("data_offsets") = "[0," + quoted + "]"; break;
+        case 2: t.field("dtype") = g.chance(0.5) ? quoted : "{" + quoted + ":null}"; break;  // unknown variant
+        case 3: m.members.push_back({quoted, false, {}, quoted}); break;  // expected struct TensorInfo
+        case 4: set_metadata(g, m, g.chance(0.5) ? quoted : "{" + quoted + ":" + quoted + "}"); break;
+        case 5: {  // a name printed raw by InvalidOffset
+          auto& mem = m.members[g.pick(m.tensor_indices())];
+          mem.key = quoted;
+          edit_offsets(g, m, mem.t, note);
+          break;
+        }
+        default: {  // accepted names that must sort in code point order
+          for (const std::size_t i : m.tensor_indices())
+            if (g.chance(0.7)) m.members[i].key = json_quote(any_plane_text(g) + std::to_string(i));
+          break;
+        }
+      }
+      note += " unicode";
       break;
     }
     default: break;

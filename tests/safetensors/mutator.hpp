@@ -30,6 +30,7 @@ enum class Mutation {
   MetadataEdit,    // __metadata__ of every JSON type, in every position
   RootEdit,        // non-object roots, trailing data, BOM
   ControlChar,     // raw and escaped control characters in keys and values
+  UnicodeText,     // code points from every plane where messages print them ({:?} or raw) or keys sort
   kCount
 };
 

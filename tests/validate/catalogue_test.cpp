@@ -77,29 +77,29 @@ std::string compare(const json::Value& expected, const Result<Report>& got) {
 std::string replay(const fs::path& dir) {
   const std::vector<std::uint8_t> doc_bytes = read_all(dir / "case.json");
   json::ParseResult doc = json::loads_str(std::string_view(reinterpret_cast<const char*>(doc_bytes.data()), doc_bytes.size()));
-  if (!doc.ok()) return "bad case.json: " + doc.error.detail;
+  if (!doc.ok()) return "bad case.json: " + doc.error().detail;
   std::vector<std::string> names;
-  for (const json::Value& f : field(doc.value, "files").items) names.push_back(f.text);
+  for (const json::Value& f : field(*doc, "files").items) names.push_back(f.text);
   std::vector<std::vector<std::uint8_t>> bytes;
   for (const std::string& n : names) bytes.push_back(read_all(dir / n));
   std::vector<InputFile> in;
   for (std::size_t i = 0; i < names.size(); ++i) in.push_back({names[i], bytes[i]});
 
-  const bool strict = field(doc.value, "strict").boolean;
+  const bool strict = field(*doc, "strict").boolean;
   Options opt;
   opt.strict = strict;
   std::string out;
   auto note = [&](const std::string& what, const std::string& diff) {
     if (!diff.empty()) out += what + ": " + diff + "\n";
   };
-  note("inspect", compare(field(doc.value, "expected"), inspect(in, opt)));
-  if (strict) note("inspect without --strict", compare(field(doc.value, "sglang"), inspect(in)));
+  note("inspect", compare(field(*doc, "expected"), inspect(in, opt)));
+  if (strict) note("inspect without --strict", compare(field(*doc, "sglang"), inspect(in)));
   // Same through the file API, with the case directory as working directory.
   const fs::path cwd = fs::current_path();
   fs::current_path(dir);
   const Result<Report> from_files = inspect_paths(names, opt);
   fs::current_path(cwd);
-  note("inspect_paths", compare(field(doc.value, "expected"), from_files));
+  note("inspect_paths", compare(field(*doc, "expected"), from_files));
   return out;
 }
 

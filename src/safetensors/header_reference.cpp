@@ -1,15 +1,15 @@
-#include "safetensors/header_json.hpp"
+#include "safetensors/header_reference.hpp"
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
-#include <cstdio>
 #include <map>
 #include <optional>
 
-#include "core/checked.hpp"
 #include "json/number.hpp"
 #include "json/parse.hpp"
+#include "json/serde_messages.hpp"
+#include "safetensors/rust_debug.hpp"
+#include "safetensors/serde_errors.hpp"
 
 namespace w4a8::st::detail {
 namespace {
@@ -17,57 +17,52 @@ namespace {
 using json::Kind;
 using json::Value;
 
-// serde's expected-one-of list for the Dtype enum, in the crate's declaration order.
-constexpr std::string_view kDtypeVariants =
-    "`BOOL`, `F4`, `F6_E2M3`, `F6_E3M2`, `U8`, `I8`, `F8_E5M2`, `F8_E4M3`, `F8_E8M0`, `F8_E4M3FNUZ`, "
-    "`F8_E5M2FNUZ`, `I16`, `U16`, `F16`, `BF16`, `I32`, `U32`, `F32`, `C64`, `F64`, `I64`, `U64`";
-
 // A failed deserialization: serde_json's message without its position (empty = success).
 using Msg = std::string;
 
-// serde_json's Display of serde::de::Unexpected for a buffered JSON value.
+// serde's Unexpected for a buffered JSON value. Numbers are classified from their literal here, on
+// their own, rather than by json::SerdeReader, so the two paths stay independent; the Display is shared.
 std::string unexpected(const Value& v) {
+  using S = json::SerdeScalar;
+  S s;
+  s.text = v.text;
   switch (v.kind) {
-    case Kind::Null: return "null";
-    case Kind::Bool: return v.boolean ? "boolean `true`" : "boolean `false`";
+    case Kind::Null: s.kind = S::Kind::Null; break;
+    case Kind::Bool: s.kind = S::Kind::Bool, s.boolean = v.boolean; break;
     case Kind::Int: {
       // u64 / i64 when the literal fits; "-0" and wider literals are f64 in serde_json.
-      const bool neg = v.text.starts_with('-');
       const char* b = v.text.data();
       const char* e = b + v.text.size();
-      if (neg && v.text != "-0") {
-        std::int64_t i = 0;
-        if (auto r = std::from_chars(b, e, i); r.ec == std::errc() && r.ptr == e) return "integer `" + v.text + "`";
-      } else if (!neg) {
-        std::uint64_t u = 0;
-        if (auto r = std::from_chars(b, e, u); r.ec == std::errc() && r.ptr == e) return "integer `" + v.text + "`";
+      std::int64_t i = 0;
+      std::uint64_t u = 0;
+      s.kind = S::Kind::F64;
+      if (v.text.starts_with('-')) {
+        if (v.text != "-0" && std::from_chars(b, e, i).ec == std::errc()) s.kind = S::Kind::I64;
+      } else if (std::from_chars(b, e, u).ec == std::errc()) {
+        s.kind = S::Kind::U64;
       }
-      double d = 0.0;
-      if (!json::serde_float_from_literal(v.text, d)) return "floating point";  // unreachable: parse checked
-      return "floating point `" + serde_float_text(d) + "`";
+      break;
     }
-    case Kind::Float: return "floating point `" + serde_float_text(v.number) + "`";
-    case Kind::String: return "string " + rust_debug_quote(v.text);
-    case Kind::Array: return "sequence";
-    case Kind::Object: return "map";
+    case Kind::Float: s.kind = S::Kind::F64; break;  // text: the literal (parse_serde keeps it)
+    case Kind::String: s.kind = S::Kind::String; break;
+    case Kind::Array: return std::string(kUnexpectedSeq);
+    case Kind::Object: return std::string(kUnexpectedMap);
   }
-  return "value";
+  return detail::unexpected(s);
 }
 
-Msg invalid_type(const Value& v, std::string_view expected) {
-  return "invalid type: " + unexpected(v) + ", expected " + std::string(expected);
-}
+Msg invalid_type(const Value& v, std::string_view expected) { return detail::invalid_type(unexpected(v), expected); }
 
 // usize via serde's primitive visitor: u64 fits; i64 is an invalid value; f64 an invalid type.
 Msg to_usize(const Value& v, std::uint64_t& out) {
-  if (v.kind != Kind::Int) return invalid_type(v, "usize");
+  if (v.kind != Kind::Int) return invalid_type(v, expect::kUsize);
   const char* b = v.text.data();
   const char* e = b + v.text.size();
   if (auto r = std::from_chars(b, e, out); r.ec == std::errc() && r.ptr == e && !v.text.starts_with('-')) return {};
   std::int64_t i = 0;
   if (auto r = std::from_chars(b, e, i); r.ec == std::errc() && r.ptr == e && v.text != "-0")
-    return "invalid value: integer `" + v.text + "`, expected usize";
-  return invalid_type(v, "usize");
+    return invalid_value(unexpected(v), expect::kUsize);
+  return invalid_type(v, expect::kUsize);
 }
 
 Msg to_dtype(const Value& v, Dtype& out) {
@@ -76,20 +71,20 @@ Msg to_dtype(const Value& v, Dtype& out) {
     name = &v.text;
   } else if (v.kind == Kind::Object) {
     // An externally tagged unit variant: {"F32": null}.
-    if (v.members.size() != 1) return "invalid value: map, expected map with a single key";
+    if (v.members.size() != 1) return invalid_value(kUnexpectedMap, expect::kDtypeMap);
     name = &v.members[0].first;
   } else {
-    return invalid_type(v, "string or map");
+    return invalid_type(v, expect::kDtype);
   }
   auto d = dtype_from_name(*name);
-  if (!d) return "unknown variant `" + *name + "`, expected one of " + std::string(kDtypeVariants);
-  if (v.kind == Kind::Object && !v.members[0].second.is_null()) return invalid_type(v.members[0].second, "unit");
+  if (!d) return unknown_dtype_variant(*name);
+  if (v.kind == Kind::Object && !v.members[0].second.is_null()) return invalid_type(v.members[0].second, expect::kUnit);
   out = *d;
   return {};
 }
 
 Msg to_shape(const Value& v, std::vector<std::uint64_t>& shape) {
-  if (v.kind != Kind::Array) return invalid_type(v, "a sequence");
+  if (v.kind != Kind::Array) return invalid_type(v, expect::kShape);
   shape.clear();
   shape.reserve(v.items.size());
   for (const Value& item : v.items) {
@@ -102,13 +97,13 @@ Msg to_shape(const Value& v, std::vector<std::uint64_t>& shape) {
 
 // Elements are visited in order; a short sequence fails after them, a long one after the visitor.
 Msg to_offsets(const Value& v, TensorInfo& t) {
-  if (v.kind != Kind::Array) return invalid_type(v, "a tuple of size 2");
+  if (v.kind != Kind::Array) return invalid_type(v, expect::kOffsets);
   std::uint64_t* dst[2] = {&t.begin, &t.end};
   for (std::size_t i = 0; i < 2; ++i) {
-    if (i == v.items.size()) return "invalid length " + std::to_string(i) + ", expected a tuple of size 2";
+    if (i == v.items.size()) return invalid_length(i, expect::kOffsets);
     if (Msg m = to_usize(v.items[i], *dst[i]); !m.empty()) return m;
   }
-  if (v.items.size() > 2) return "invalid length " + std::to_string(v.items.size()) + ", expected 2 elements in sequence";
+  if (v.items.size() > 2) return invalid_length_in_seq(v.items.size(), 2);
   return {};
 }
 
@@ -130,25 +125,25 @@ Msg to_tensor(const Value& v, TensorInfo& t) {
   if (v.kind == Kind::Array) {
     for (int f = 0; f < kFieldCount; ++f) {
       if (std::size_t(f) == v.items.size())
-        return "invalid length " + std::to_string(f) + ", expected struct TensorInfo with 3 elements";
+        return invalid_length(std::size_t(f), expect::kTensorInfoSeq);
       if (Msg m = set_field(Field(f), v.items[std::size_t(f)], t); !m.empty()) return m;
     }
     if (v.items.size() > kFieldCount)
-      return "invalid length " + std::to_string(v.items.size()) + ", expected 3 elements in sequence";
+      return invalid_length_in_seq(v.items.size(), kFieldCount);
     return {};
   }
-  if (v.kind != Kind::Object) return invalid_type(v, "struct TensorInfo");
+  if (v.kind != Kind::Object) return invalid_type(v, expect::kTensorInfo);
   bool seen[kFieldCount] = {};
   for (const auto& [key, value] : v.members) {
     for (int f = 0; f < kFieldCount; ++f) {
       if (key != kFieldNames[f]) continue;
-      if (seen[f]) return "duplicate field `" + key + "`";
+      if (seen[f]) return duplicate_field(key);
       seen[f] = true;
       if (Msg m = set_field(Field(f), value, t); !m.empty()) return m;
     }
   }
   for (int f = 0; f < kFieldCount; ++f)
-    if (!seen[f]) return "missing field `" + std::string(kFieldNames[f]) + "`";
+    if (!seen[f]) return missing_field(kFieldNames[f]);
   return {};
 }
 
@@ -168,9 +163,11 @@ std::size_t skip_value(std::string_view s, std::size_t i) {
   if (i >= s.size()) return s.size();
   if (s[i] == '"') return skip_string(s, i);
   if (s[i] != '[' && s[i] != '{') {
-    // A literal (letters) or a number (-?digits, '.', exponent): the token serde_json reads, so
-    // text glued to it ("2pt") is left out even in a document that failed to parse there.
+    // A literal or a number (-?digits, '.', exponent): the token serde_json reads, so text glued
+    // to it ("2pt", "truex") is left out even in a document that failed to parse there.
     auto digits = [&] { while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i; };
+    for (std::string_view word : {"true", "false", "null"})
+      if (s.substr(i, word.size()) == word) return i + word.size();
     if ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')) {
       while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z'))) ++i;
       return i;
@@ -255,17 +252,17 @@ Status check_metadata(const Value& root, std::string_view text, RootSpans& spans
   for (std::size_t k = 0; k < root.members.size(); ++k) {
     const auto& [key, v] = root.members[k];
     if (key != "__metadata__") continue;
-    if (seen) return deser("duplicate field `__metadata__`", text, skip_ws(text, spans.at(k).key_end));
+    if (seen) return deser(duplicate_field("__metadata__"), text, skip_ws(text, spans.at(k).key_end));
     seen = true;
     if (v.is_null()) continue;  // Option::None
-    if (v.kind != Kind::Object) return deser(invalid_type(v, "a map"), text, invalid_type_at(v, spans.at(k)));
+    if (v.kind != Kind::Object) return deser(invalid_type(v, expect::kMap), text, invalid_type_at(v, spans.at(k)));
     out.has_metadata = true;
     std::map<std::string_view, std::size_t> index;
     for (std::size_t j = 0; j < v.members.size(); ++j) {
       const auto& [mk, mv] = v.members[j];
       if (mv.kind != Kind::String) {
         const auto inner = text.empty() ? std::vector<MemberSpan>{} : member_spans(text, spans.at(k).value_begin);
-        return deser(invalid_type(mv, "a string"), text, invalid_type_at(mv, j < inner.size() ? inner[j] : MemberSpan{}));
+        return deser(invalid_type(mv, expect::kString), text, invalid_type_at(mv, j < inner.size() ? inner[j] : MemberSpan{}));
       }
       auto [it, fresh] = index.try_emplace(mk, out.metadata.size());
       if (fresh) out.metadata.emplace_back(mk, mv.text);
@@ -281,7 +278,7 @@ std::optional<Error> metadata_error_before(std::string_view text, std::size_t st
   auto scalar = [&](std::size_t b, std::size_t e) -> std::optional<Value> {
     auto r = json::parse_serde(text.substr(b, e - b));
     if (!r.ok()) return std::nullopt;
-    return std::move(r.value);
+    return std::move(r).value();
   };
   bool seen = false;
   std::size_t i = skip_ws(text, 0) + 1;  // past the root '{'
@@ -293,26 +290,25 @@ std::optional<Error> metadata_error_before(std::string_view text, std::size_t st
     if (key_end > stop || !key) return std::nullopt;
     const std::size_t colon = skip_ws(text, key_end);
     const bool meta = key->text == "__metadata__";
-    if (meta && seen) return deser("duplicate field `__metadata__`", text, colon);  // before the ':'
+    if (meta && seen) return deser(duplicate_field("__metadata__"), text, colon);  // before the ':'
     if (colon >= stop || text[colon] != ':') return std::nullopt;
     seen = seen || meta;
     const std::size_t vb = skip_ws(text, colon + 1);
     if (vb >= stop) return std::nullopt;
     std::size_t ve = 0;
-    if (meta && text[vb] == '[') return deser("invalid type: sequence, expected a map", text, vb);
+    if (meta && text[vb] == '[') return deser(detail::invalid_type(kUnexpectedSeq, expect::kMap), text, vb);
     if (meta && text[vb] == '{') {
       std::size_t j = skip_ws(text, vb + 1);
       while (j < stop && text[j] == '"') {
         const std::size_t mb = skip_ws(text, skip_ws(text, skip_string(text, j)) + 1);  // past ':'
         if (mb >= stop) return std::nullopt;
         if (text[mb] == '[' || text[mb] == '{')
-          return deser(std::string("invalid type: ") + (text[mb] == '[' ? "sequence" : "map") + ", expected a string",
-                       text, mb);
+          return deser(detail::invalid_type(text[mb] == '[' ? kUnexpectedSeq : kUnexpectedMap, expect::kString), text, mb);
         const std::size_t me = skip_value(text, mb);
         if (me > stop) return std::nullopt;
         const auto v = scalar(mb, me);
         if (!v) return std::nullopt;
-        if (v->kind != Kind::String) return deser(invalid_type(*v, "a string"), text, me);
+        if (v->kind != Kind::String) return deser(invalid_type(*v, expect::kString), text, me);
         j = skip_ws(text, me);
         if (j < stop && text[j] == ',') j = skip_ws(text, j + 1);
       }
@@ -324,7 +320,7 @@ std::optional<Error> metadata_error_before(std::string_view text, std::size_t st
       if (meta) {
         const auto v = scalar(vb, ve);
         if (!v) return std::nullopt;
-        if (!v->is_null()) return deser(invalid_type(*v, "a map"), text, ve);
+        if (!v->is_null()) return deser(invalid_type(*v, expect::kMap), text, ve);
       }
     }
     i = skip_ws(text, ve);
@@ -339,7 +335,7 @@ Status map_header(const Value& root, std::string_view text, Header& out) {
   const std::size_t root_begin = skip_ws(text, 0);
   if (root.kind != Kind::Object) {
     const std::size_t at = root.kind == Kind::Array ? root_begin : skip_value(text, root_begin);
-    return deser(invalid_type(root, "struct HashMetadata"), text, at);
+    return deser(invalid_type(root, expect::kHashMetadata), text, at);
   }
   RootSpans spans(text, root_begin);
   W4A8_TRY(check_metadata(root, text, spans, out));
@@ -370,107 +366,29 @@ Status map_header(const Value& root, std::string_view text, Header& out) {
   return Ok{};
 }
 
-Status deserialize_header(std::string_view text, Header& out) {
+Status deserialize_header_reference(std::string_view text, Header& out) {
   const std::size_t root_begin = skip_ws(text, 0);
   // deserialize_map on a non-object fails at once: '[' without reading it, a scalar after it.
   if (root_begin < text.size() && text[root_begin] == '[')
-    return deser("invalid type: sequence, expected struct HashMetadata", text, root_begin);
+    return deser(detail::invalid_type(kUnexpectedSeq, expect::kHashMetadata), text, root_begin);
   json::ParseResult r = json::parse_serde(text);
-  if (r.ok()) return map_header(r.value, text, out);
-  const std::string msg = r.error.serde_message.empty() ? r.error.detail : r.error.serde_message;
+  if (r.ok()) return map_header(*r, text, out);
+  const json::ParseError& e = r.error();
+  const std::string msg = e.serde_message.empty() ? e.detail : e.serde_message;
   Error syntax = make_error(ErrorKind::StInvalidHeaderDeserialization,
-                            {msg + " at line " + std::to_string(r.error.line) + " column " + std::to_string(r.error.column)});
-  if (r.error.serde_message == "trailing characters") {
+                            {msg + " at line " + std::to_string(e.line) + " column " + std::to_string(e.column)});
+  if (e.serde_message == json::serde_msg::kTrailingChars) {
     // serde_json deserializes the root value completely before it looks for trailing text.
-    std::size_t end = r.error.offset;
+    std::size_t end = e.offset;
     while (end > root_begin && is_ws(text[end - 1])) --end;
     const std::string_view doc = text.substr(0, end);
     auto root = json::parse_serde(doc);
-    if (root.ok()) W4A8_TRY(map_header(root.value, doc, out));
+    if (root.ok()) W4A8_TRY(map_header(*root, doc, out));
     return syntax;
   }
   if (root_begin < text.size() && text[root_begin] == '{')
-    if (auto e = metadata_error_before(text, r.error.offset)) return std::move(*e);
+    if (auto m = metadata_error_before(text, e.offset)) return std::move(*m);
   return syntax;
-}
-
-std::string serde_float_text(double d) {
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-  std::string_view sci(buf, std::size_t(res.ptr - buf));  // "-1.2345e+23", shortest digits
-  std::string out;
-  if (sci.starts_with('-')) {
-    out = "-";
-    sci.remove_prefix(1);
-  }
-  const std::size_t e = sci.find('e');
-  std::string digits(sci.substr(0, e));
-  if (digits.size() > 1) digits.erase(1, 1);  // drop the '.'
-  int exp10 = 0;
-  std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp10);
-  const int n = int(digits.size());
-  const int kk = exp10 + 1;  // value = 0.digits * 10^kk
-  if (n <= kk && kk <= 16) {
-    out += digits + std::string(std::size_t(kk - n), '0') + ".0";
-  } else if (0 < kk && kk <= 16) {
-    out += digits.substr(0, std::size_t(kk)) + "." + digits.substr(std::size_t(kk));
-  } else if (-5 < kk && kk <= 0) {
-    out += "0." + std::string(std::size_t(-kk), '0') + digits;
-  } else {
-    out += digits.substr(0, 1);
-    if (n > 1) out += "." + digits.substr(1);
-    out += (kk - 1 < 0 ? "e-" : "e+") + std::to_string(std::abs(kk - 1));
-  }
-  return out;
-}
-
-namespace {
-
-struct CodeRange {
-  char32_t first, last;
-};
-constexpr CodeRange kRustEscaped[] = {
-#include "safetensors/rust_escape_table.inc"
-};
-
-bool rust_escapes(char32_t cp) {
-  const auto* it = std::upper_bound(std::begin(kRustEscaped), std::end(kRustEscaped), cp,
-                                    [](char32_t c, const CodeRange& r) { return c < r.first; });
-  return it != std::begin(kRustEscaped) && cp <= (it - 1)->last;
-}
-
-}  // namespace
-
-std::string rust_debug_quote(std::string_view s) {
-  std::string out = "\"";
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"': out += "\\\""; ++i; continue;
-      case '\\': out += "\\\\"; ++i; continue;
-      case '\n': out += "\\n"; ++i; continue;
-      case '\r': out += "\\r"; ++i; continue;
-      case '\t': out += "\\t"; ++i; continue;
-      case '\0': out += "\\0"; ++i; continue;
-      default: break;
-    }
-    // Decode one UTF-8 sequence (the header passed check_utf8; a stray byte stands for itself).
-    std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    if (i + len > s.size()) len = 1;
-    char32_t cp = len == 1 ? c : c & (0x7F >> len);
-    for (std::size_t k = 1; k < len; ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && rust_escapes(cp))) {
-      char buf[16];
-      std::snprintf(buf, sizeof buf, "\\u{%x}", static_cast<unsigned>(cp));
-      out += buf;
-    } else {
-      out.append(s.substr(i, len));
-    }
-    i += len;
-  }
-  out += '"';
-  return out;
 }
 
 }  // namespace w4a8::st::detail

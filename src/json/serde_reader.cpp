@@ -1,0 +1,261 @@
+#include "json/serde_reader.hpp"
+
+#include <algorithm>
+
+#include "json/number.hpp"
+#include "json/wtf8.hpp"
+
+namespace w4a8::json {
+
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+bool SerdeReader::fail(std::string_view msg, std::size_t at) {
+  if (!failed_) {
+    failed_ = true;
+    msg_.assign(msg);
+    at_ = std::min(at, n_);
+  }
+  return false;
+}
+
+bool SerdeReader::read_hex4(std::size_t at, char32_t& out) const {
+  if (at > n_ || n_ - at < 4) return false;
+  out = 0;
+  for (std::size_t k = 0; k < 4; ++k) {
+    const int h = hex_value(s_[at + k]);
+    if (h < 0) return false;
+    out = out << 4 | static_cast<char32_t>(h);
+  }
+  return true;
+}
+
+// After "\uXXXX" (cursor past it): a high surrogate needs "\u" + a low one right after, checked
+// byte by byte as serde_json does; a low one alone is an error.
+bool SerdeReader::read_surrogate_pair(char32_t& cp) {
+  if (is_low_surrogate(cp)) return fail_here(serde_msg::kLoneSurrogate);
+  if (!is_high_surrogate(cp)) return true;
+  for (std::size_t k = 0; k < 2; ++k) {
+    if (i_ + k >= n_) return fail(serde_msg::kEofString, n_);
+    if (s_[i_ + k] != "\\u"[k]) return fail(serde_msg::kEndOfHexEscape, i_ + k + 1);
+  }
+  char32_t low = 0;
+  if (!read_hex4(i_ + 2, low)) {
+    const bool short_text = i_ + 5 >= n_;
+    return fail(short_text ? serde_msg::kEofString : serde_msg::kInvalidEscape, short_text ? n_ : i_ + 6);
+  }
+  if (!is_low_surrogate(low)) return fail(serde_msg::kLoneSurrogate, i_ + 6);
+  cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+  i_ += 6;
+  return true;
+}
+
+// From the first '\\' or control character at j of a string whose text starts at begin.
+bool SerdeReader::read_string_slow(std::size_t begin, std::size_t j, std::string_view& out) {
+  scratch_.assign(s_ + begin, j - begin);
+  i_ = j;
+  while (true) {
+    const std::size_t run = i_;
+    while (i_ < n_) {
+      const auto c = static_cast<unsigned char>(s_[i_]);
+      if (c == '"' || c == '\\') break;
+      if (c < 0x20) return fail(serde_msg::kControlChar, i_ + 1);
+      ++i_;
+    }
+    scratch_.append(s_ + run, i_ - run);
+    if (i_ >= n_) return fail_here(serde_msg::kEofString);
+    if (s_[i_++] == '"') {
+      out = scratch_;
+      return true;
+    }
+    if (i_ >= n_) return fail_here(serde_msg::kEofString);
+    switch (s_[i_++]) {
+      case '"': scratch_.push_back('"'); continue;
+      case '\\': scratch_.push_back('\\'); continue;
+      case '/': scratch_.push_back('/'); continue;
+      case 'b': scratch_.push_back('\b'); continue;
+      case 'f': scratch_.push_back('\f'); continue;
+      case 'n': scratch_.push_back('\n'); continue;
+      case 'r': scratch_.push_back('\r'); continue;
+      case 't': scratch_.push_back('\t'); continue;
+      case 'u': break;
+      default: return fail_here(serde_msg::kInvalidEscape);
+    }
+    char32_t cp = 0;
+    if (!read_hex4(i_, cp)) {
+      const bool short_text = i_ + 3 >= n_;
+      return fail(short_text ? serde_msg::kEofString : serde_msg::kInvalidEscape, short_text ? n_ : i_ + 4);
+    }
+    i_ += 4;
+    if (!read_surrogate_pair(cp)) return false;
+    append_wtf8(scratch_, cp);
+  }
+}
+
+// serde_json's parse_ident after the first letter: each later byte is consumed, then compared.
+bool SerdeReader::ident_fail(std::string_view word) {
+  for (std::size_t k = 1; k < word.size(); ++k) {
+    if (i_ + k >= n_) return fail(serde_msg::kEofValue, n_);
+    if (s_[i_ + k] != word[k]) return fail(serde_msg::kExpectedIdent, i_ + k + 1);
+  }
+  return fail(serde_msg::kExpectedIdent, i_ + word.size());  // not reached: word was not there
+}
+
+// serde_json's parse_integer / parse_decimal / parse_exponent: the grammar errors where it stops,
+// the i32 exponent overflow (an error only for a nonzero significand and a positive exponent),
+// then its f64 conversion, which can overflow ("number out of range" at the literal's end).
+bool SerdeReader::read_number(SerdeScalar& out) {
+  const std::size_t start = i_;
+  std::size_t i = i_;
+  const bool negative = s_[i] == '-';
+  if (negative && ++i >= n_) return fail(serde_msg::kEofValue, n_);
+  if (!is_digit(s_[i])) return fail(serde_msg::kInvalidNumber, i + 1);
+  bool zero = true;  // the significand is zero (decides the exponent overflow case)
+  if (s_[i] == '0') {
+    ++i;
+    if (i < n_ && is_digit(s_[i])) return fail(serde_msg::kInvalidNumber, i + 1);
+  } else {
+    zero = false;
+    while (i < n_ && is_digit(s_[i])) ++i;
+  }
+  const std::size_t int_end = i;
+  bool is_float = false;
+  if (i < n_ && s_[i] == '.') {
+    is_float = true;
+    if (++i >= n_) return fail(serde_msg::kEofValue, n_);
+    if (!is_digit(s_[i])) return fail(serde_msg::kInvalidNumber, i + 1);
+    for (; i < n_ && is_digit(s_[i]); ++i) zero = zero && s_[i] == '0';
+  }
+  if (i < n_ && (s_[i] == 'e' || s_[i] == 'E')) {
+    is_float = true;
+    bool positive = true;
+    if (++i < n_ && (s_[i] == '+' || s_[i] == '-')) positive = s_[i++] == '+';
+    if (i >= n_) return fail(serde_msg::kEofValue, n_);
+    if (!is_digit(s_[i])) return fail(serde_msg::kInvalidNumber, i + 1);
+    constexpr std::int64_t kMax = 2147483647;  // i32::MAX
+    std::int64_t exp = 0;
+    bool overflowed = false;
+    for (; i < n_ && is_digit(s_[i]); ++i) {
+      if (overflowed) continue;  // serde skips the rest: the value is 0
+      const int d = s_[i] - '0';
+      if (exp >= kMax / 10 && (exp > kMax / 10 || d > kMax % 10)) {
+        if (!zero && positive) return fail(serde_msg::kOutOfRange, i + 1);
+        overflowed = true;
+        continue;
+      }
+      exp = exp * 10 + d;
+    }
+  }
+  i_ = i;
+  out.text = {s_ + start, i - start};
+  const std::size_t digits = int_end - start - (negative ? 1 : 0);
+  if (!is_float && digits <= 19) {
+    std::uint64_t v = 0;
+    for (std::size_t k = start + (negative ? 1 : 0); k < int_end; ++k) v = v * 10 + std::uint64_t(s_[k] - '0');
+    if (!negative) {
+      out.kind = SerdeScalar::Kind::U64;
+      out.u64 = v;
+      return true;
+    }
+    // serde_json: -0 and magnitudes past i64 become f64.
+    out.kind = v != 0 && v <= (std::uint64_t{1} << 63) ? SerdeScalar::Kind::I64 : SerdeScalar::Kind::F64;
+    return true;
+  }
+  if (!is_float && !negative && digits == 20) {
+    std::uint64_t v = 0;
+    bool fits = true;
+    for (std::size_t k = start; k < int_end && fits; ++k) {
+      const auto d = std::uint64_t(s_[k] - '0');
+      fits = v < UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d <= UINT64_MAX % 10);
+      v = v * 10 + d;
+    }
+    if (fits) {
+      out.kind = SerdeScalar::Kind::U64;
+      out.u64 = v;
+      return true;
+    }
+  }
+  out.kind = SerdeScalar::Kind::F64;
+  double f = 0.0;
+  if (!serde_float_from_literal(out.text, f)) return fail_here(serde_msg::kOutOfRange);
+  return true;
+}
+
+bool SerdeReader::read_scalar(SerdeScalar& out) {
+  if (i_ >= n_) return fail_here(serde_msg::kEofValue);
+  auto word = [&](std::string_view w) { return n_ - i_ >= w.size() && std::memcmp(s_ + i_, w.data(), w.size()) == 0; };
+  switch (s_[i_]) {
+    case 'n':
+      if (!word("null")) return ident_fail("null");
+      i_ += 4;
+      out.kind = SerdeScalar::Kind::Null;
+      return true;
+    case 't':
+      if (!word("true")) return ident_fail("true");
+      i_ += 4;
+      out.kind = SerdeScalar::Kind::Bool;
+      out.boolean = true;
+      return true;
+    case 'f':
+      if (!word("false")) return ident_fail("false");
+      i_ += 5;
+      out.kind = SerdeScalar::Kind::Bool;
+      out.boolean = false;
+      return true;
+    case '"':
+      out.kind = SerdeScalar::Kind::String;
+      return read_string(out.text);
+    default:
+      if (s_[i_] == '-' || is_digit(s_[i_])) return read_number(out);
+      return fail_peek(serde_msg::kExpectedValue);
+  }
+}
+
+bool SerdeReader::skip_value(int depth) {
+  bool is_array[kMaxDepth + 1];  // the open containers; enter() keeps depth + top <= kMaxDepth
+  int top = 0;
+  SerdeScalar scalar;
+  std::string_view key;
+  while (true) {
+    // The cursor is at a value: open a container or read a scalar.
+    if (at('[') || at('{')) {
+      const bool array = peek() == '[';
+      if (!enter(depth + top)) return false;
+      bool first = true;
+      const int r = array ? next_element(first) : next_key(first, key);
+      if (r < 0) return false;
+      if (r == 1) {
+        is_array[top++] = array;
+        if (!array && !colon()) return false;
+        continue;
+      }
+    } else if (!read_scalar(scalar)) {
+      return false;
+    }
+    // A value ended: close every container that ends with it, then move to the next value.
+    while (true) {
+      if (top == 0) return true;
+      const bool array = is_array[top - 1];
+      bool first = false;
+      const int r = array ? next_element(first) : next_key(first, key);
+      if (r < 0) return false;
+      if (r == 0) {
+        --top;
+        continue;
+      }
+      if (!array && !colon()) return false;
+      break;
+    }
+  }
+}
+
+}  // namespace w4a8::json

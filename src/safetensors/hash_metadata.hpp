@@ -1,0 +1,40 @@
+// Internal: serde_json::from_str::<HashMetadata>(header) in one pass over the text, filling the
+// flat tensor table directly (no DOM): the crate's struct is
+//   HashMetadata { __metadata__: Option<HashMap<String, String>>,
+//                  #[serde(flatten)] tensors: HashMap<String, TensorInfo> }
+//   TensorInfo { dtype: Dtype, shape: Vec<usize>, data_offsets: (usize, usize) }
+// Rules (learnt from safetensors 0.8.0; tests/safetensors/message_test.cpp and differential_test.cpp
+// hold the evidence):
+//  - the root must be an object ('[' fails at once, a scalar after it is read);
+//  - `__metadata__` is deserialized while streaming, so its errors come where serde_json stands and
+//    win over any later syntax error; it may appear once (even null); null means absent; otherwise
+//    an object of string values, a repeated key keeps its first place and its last value;
+//  - every other member is buffered (serde's Content: full syntax, numbers converted, recursion
+//    limit 128) and mapped after the root's closing brace, so the first tensor (in document order)
+//    that fails to map reports its first failure at the position just past that brace; a syntax
+//    error anywhere in the root wins over it; trailing text is checked last;
+//  - a tensor is an object (dtype/shape/data_offsets each at most once, others ignored, none
+//    missing) or an array of exactly those three values; a repeated name keeps the last one, but
+//    every occurrence must deserialize;
+//  - dtype: a variant name, or an object {"NAME": null} with exactly one member;
+//  - shape/offsets: integers in [0, 2^64) (serde_json's u64: no sign, fraction or exponent; -0 is
+//    an f64); data_offsets exactly two.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+#include "safetensors/reader.hpp"
+
+namespace w4a8::st::detail {
+
+// pre: text is UTF-8. out.tensors is left sorted by name, duplicates resolved, offsets unvalidated
+// (the caller checks them); out.metadata and out.has_metadata are set.
+// doc_order (optional): on success, the indices into out.tensors in document order (writers emit
+// tensors in offset order, so the caller's offset check can often skip its sort).
+// @return Ok, or StInvalidHeaderDeserialization with serde_json's message and position.
+Status deserialize_header(std::string_view text, Header& out, std::vector<std::uint32_t>* doc_order = nullptr);
+
+}  // namespace w4a8::st::detail
