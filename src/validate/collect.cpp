@@ -38,8 +38,8 @@ Error json_failure(const json::ParseError& e, Error invalid) {
 // Upstream reads a marker as checkpoint.get_tensor(key).numpy().tobytes() with torch tensors: numpy
 // has no bfloat16/float8 types, so torch raises TypeError("Got unsupported ScalarType <name>") for
 // those dtypes before any JSON is read. Every other dtype yields the raw stored bytes.
-// Approximation (documented in docs/validator.md): F4 and F6 markers are treated like FP8 ones with
-// the names below; torch has no F6 dtype and safetensors' own error for them is not modelled.
+// F4 behaves the same; F6 has no torch dtype, so safetensors' get_tensor itself refuses it (both
+// checked with torch 2.15 and safetensors 0.8.0: tools/upstream/sglang_upstream.py --real-torch).
 std::optional<std::string_view> torch_unsupported_name(st::Dtype d) {
   switch (d) {
     case st::Dtype::BF16: return "BFloat16";
@@ -49,8 +49,6 @@ std::optional<std::string_view> torch_unsupported_name(st::Dtype d) {
     case st::Dtype::F8_E5M2FNUZ: return "Float8_e5m2fnuz";
     case st::Dtype::F8_E8M0: return "Float8_e8m0fnu";
     case st::Dtype::F4: return "Float4_e2m1fn_x2";
-    case st::Dtype::F6_E2M3: return "Float6_e2m3fn";
-    case st::Dtype::F6_E3M2: return "Float6_e3m2fn";
     default: return std::nullopt;
   }
 }
@@ -65,7 +63,9 @@ Status collect_metadata(State& s, const Source& src) {
   if (!parsed.ok())
     return json_failure(parsed.error, make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
   if (!parsed.value.is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
-  json::Value* layers = parsed.value.get("layers");
+  // Kept: the layers' keys are the prefixes layer_index views.
+  json::Value& doc = s.metadata_docs.emplace_back(std::move(parsed.value));
+  json::Value* layers = doc.get("layers");
   if (layers == nullptr || !layers->is_object())
     return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
   for (auto& [prefix, marker] : layers->members) {
@@ -79,6 +79,8 @@ Status collect_metadata(State& s, const Source& src) {
 Status collect_marker(State& s, const Source& src, const st::TensorInfo& t) {
   if (auto name = torch_unsupported_name(t.dtype))
     return make_error(ErrorKind::TorchUnsupportedScalarType, {*name});
+  if (t.dtype == st::Dtype::F6_E2M3 || t.dtype == st::Dtype::F6_E3M2)  // no torch dtype at all
+    return make_error(ErrorKind::StDtypeNotUnderstood, {st::dtype_name(t.dtype)});
   // parse() validated begin <= end <= data size, so this view is in bounds.
   const std::span<const std::uint8_t> raw =
       src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
@@ -88,7 +90,7 @@ Status collect_marker(State& s, const Source& src, const st::TensorInfo& t) {
                         make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name), src.path}));
   if (!parsed.value.is_object())
     return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name)});
-  const std::string prefix = t.name.substr(0, t.name.size() - kMarkerSuffix.size());
+  const std::string_view prefix = std::string_view(t.name).substr(0, t.name.size() - kMarkerSuffix.size());
   return record_marker(s, prefix, std::move(parsed.value));
 }
 
@@ -96,54 +98,113 @@ bool is_quantized_dtype(st::Dtype d) {
   return d == st::Dtype::F8_E4M3 || d == st::Dtype::I8 || d == st::Dtype::U8;
 }
 
+bool name_less(const TensorMeta* a, const TensorMeta* b) { return a->name < b->name; }
+
 // checkpoint_meta in sorted key order, each name from the last file that holds it.
 void finalize_meta(State& s) {
-  std::vector<TensorRef> all;
+  std::vector<const TensorMeta*>& out = s.report.tensors;
+  out.clear();
+  if (s.sources.size() == 1) {  // one header: already sorted and unique
+    const auto& ts = s.sources[0].header->tensors;
+    out.reserve(ts.size());
+    for (const st::TensorInfo& t : ts) out.push_back(&t);
+    return;
+  }
   std::size_t total = 0;
   for (const Source& src : s.sources) total += src.header->tensors.size();
-  all.reserve(total);
-  for (std::size_t f = 0; f < s.sources.size(); ++f)
-    for (std::size_t i = 0; i < s.sources[f].header->tensors.size(); ++i) all.push_back({f, i});
-  auto name_of = [&](const TensorRef& r) -> const std::string& {
-    return s.sources[r.file].header->tensors[r.index].name;
-  };
-  // Each header is sorted already; one file needs no sort. Stable: equal names stay in file order.
-  if (s.sources.size() > 1)
-    std::stable_sort(all.begin(), all.end(),
-                     [&](const TensorRef& a, const TensorRef& b) { return name_of(a) < name_of(b); });
-  s.report.tensors.clear();
-  s.refs.clear();
-  s.report.tensors.reserve(all.size());
-  s.refs.reserve(all.size());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (i + 1 < all.size() && name_of(all[i]) == name_of(all[i + 1])) continue;  // a later file wins
-    const st::TensorInfo& t = s.sources[all[i].file].header->tensors[all[i].index];
-    s.report.tensors.push_back(TensorMeta{t.name, t.dtype, t.shape});
-    s.refs.push_back(all[i]);
+  out.reserve(total);
+  for (const Source& src : s.sources)
+    for (const st::TensorInfo& t : src.header->tensors) out.push_back(&t);
+  // Stable: equal names stay in file order, and the last of each run (the latest file) is kept.
+  std::stable_sort(out.begin(), out.end(), name_less);
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i + 1 < out.size() && out[i]->name == out[i + 1]->name) continue;
+    out[w++] = out[i];
   }
+  out.resize(w);
+}
+
+// a < prefix + suffix, byte order (Python's str order for UTF-8), without concatenating.
+int compare_joined(std::string_view a, std::string_view prefix, std::string_view suffix) {
+  const std::size_t n = std::min(a.size(), prefix.size());
+  if (const int c = a.substr(0, n).compare(prefix.substr(0, n)); c != 0) return c;
+  if (a.size() < prefix.size()) return -1;
+  return a.substr(prefix.size()).compare(suffix);
 }
 
 }  // namespace
 
-// parse() validated every range, so the view is in bounds.
-std::span<const std::uint8_t> State::data(const TensorMeta& t) const {
-  const std::size_t i = static_cast<std::size_t>(&t - report.tensors.data());
-  const TensorRef& r = refs[i];
-  const Source& src = sources[r.file];
-  const st::TensorInfo& info = src.header->tensors[r.index];
-  return src.bytes.subspan(src.header->data_start() + info.begin, info.end - info.begin);
+const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) const {
+  const auto& ts = report.tensors;
+  auto it = std::lower_bound(ts.begin(), ts.end(), 0, [&](const TensorMeta* t, int) {
+    return compare_joined(t->name, prefix, suffix) < 0;
+  });
+  return it != ts.end() && compare_joined((*it)->name, prefix, suffix) == 0 ? *it : nullptr;
 }
 
-Status record_marker(State& s, const std::string& prefix, json::Value marker) {
+// parse() validated every range, so the view is in bounds.
+std::span<const std::uint8_t> State::data(const TensorMeta& t) const {
+  for (const Source& src : sources) {
+    const auto& ts = src.header->tensors;
+    if (ts.empty() || &t < ts.data() || &t >= ts.data() + ts.size()) continue;
+    return src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
+  }
+  return {};  // not a checkpoint_meta entry (cannot happen: callers pass meta() results)
+}
+
+namespace {
+
+Error conflict(std::string_view prefix) {
+  return make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(prefix)});
+}
+
+// 0.5.20+: a key already recorded with a value that `!=` the new one conflicts (Python's `!=` on the
+// values themselves: a top-level NaN differs from itself); then dict.update. Large markers get a key
+// index so a hostile one stays linear.
+Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value marker) {
+  constexpr std::size_t kLinearMax = 16;
+  const bool indexed = recorded.members.size() + marker.members.size() > kLinearMax;
+  std::unordered_map<std::string_view, std::size_t> index;
+  if (indexed) {
+    index.reserve(recorded.members.size());
+    for (std::size_t i = 0; i < recorded.members.size(); ++i) index.emplace(recorded.members[i].first, i);
+  }
+  auto find = [&](std::string_view key) -> json::Value* {
+    if (!indexed) return recorded.get(key);
+    auto it = index.find(key);
+    return it == index.end() ? nullptr : &recorded.members[it->second].second;
+  };
+  for (const auto& [key, value] : marker.members)
+    if (const json::Value* old = find(key); old != nullptr && !json::py_equal(*old, value)) return conflict(prefix);
+  for (auto& [key, value] : marker.members) {
+    if (json::Value* old = find(key)) {
+      *old = std::move(value);  // update() overwrites in place: the key keeps its position
+      continue;
+    }
+    recorded.members.emplace_back(std::move(key), std::move(value));
+    if (indexed) index.emplace(recorded.members.back().first, recorded.members.size() - 1);
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status record_marker(State& s, std::string_view prefix, json::Value marker) {
   auto [it, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
-  if (inserted) {
-    s.report.layers.push_back(Layer{prefix, std::move(marker)});
+  if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
+    s.report.layers.push_back(Layer{std::string(prefix), std::move(marker)});
     return Ok{};
   }
   json::Value& previous = s.report.layers[it->second].marker;
-  if (!json::py_equal(previous, marker))
-    return make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(prefix)});
-  previous = std::move(marker);  // Python replaces the value and keeps the key's first position
+  switch (s.merge) {
+    case upstream::MarkerMerge::WholeMarker:
+      if (!json::py_equal(previous, marker)) return conflict(prefix);
+      previous = std::move(marker);  // Python replaces the value and keeps the key's first position
+      return Ok{};
+    case upstream::MarkerMerge::PerKey:
+      return merge_per_key(previous, prefix, std::move(marker));
+  }
   return Ok{};
 }
 
@@ -158,11 +219,14 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     for (const st::TensorInfo& t : src.header->tensors) {
       const std::string_view name = t.name;
       if (name.ends_with(kWeightSuffix) && is_quantized_dtype(t.dtype))
-        s.quantized.emplace(name.substr(0, name.size() - kWeightSuffix.size()));
+        s.quantized.push_back(name.substr(0, name.size() - kWeightSuffix.size()));
       if (name.ends_with(kMarkerSuffix)) W4A8_TRY(collect_marker(s, src, t));
     }
   }
+  std::sort(s.quantized.begin(), s.quantized.end());  // a set: sorted (code point order), unique
+  s.quantized.erase(std::unique(s.quantized.begin(), s.quantized.end()), s.quantized.end());
   finalize_meta(s);
+  s.collected = true;
   return Ok{};
 }
 
