@@ -137,10 +137,46 @@ int compare_joined(std::string_view a, std::string_view prefix, std::string_view
 
 const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) const {
   const auto& ts = report.tensors;
-  auto it = std::lower_bound(ts.begin(), ts.end(), 0, [&](const TensorMeta* t, int) {
-    return compare_joined(t->name, prefix, suffix) < 0;
-  });
-  return it != ts.end() && compare_joined((*it)->name, prefix, suffix) == 0 ? *it : nullptr;
+  auto search = [&](std::size_t lo, std::size_t hi, std::string_view a, std::string_view b) {
+    return static_cast<std::size_t>(std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                     ts.begin() + static_cast<std::ptrdiff_t>(hi), 0,
+                                                     [&](const TensorMeta* t, int) { return compare_joined(t->name, a, b) < 0; }) -
+                                    ts.begin());
+  };
+  if (!suffix.starts_with('.')) {  // not of the form prefix + "." + rest: search everything
+    const std::size_t i = search(0, ts.size(), prefix, suffix);
+    return i < ts.size() && compare_joined(ts[i]->name, prefix, suffix) == 0 ? ts[i] : nullptr;
+  }
+  if (!range_.valid || range_.prefix != prefix) {
+    // Layers are mostly checked in name order: gallop forward from the previous range, else search all.
+    std::size_t lo = 0, hi = ts.size();
+    if (range_.valid && range_.first < ts.size() && compare_joined(ts[range_.first]->name, prefix, ".") < 0) {
+      lo = range_.first;
+      std::size_t step = 1;
+      while (lo + step < ts.size() && compare_joined(ts[lo + step]->name, prefix, ".") < 0) {
+        lo += step;
+        step *= 2;
+      }
+      hi = std::min(ts.size(), lo + step + 1);
+    }
+    range_.prefix.assign(prefix);
+    range_.first = search(lo, hi, prefix, ".");
+    std::size_t end = range_.first, step = 1;  // the range is short: gallop to its end too
+    while (end + step <= ts.size() && compare_joined(ts[end + step - 1]->name, prefix, "/") < 0) {
+      end += step;
+      step *= 2;
+    }
+    range_.last = search(end, std::min(ts.size(), end + step), prefix, "/");  // '/' follows '.'
+    range_.valid = true;
+  }
+  // Inside the range every name starts with prefix + ".": compare the rest only.
+  auto it = std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(range_.first),
+                             ts.begin() + static_cast<std::ptrdiff_t>(range_.last), suffix,
+                             [&](const TensorMeta* t, std::string_view suf) {
+                               return std::string_view(t->name).substr(prefix.size()) < suf;
+                             });
+  const auto end = ts.begin() + static_cast<std::ptrdiff_t>(range_.last);
+  return it != end && std::string_view((*it)->name).substr(prefix.size()) == suffix ? *it : nullptr;
 }
 
 // parse() validated every range, so the view is in bounds.
@@ -191,12 +227,12 @@ Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value
 }  // namespace
 
 Status record_marker(State& s, std::string_view prefix, json::Value marker) {
-  auto [it, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
+  const auto [position, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
   if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
     s.report.layers.push_back(Layer{std::string(prefix), std::move(marker)});
     return Ok{};
   }
-  json::Value& previous = s.report.layers[it->second].marker;
+  json::Value& previous = s.report.layers[position].marker;
   switch (s.merge) {
     case upstream::MarkerMerge::WholeMarker:
       if (!json::py_equal(previous, marker)) return conflict(prefix);
@@ -215,6 +251,10 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     if (!opened.ok()) return std::move(opened).error();
     s.sources.push_back(*opened);
     const Source& src = s.sources.back();
+    std::size_t markers = 0;  // room for this file's layers up front (no rehash or regrowth)
+    for (const st::TensorInfo& t : src.header->tensors) markers += std::string_view(t.name).ends_with(kMarkerSuffix);
+    s.report.layers.reserve(s.report.layers.size() + markers);
+    s.layer_index.reserve(s.report.layers.size() + markers);
     W4A8_TRY(collect_metadata(s, src));
     for (const st::TensorInfo& t : src.header->tensors) {
       const std::string_view name = t.name;
@@ -223,7 +263,8 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
       if (name.ends_with(kMarkerSuffix)) W4A8_TRY(collect_marker(s, src, t));
     }
   }
-  std::sort(s.quantized.begin(), s.quantized.end());  // a set: sorted (code point order), unique
+  // A set: sorted (code point order), unique. One file's prefixes are usually in order already.
+  if (!std::is_sorted(s.quantized.begin(), s.quantized.end())) std::sort(s.quantized.begin(), s.quantized.end());
   s.quantized.erase(std::unique(s.quantized.begin(), s.quantized.end()), s.quantized.end());
   finalize_meta(s);
   s.collected = true;

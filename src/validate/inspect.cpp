@@ -60,9 +60,9 @@ Result<Report> run(std::size_t nfiles, const Loader& load, const Options& opt, s
   W4A8_TRY(prepare(s, nfiles, load));
   std::size_t first = 0, last = s.report.layers.size();
   if (!opt.only_layer.empty()) {
-    auto it = s.layer_index.find(opt.only_layer);
-    if (it == s.layer_index.end()) return make_error(ErrorKind::ValidateNoSuchLayer, {py::repr_str(opt.only_layer)});
-    first = it->second;
+    const auto found = s.layer_index.find(opt.only_layer);
+    if (!found) return make_error(ErrorKind::ValidateNoSuchLayer, {py::repr_str(opt.only_layer)});
+    first = *found;
     last = first + 1;
   }
   for (std::size_t i = first; i < last; ++i) W4A8_TRY(check_layer(s, i));

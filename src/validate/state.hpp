@@ -21,6 +21,7 @@
 #include "safetensors/reader.hpp"
 #include "validate/comfy_formats.hpp"
 #include "validate/inspect.hpp"
+#include "validate/prefix_index.hpp"
 
 namespace w4a8::validate::detail {
 
@@ -44,14 +45,26 @@ struct State {
   Report report;                   // layers = raw_markers, tensors = checkpoint_meta
   // raw_markers' keys: prefix -> report.layers position. The views point into the headers (tensor
   // names), into metadata_docs, or into `quantized`, all of which outlive the State's use of them.
-  std::unordered_map<std::string_view, std::size_t> layer_index;
+  PrefixIndex layer_index;
   std::vector<json::Value> metadata_docs;   // parsed _quantization_metadata (their keys are views above)
   std::vector<std::string_view> quantized;  // marked_dtype_weight_prefixes: sorted, unique after collect
   std::set<std::string> formats;            // global_quant_formats, lower-cased
   std::vector<py::BigInt> group_sizes;      // per layer: int(group_size) of asym_w4a8 layers
   bool collected = false;                   // section 1 finished (every file read)
 
-  // checkpoint_meta.get(prefix + suffix); nullptr when absent. No string is built.
+ private:
+  struct PrefixRange {  // report.tensors[first, last) are the names starting with `prefix` + "."
+    std::string prefix;
+    std::size_t first = 0, last = 0;
+    bool valid = false;
+  };
+  mutable PrefixRange range_;
+
+ public:
+
+  // checkpoint_meta.get(prefix + suffix); nullptr when absent. No string is built; the rules ask for
+  // several suffixes of one prefix in a row, so the range of names starting with prefix + "." is kept
+  // from the previous call (report.tensors is final by then: collect() fills it last).
   const TensorMeta* meta(std::string_view prefix, std::string_view suffix = {}) const;
   // The bytes of checkpoint_meta[name] as stored in the file that defined it last.
   std::span<const std::uint8_t> data(const TensorMeta& t) const;
