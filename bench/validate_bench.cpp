@@ -7,6 +7,8 @@
 // `--write FILE` also saves the checkpoint so tools/bench_validate_py.py can time Python on the very
 // same bytes. Uses only inspect/inspect_parsed/st::parse, so the same source builds against older
 // versions of the library for side-by-side runs.
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -104,6 +106,14 @@ int main(int argc, char** argv) {
   const validate::ParsedFile pf{"bench.safetensors", bytes, &header.value()};
   const double ms_validator = best_ms(repeats, [&] { expect_layers(validate::inspect_parsed(std::span(&pf, 1)), layers); });
 
+  // Heap the validator adds on top of the parsed header while its Report is alive (glibc counters).
+  const std::size_t heap_before = mallinfo2().uordblks;
+  std::size_t heap_report = 0;
+  {
+    auto r = validate::inspect_parsed(std::span(&pf, 1));
+    expect_layers(r, layers);
+    heap_report = mallinfo2().uordblks - heap_before;
+  }
   std::printf("tensors=%d header_bytes=%llu file_bytes=%zu repeats=%d\n", 4 * layers,
               static_cast<unsigned long long>(header_len), bytes.size(), repeats);
   std::printf("cpp inspect          ms=%.2f header_MBps=%.1f\n", ms, mb / (ms / 1e3));
@@ -111,5 +121,7 @@ int main(int argc, char** argv) {
   std::printf("cpp st::parse only   ms=%.2f header_MBps=%.1f\n", ms_parse, mb / (ms_parse / 1e3));
   std::printf("cpp inspect_parsed   ms=%.2f header_MBps=%.1f  (validator alone: inspect minus parse)\n", ms_validator,
               mb / (ms_validator / 1e3));
+  std::printf("validator heap while its Report lives: %.1f MB (%.2f x header)\n", static_cast<double>(heap_report) / 1e6,
+              static_cast<double>(heap_report) / static_cast<double>(header_len));
   return 0;
 }
