@@ -1,10 +1,18 @@
-// Validator throughput on a synthetic 20,000-tensor asym_w4a8_int8 checkpoint (5,000 layers of
-// weight, s_rel, s_channel and a .comfy_quant marker; tiny tensors, so the header dominates).
-// Prints header size, best-of-N wall time and header MB/s; `--write FILE` also saves the checkpoint
-// so tools/bench_validate_py.py can time Python on the very same bytes.
+// Validator throughput on a synthetic asym_w4a8_int8 checkpoint: L layers of weight, s_rel, s_channel
+// and a .comfy_quant marker (4L tensors; tiny tensors, so the header dominates). Default L = 5,000
+// (20,000 tensors). Prints header size and best-of-N wall times of
+//   st::parse            the container alone (header JSON + layout checks)
+//   inspect_parsed       the validator's own work on already-parsed headers (inspect minus parse)
+//   inspect [--strict]   both, as the CLI runs them
+// `--write FILE` also saves the checkpoint so tools/bench_validate_py.py can time Python on the very
+// same bytes. Uses only inspect/inspect_parsed/st::parse, so the same source builds against older
+// versions of the library for side-by-side runs.
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -17,17 +25,14 @@ namespace {
 
 using namespace w4a8;
 
-constexpr int kLayers = 5000;  // x 4 tensors = 20,000
-constexpr int kRepeats = 15;
-
-std::vector<std::uint8_t> make_checkpoint() {
+std::vector<std::uint8_t> make_checkpoint(int layers) {
   std::vector<st::TensorSpec> specs;
-  specs.reserve(4 * kLayers);
+  specs.reserve(4 * static_cast<std::size_t>(layers));
   const float one = 1.0f;
   std::vector<std::uint8_t> ones(16);
   for (int i = 0; i < 4; ++i) std::memcpy(ones.data() + 4 * i, &one, 4);
   const std::string marker = R"({"format": "asym_w4a8_int8", "group_size": 16, "convrot": true})";
-  for (int l = 0; l < kLayers; ++l) {
+  for (int l = 0; l < layers; ++l) {
     const std::string p = "model.diffusion_model.blocks." + std::to_string(l / 8) + ".attn.proj_" + std::to_string(l % 8);
     specs.push_back({p + ".weight", st::Dtype::I8, {4, 128}, std::vector<std::uint8_t>(512, 0x11)});
     specs.push_back({p + ".weight_s_rel", st::Dtype::F8_E4M3, {4, 16}, std::vector<std::uint8_t>(64, 0x38)});
@@ -42,57 +47,81 @@ std::vector<std::uint8_t> make_checkpoint() {
   return std::move(r).value();
 }
 
-double best_ms(const std::vector<std::uint8_t>& bytes, bool strict) {
-  const validate::InputFile f{"bench.safetensors", bytes};
-  validate::Options opt;
-  opt.strict = strict;
+template <class F>
+double best_ms(int repeats, F&& f) {
   double best = 1e30;
-  for (int i = 0; i < kRepeats; ++i) {
+  for (int i = 0; i < repeats; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = validate::inspect(std::span(&f, 1), opt);
+    f();
     const auto t1 = std::chrono::steady_clock::now();
-    if (!r.ok() || r->layers.size() != kLayers) {
-      std::fprintf(stderr, "unexpected verdict: %s\n", r.ok() ? "layer count" : r.error().message.c_str());
-      std::exit(2);
-    }
     best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   return best;
 }
 
-// The container alone (header JSON + layout checks), to separate it from the validator's own work.
-double best_parse_ms(const std::vector<std::uint8_t>& bytes) {
-  double best = 1e30;
-  for (int i = 0; i < kRepeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    auto r = st::parse(bytes);
-    const auto t1 = std::chrono::steady_clock::now();
-    if (!r.ok()) std::exit(2);
-    best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
+void expect_layers(const Result<validate::Report>& r, int layers) {
+  if (!r.ok() || r->layers.size() != static_cast<std::size_t>(layers)) {
+    std::fprintf(stderr, "unexpected verdict: %s\n", r.ok() ? "layer count" : r.error().message.c_str());
+    std::exit(2);
   }
-  return best;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::uint8_t> bytes = make_checkpoint();
-  if (argc == 3 && std::strcmp(argv[1], "--write") == 0) {
-    if (!st::write_file(argv[2], bytes).ok()) return 2;
-  } else if (argc != 1) {
-    std::fprintf(stderr, "usage: validate_bench [--write FILE]\n");
-    return 2;
+  int layers = 5000;
+  const char* write = nullptr;
+  int profile_runs = 0;  // --profile-validator N: only inspect_parsed, N times (for perf)
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--layers") == 0 && i + 1 < argc) layers = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--profile-validator") == 0 && i + 1 < argc) profile_runs = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--write") == 0 && i + 1 < argc) write = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: validate_bench [--layers L] [--write FILE] [--profile-validator N]\n");
+      return 2;
+    }
   }
+  const std::vector<std::uint8_t> bytes = make_checkpoint(layers);
+  if (write != nullptr && !st::write_file(write, bytes).ok()) return 2;
   std::uint64_t header_len = 0;
   std::memcpy(&header_len, bytes.data(), 8);  // little-endian host
+  const int repeats = layers > 20000 ? 3 : 15;
   const double mb = static_cast<double>(header_len) / 1e6;
-  const double ms = best_ms(bytes, false);
-  const double ms_strict = best_ms(bytes, true);
-  const double ms_parse = best_parse_ms(bytes);
-  std::printf("tensors=%d header_bytes=%llu file_bytes=%zu\n", 4 * kLayers,
-              static_cast<unsigned long long>(header_len), bytes.size());
+
+  if (profile_runs > 0) {
+    const auto h = st::parse(bytes);
+    const validate::ParsedFile p{"bench.safetensors", bytes, &h.value()};
+    for (int i = 0; i < profile_runs; ++i) expect_layers(validate::inspect_parsed(std::span(&p, 1)), layers);
+    return 0;
+  }
+  const validate::InputFile f{"bench.safetensors", bytes};
+  validate::Options strict;
+  strict.strict = true;
+  const double ms = best_ms(repeats, [&] { expect_layers(validate::inspect(std::span(&f, 1)), layers); });
+  const double ms_strict = best_ms(repeats, [&] { expect_layers(validate::inspect(std::span(&f, 1), strict), layers); });
+  const double ms_parse = best_ms(repeats, [&] {
+    if (!st::parse(bytes).ok()) std::exit(2);
+  });
+  const auto header = st::parse(bytes);
+  const validate::ParsedFile pf{"bench.safetensors", bytes, &header.value()};
+  const double ms_validator = best_ms(repeats, [&] { expect_layers(validate::inspect_parsed(std::span(&pf, 1)), layers); });
+
+  // Heap the validator adds on top of the parsed header while its Report is alive (glibc counters).
+  const std::size_t heap_before = mallinfo2().uordblks;
+  std::size_t heap_report = 0;
+  {
+    auto r = validate::inspect_parsed(std::span(&pf, 1));
+    expect_layers(r, layers);
+    heap_report = mallinfo2().uordblks - heap_before;
+  }
+  std::printf("tensors=%d header_bytes=%llu file_bytes=%zu repeats=%d\n", 4 * layers,
+              static_cast<unsigned long long>(header_len), bytes.size(), repeats);
   std::printf("cpp inspect          ms=%.2f header_MBps=%.1f\n", ms, mb / (ms / 1e3));
   std::printf("cpp inspect --strict ms=%.2f header_MBps=%.1f\n", ms_strict, mb / (ms_strict / 1e3));
   std::printf("cpp st::parse only   ms=%.2f header_MBps=%.1f\n", ms_parse, mb / (ms_parse / 1e3));
+  std::printf("cpp inspect_parsed   ms=%.2f header_MBps=%.1f  (validator alone: inspect minus parse)\n", ms_validator,
+              mb / (ms_validator / 1e3));
+  std::printf("validator heap while its Report lives: %.1f MB (%.2f x header)\n", static_cast<double>(heap_report) / 1e6,
+              static_cast<double>(heap_report) / static_cast<double>(header_len));
   return 0;
 }

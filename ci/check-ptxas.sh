@@ -11,7 +11,7 @@ if [[ ${1:-} == --no-fma ]]; then
   trap 'rm -rf "$tmp"' EXIT
   status=0
   for f in w4a8_gemm act_quant correction; do
-    "$nvcc" -std=c++17 -arch=sm_80 -I"$root" -ptx "$root/kernels/$f.cu" -o "$tmp/$f.ptx"
+    "$nvcc" -std=c++17 -arch=sm_80 -I"$root" -I"$root/src" --expt-relaxed-constexpr -ptx "$root/kernels/$f.cu" -o "$tmp/$f.ptx"
     n=$(grep -c 'fma\.rn\.f32' "$tmp/$f.ptx" || true)
     echo "check-ptxas: $f.cu: $n fma.rn.f32 in PTX"
     [[ $n == 0 ]] || status=1

@@ -12,10 +12,12 @@ W4A8_PROP(ValidatorProps, ValidAcceptedWithDerivedFlags, 2000) {
   c.require(w4a8::gen::check_verdict(c.scenario));
 }
 
-// One injected defect -> exactly its error kind, and the oracle's message byte for byte.
+// One injected defect -> exactly its error kind where it fires under the scenario's sglang release
+// (else acceptance), and the oracle's message byte for byte.
 W4A8_PROP(ValidatorProps, OneDefectExactError, 3000) {
   Case c(ConfigVariant::OneDefect);
   RC_TAG(c.scenario.defects.empty() ? std::string("(none fit)") : std::string(w4a8::gen::defect_name(c.scenario.defects[0])));
+  RC_TAG(std::string("sglang ") + std::string(w4a8::upstream::profile(c.scenario.options.sglang).version));
   c.require(w4a8::gen::check_single_defect(c.scenario));
 }
 
@@ -41,6 +43,12 @@ W4A8_PROP(ValidatorProps, ShardingKeepsVerdict, 1000) {
 W4A8_PROP(ValidatorProps, MarkerPlacementKeepsVerdict, 1000) {
   Case c(ConfigVariant::Any);
   c.require(w4a8::gen::check_marker_placement(c.scenario, c.rec));
+}
+
+// The per-layer API (inspect_layers, only_layer) agrees with inspect().
+W4A8_PROP(ValidatorProps, PerLayerVerdictsAgreeWithInspect, 1000) {
+  Case c(ConfigVariant::Any);
+  c.require(w4a8::gen::check_layers(c.scenario));
 }
 
 // --strict accepts only what the kernel contract allows (and agrees with the oracle).

@@ -4,19 +4,25 @@
 Deterministic: the same script writes the same bytes. Each case is corpus/validator/<NNN-name>/ with
 its .safetensors file(s) and case.json:
   {"files": [...], "strict": bool, "expected": {"ok", "type", "message", ["code"], ["layers"]},
-   ["sglang": verdict without --strict]}
+   ["expected_by_sglang": {version: verdict}], ["sglang": verdict without --strict],
+   ["sglang_versions": [version, ...]]}
 Paths in messages are the file names as listed (the oracle runs inside the case directory).
-Non-strict expectations come from tools/oracle/sglang_spec.py (Python's real json/repr/int and the
-safetensors package). Strict expectations are written here by hand from docs/validator.md; for those
-cases "sglang" holds the oracle's verdict (upstream must accept them).
+Non-strict expectations come from sglang's REAL inspect_comfy_quant_markers, run from the PyPI wheel of
+every profiled release (tools/upstream/sglang_upstream.py; src/core/sglang_versions.def lists them):
+"expected" is the newest release's verdict, "expected_by_sglang" the releases whose verdict differs
+from it. "sglang_versions" (random cases only) limits the releases a case speaks for; absent: all.
+Strict expectations are written here by hand from docs/validator.md; for those cases "sglang" holds
+upstream's verdict, which every release must share (and which must accept the checkpoint).
 
 Usage: make_validator_catalogue.py [OUT_DIR]   (default: corpus/validator next to this repo's tools/)
        make_validator_catalogue.py --check [DIR]
          rebuilds the catalogue in a temporary directory (re-running the oracle) and fails unless
          every file, case.json expectations included, equals the stored one byte for byte.
-       make_validator_catalogue.py --random N SEED OUT_DIR
+       make_validator_catalogue.py --random N SEED OUT_DIR [VERSION]
          writes N seeded random checkpoints (near-valid layers of every format with one or more
-         random defects) in the same layout, expectations from the oracle; for differential tests.
+         random defects) in the same layout, expectations from release VERSION's wheel (default the
+         newest); for differential tests.
+Exit status 3: a wheel could not be had (the message says why; W4A8_OFFLINE=1 forbids downloads).
 """
 import json
 import math
@@ -24,12 +30,14 @@ import os
 import random
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORACLE = os.path.join(ROOT, "tools", "oracle", "sglang_spec.py")
+sys.path.insert(0, os.path.join(ROOT, "tools", "upstream"))
+sys.path.insert(0, os.path.join(ROOT, "tools", "oracle"))
+import sglang_upstream as upstream  # noqa: E402
+from sglang_spec import container_code  # noqa: E402  (the crate's error name from safe_open's text)
 
 BITS = {"BOOL": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8,
         "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
@@ -388,6 +396,79 @@ def build_container_messages():
     case("st-json-metadata-duplicate", raw_container('{"__metadata__":null, "__metadata__":{}}'))
     case("st-invalid-offset-raw-name", raw_container('{"a\\"b\\n\\u00e9`":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}', b"xx"))
 
+def build_merge():
+    """A prefix recorded twice: 0.5.19 compares whole markers, 0.5.20+ merge them key by key
+    (expectations per release come from the wheels; docs/validator.md "Upstream versions")."""
+    qm = lambda layers: {"_quantization_metadata": json.dumps(layers and {"layers": layers})}
+    w4 = {"format": "asym_w4a8_int8"}
+    # Header a subset of the tensor marker (it summarizes it).
+    case("merge-header-subset", one(w4a8("m", g=32, mark={"format": "asym_w4a8_int8", "group_size": 32}),
+                                    qm({"m": w4})))
+    # Header a superset: a key only the header has.
+    case("merge-header-superset", one(w4a8("m", g=32, mark=w4),
+                                      qm({"m": {"format": "asym_w4a8_int8", "group_size": 32, "note": "calibrated"}})))
+    # A key only in the header, the format only in the tensor marker (the header's key comes first).
+    case("merge-key-only-in-header", one(w4a8("m", g=64, mark=w4), qm({"m": {"group_size": 64}})))
+    # Equal markers, keys reordered, numbers spelled differently (16 == 16.0, 1 == true).
+    case("merge-reordered-equal", one(w4a8("m", mark={"group_size": 16.0, "f": 1, "format": "asym_w4a8_int8"}),
+                                      qm({"m": {"format": "asym_w4a8_int8", "f": True, "group_size": 16}})))
+    # A shared key with a different value: a conflict under every release.
+    case("merge-shared-key-differs", one(w4a8("m", mark={"format": "asym_w4a8_int8", "group_size": 16}),
+                                         qm({"m": {"group_size": 32}})))
+    case("merge-shared-key-str-vs-int", one(w4a8("m", mark={"format": "asym_w4a8_int8", "group_size": 16}),
+                                            qm({"m": {"group_size": "16"}})))
+    # The merged marker fails a later rule (0.5.19: the conflict comes first).
+    case("merge-then-rule-fails", one(w4a8("m", mark=w4), qm({"m": {"group_size": 2}})))
+    # An empty header marker.
+    case("merge-empty-header-marker", one(w4a8("m"), qm({"m": {}})))
+    # Two shards, each holding part of the marker.
+    case("merge-two-shards-parts",
+         ("shard-1.safetensors", one([T("m.weight", "I8", (4, 128)), marker("m", w4)])),
+         ("shard-2.safetensors", one(w4a8("m", g=64, mark={"group_size": 64, "convrot": True})[1:])))
+    # Two files, each with a _quantization_metadata holding part of the marker.
+    case("merge-two-metadata-headers",
+         ("shard-1.safetensors", one(w4a8("m", g=64, mark=False)[:1], qm({"m": {"group_size": 64}}))),
+         ("shard-2.safetensors", one(w4a8("m", g=64, mark=False)[1:],
+                                     qm({"m": {"format": "asym_w4a8_int8", "group_size": 64.0}}))))
+    # Three sources: header of file 1, tensor of file 1, header of file 2.
+    case("merge-three-sources",
+         ("shard-1.safetensors", one(w4a8("m", g=32, mark={"group_size": 32}), qm({"m": w4}))),
+         ("shard-2.safetensors", one([T("x", "F32", (1,))], qm({"m": {"convrot": True, "format": "asym_w4a8_int8"}}))))
+    # NaN at the top level of both markers: equal as whole dicts (identity), != key by key.
+    case("merge-nan-top-level",
+         ("a.safetensors", one([marker("q", b'{"format": "other", "x": NaN}')])),
+         ("b.safetensors", one([marker("q", b'{"x": NaN, "format": "other"}')])))
+    # NaN nested in a list and an object: equal under every release.
+    case("merge-nan-nested",
+         ("a.safetensors", one([marker("q", b'{"y": [NaN, 1], "z": {"w": NaN}}')])),
+         ("b.safetensors", one([marker("q", b'{"z": {"w": NaN}, "y": [NaN, 1.0]}')])))
+    # NaN in one marker only, the other marker without that key.
+    case("merge-nan-once", ("a.safetensors", one([marker("q", b'{"x": NaN}')])),
+         ("b.safetensors", one([marker("q", b'{"y": Infinity}')])))
+    # Derived keys written in the header: merged, then overwritten in place by the W4A8 rule.
+    case("merge-derived-key-in-header", one(w4a8("m", mark=w4),
+                                            qm({"m": {"_has_codebook": "yes", "_has_correction": True}})))
+    case("merge-derived-key-other-format", one(
+        [T("i.weight", "I8", (4, 8)), T("i.weight_scale", "F32", ()), marker("i", {"format": "int8_tensorwise"})],
+        qm({"i": {"_is_rowwise": True, "_activation_scheme": "static"}})))
+    # Conflict message with a prefix repr'd by Python.
+    case("merge-conflict-quoted-prefix", one(w4a8("it's", mark=w4), qm({"it's": {"group_size": 8}})))
+    # Whole-marker replace vs merge: which marker's spelling ends up in the result.
+    case("merge-value-spelling-last-wins",
+         ("a.safetensors", one(w4a8("m", mark={"format": "asym_w4a8_int8", "group_size": 16}))),
+         ("b.safetensors", one([marker("m", {"group_size": 16.0})])),
+         ("c.safetensors", one([], qm({"m": {"group_size": True + 15, "format": "asym_w4a8_int8"}}))))
+    # MXFP8 adds {"format": "mxfp8"} only where no marker exists (setdefault: no merge).
+    case("merge-mxfp8-keeps-header-marker", one([T("x.weight", "F8_E4M3", (4, 64)), T("x.weight_scale", "U8", (4, 2))],
+                                                {"quant_format": "mxfp8",
+                                                 "_quantization_metadata": json.dumps({"layers": {"x": {"k": 1}}})}))
+    # Marker dtypes torch cannot hand to numpy (F4) or has no dtype for (F6): torch 2.15 facts.
+    base = [T("i.weight", "I8", (4, 8)), T("i.weight_scale", "F32", ())]
+    raw = b'{"format": "int8_tensorwise"}   '
+    case("marker-dtype-torch-unsupported-f4", one(base + [T("i.comfy_quant", "F4", (64,), raw)]))
+    case("marker-dtype-f6-e2m3", one(base + [T("i.comfy_quant", "F6_E2M3", (32,), raw[:24])]))
+
+
 def build_strict():
     ok_sg = None  # strict cases: upstream must accept (checked against the oracle below)
     p = "'blk'"
@@ -468,14 +549,27 @@ def build_strict():
     return ok_sg
 
 
-def run_oracle(cases_dir, entries):
-    """Runs the oracle once over all cases (each inside its own directory); returns the verdicts."""
-    jobs = "".join(json.dumps({"dir": name, "files": files}) + "\n" for name, files in entries)
-    r = subprocess.run([sys.executable, ORACLE, "--batch"], cwd=cases_dir, input=jobs,
-                       capture_output=True, text=True, check=True)
-    out = [json.loads(line) for line in r.stdout.splitlines()]
-    assert len(out) == len(entries), r.stderr
+def run_wheel(cases_dir, entries, version):
+    """Runs release `version`'s real function over all cases (each inside its own directory)."""
+    fn = upstream.upstream_function(version)
+    out = []
+    for name, files in entries:
+        v = upstream.verdict(fn, files, os.path.join(cases_dir, name))
+        if v["type"] == "SafetensorError" and v["message"].startswith("Error while deserializing header: "):
+            v["code"] = container_code(v["message"])
+        elif v["type"] == "SafetensorError" and v["message"].startswith("Dtype not understood: "):
+            v["code"] = "safetensors.dtype_not_understood"
+        out.append(json.loads(json.dumps(v)))  # plain JSON values, as stored
     return out
+
+
+def run_wheels(cases_dir, entries):
+    """{version: verdicts} for every profiled release, oldest first."""
+    return {v: run_wheel(cases_dir, entries, v) for v, _ in upstream.profiles()}
+
+
+def same_verdict(a, b):
+    return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
 
 
 # ---- seeded random cases (differential testing against the oracle) -----------------------------
@@ -588,7 +682,7 @@ def marker_tensor(rng, p, marker):
     return T(p + ".comfy_quant", "U8", (len(raw),), raw)
 
 
-def build_random(out_dir, count, seed):
+def build_random(out_dir, count, seed, version):
     rng = random.Random(seed)
     if os.path.isdir(out_dir):
         shutil.rmtree(out_dir)
@@ -602,15 +696,15 @@ def build_random(out_dir, count, seed):
             with open(os.path.join(out_dir, dname, fname), "wb") as f:
                 f.write(data)
         entries.append((dname, [f for f, _ in files]))
-    for (dname, fnames), v in zip(entries, run_oracle(out_dir, entries)):
+    for (dname, fnames), v in zip(entries, run_wheel(out_dir, entries, version)):
         with open(os.path.join(out_dir, dname, "case.json"), "w") as f:
-            json.dump({"files": fnames, "strict": False, "expected": v}, f, indent=1)
+            json.dump({"files": fnames, "strict": False, "expected": v, "sglang_versions": [version]}, f, indent=1)
     return len(entries)
 
 
 def build_all(out_dir):
     for build in (build_valid, build_encodings, build_metadata, build_names, build_rules, build_container,
-                  build_strict, build_container_messages):
+                  build_strict, build_container_messages, build_merge):
         build()
     if os.path.isdir(out_dir):
         shutil.rmtree(out_dir)
@@ -623,14 +717,19 @@ def build_all(out_dir):
             with open(os.path.join(out_dir, dname, fname), "wb") as f:
                 f.write(data)
         entries.append((dname, [f for f, _ in files]))
-    verdicts = run_oracle(out_dir, entries)
-    for (dname, fnames), (_, _, strict), v in zip(entries, CASES, verdicts):
+    by_version = run_wheels(out_dir, entries)
+    latest = list(by_version)[-1]
+    for i, ((dname, fnames), (_, _, strict)) in enumerate(zip(entries, CASES)):
         doc = {"files": fnames, "strict": strict is not None}
+        v = by_version[latest][i]
+        others = {ver: vs[i] for ver, vs in by_version.items() if not same_verdict(vs[i], v)}
         if strict is None:
             doc["expected"] = v
+            if others:
+                doc["expected_by_sglang"] = others
         else:
-            if not v["ok"]:
-                sys.exit("strict case %s: upstream rejects it: %s" % (dname, v))
+            if not v["ok"] or others:
+                sys.exit("strict case %s: some release rejects it or differs: %s %s" % (dname, v, others))
             doc["expected"] = strict
             doc["sglang"] = v
         with open(os.path.join(out_dir, dname, "case.json"), "w") as f:
@@ -666,9 +765,10 @@ def check(stored_dir):
 
 def main(argv):
     default = os.path.join(ROOT, "corpus", "validator")
-    if len(argv) == 5 and argv[1] == "--random":
-        n = build_random(argv[4], int(argv[2]), int(argv[3]))
-        print("wrote %d random cases to %s" % (n, argv[4]))
+    if len(argv) in (5, 6) and argv[1] == "--random":
+        version = argv[5] if len(argv) == 6 else upstream.profiles()[-1][0]
+        n = build_random(argv[4], int(argv[2]), int(argv[3]), version)
+        print("wrote %d random cases to %s (sglang %s)" % (n, argv[4], version))
         return 0
     if len(argv) > 1 and argv[1] == "--check":
         return check(argv[2] if len(argv) > 2 else default)
@@ -679,4 +779,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except upstream.WheelUnavailable as e:
+        print("error: the real sglang wheel is needed for expectations: %s" % e, file=sys.stderr)
+        sys.exit(3)

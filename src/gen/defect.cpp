@@ -10,38 +10,25 @@
 #include "gen/scenario.hpp"
 
 namespace w4a8::gen {
-namespace {
-
-struct Info {
-  std::string_view name;
-  ErrorKind kind;
-  std::string_view what;
-};
-constexpr Info kDefects[] = {
-#define W4A8_DEFECT(name, kind, what) {#name, ErrorKind::kind, what},
-#include "gen/defects.def"
-#undef W4A8_DEFECT
-};
-static_assert(std::size(kDefects) == kDefectCount);
-
-}  // namespace
-
 namespace edit {
 
 bool inject_w4a8(Scenario& s, Defect d, ChoiceSource& src) {
-  LayerDesc* L = pick_layer(s, src, {Format::W4a8});
+  const std::optional<LayerDesc> L = pick_layer(s, src, {Format::W4a8});
   if (!L) return false;
   const std::string& p = L->prefix;
-  TensorDesc* w = s.find(p + ".weight");
-  TensorDesc* sr = s.find(p + ".weight_s_rel");
-  TensorDesc* ch = s.find(p + ".weight_s_channel");
+  TensorRef w = find_tensor(s, p + ".weight");
+  TensorRef sr = find_tensor(s, p + ".weight_s_rel");
+  TensorRef ch = find_tensor(s, p + ".weight_s_channel");
   auto set_gs = [&](const IntField& f) {
     if (!set_field(s, p, "group_size", f.doc)) return false;
-    for (MarkerDesc* m : markers_of(s, p)) m->group_size = f.outcome;
+    for (const MarkerRef& m : markers_of(s, p)) m->group_size = f.outcome;
     return true;
   };
   switch (d) {
-    case Defect::GroupSizeNan: return set_gs(bad_int_field(ErrorKind::PyIntFloatNan, src));
+    case Defect::GroupSizeNan:
+      // Two markers of the prefix holding NaN conflict under per-key merging (NaN != NaN): one only.
+      if (markers_of(s, p).size() > 1) return false;
+      return set_gs(bad_int_field(ErrorKind::PyIntFloatNan, src));
     case Defect::GroupSizeInfinity: return set_gs(bad_int_field(ErrorKind::PyIntFloatInfinity, src));
     case Defect::GroupSizeBadLiteral: return set_gs(bad_int_field(ErrorKind::PyIntInvalidLiteral, src));
     case Defect::GroupSizeBadType: return set_gs(bad_int_field(ErrorKind::PyIntBadType, src));
@@ -56,7 +43,7 @@ bool inject_w4a8(Scenario& s, Defect d, ChoiceSource& src) {
   const std::uint64_t rows = w->shape[0];
   const u128 k = k_of(*w);
   std::string g = "16";
-  for (MarkerDesc* m : markers_of(s, p))
+  for (const MarkerRef& m : markers_of(s, p))
     if (m->group_size.ok) g = m->group_size.value;
   const std::uint64_t groups = g[0] == '-' ? 0 : groups_of(k, g);
   const std::uint64_t packed = w->shape[1];
@@ -79,8 +66,7 @@ bool inject_w4a8(Scenario& s, Defect d, ChoiceSource& src) {
         default: return reshape(ch, {});
       }
     case Defect::W4a8Codebook: {
-      TensorDesc* cb = s.find(p + ".weight_codebook");
-      if (!cb) { s.tensors.push_back({p + ".weight_codebook", Dtype::F32, {16}, w->file, {}}); cb = &s.tensors.back(); }
+      const TensorRef cb = find_or_add(s, {p + ".weight_codebook", Dtype::F32, {16}, w->file, {}});
       switch (src.below(4)) {
         case 0: return retype(cb, Dtype::F16) || reshape(cb, {15});
         case 1: return reshape(cb, {15});
@@ -89,8 +75,7 @@ bool inject_w4a8(Scenario& s, Defect d, ChoiceSource& src) {
       }
     }
     case Defect::W4a8Correction: {
-      TensorDesc* co = s.find(p + ".weight_correction");
-      if (!co) { s.tensors.push_back({p + ".weight_correction", Dtype::F32, {groups, rows}, w->file, {}}); co = &s.tensors.back(); }
+      const TensorRef co = find_or_add(s, {p + ".weight_correction", Dtype::F32, {groups, rows}, w->file, {}});
       co->dtype = Dtype::F32;
       co->shape = {groups, rows};
       co->bytes.clear();
@@ -107,10 +92,10 @@ bool inject_w4a8(Scenario& s, Defect d, ChoiceSource& src) {
 bool inject_other(Scenario& s, Defect d, ChoiceSource& src) {
   switch (d) {
     case Defect::W4a4Dtypes: case Defect::W4a4Shapes: case Defect::W4a4ConvrotGroupsize: case Defect::W4a4InputSize: {
-      LayerDesc* L = pick_layer(s, src, {Format::W4a4});
+      const std::optional<LayerDesc> L = pick_layer(s, src, {Format::W4a4});
       if (!L) return false;
-      TensorDesc* w = s.find(L->prefix + ".weight");
-      TensorDesc* sc = s.find(L->prefix + ".weight_scale");
+      TensorRef w = find_tensor(s, L->prefix + ".weight");
+      TensorRef sc = find_tensor(s, L->prefix + ".weight_scale");
       if (!w || !sc || w->shape.size() != 2) return false;
       const std::uint64_t rows = w->shape[0];
       if (d == Defect::W4a4Dtypes) return src.flip() ? retype(w, other_dtype(Dtype::I8, src)) : retype(sc, other_dtype(Dtype::F32, src));
@@ -119,16 +104,16 @@ bool inject_other(Scenario& s, Defect d, ChoiceSource& src) {
       static constexpr long long kC[] = {4, 32, 128, 512, 0, -16, 1024, 1};
       const IntField f = int_field(kC[src.below(std::size(kC))], src);
       if (!set_field(s, L->prefix, "convrot_groupsize", f.doc)) return false;
-      for (MarkerDesc* m : markers_of(s, L->prefix)) m->convrot_groupsize = f.outcome;
+      for (const MarkerRef& m : markers_of(s, L->prefix)) m->convrot_groupsize = f.outcome;
       return true;
     }
     case Defect::Nvfp4Dtypes: case Defect::Nvfp4Scale2: case Defect::Nvfp4Rank: case Defect::Nvfp4Shapes:
     case Defect::Nvfp4PreQuantScale: {
-      LayerDesc* L = pick_layer(s, src, {Format::Nvfp4});
+      const std::optional<LayerDesc> L = pick_layer(s, src, {Format::Nvfp4});
       if (!L) return false;
-      TensorDesc* w = s.find(L->prefix + ".weight");
-      TensorDesc* sc = s.find(L->prefix + ".weight_scale");
-      TensorDesc* s2 = s.find(L->prefix + ".weight_scale_2");
+      TensorRef w = find_tensor(s, L->prefix + ".weight");
+      TensorRef sc = find_tensor(s, L->prefix + ".weight_scale");
+      TensorRef s2 = find_tensor(s, L->prefix + ".weight_scale_2");
       if (!w || !sc || !s2 || w->shape.size() != 2) return false;
       const std::uint64_t rows = w->shape[0], k = 2 * w->shape[1];
       switch (d) {
@@ -144,8 +129,7 @@ bool inject_other(Scenario& s, Defect d, ChoiceSource& src) {
         case Defect::Nvfp4Shapes:
           return src.flip() ? reshape(sc, {rows, k / 16 + 1}) : reshape(w, {rows, w->shape[1] + 1 + src.below(7)});
         default: {
-          TensorDesc* pq = s.find(L->prefix + ".pre_quant_scale");
-          if (!pq) { s.tensors.push_back({L->prefix + ".pre_quant_scale", Dtype::F32, {k}, w->file, {}}); pq = &s.tensors.back(); }
+          const TensorRef pq = find_or_add(s, {L->prefix + ".pre_quant_scale", Dtype::F32, {k}, w->file, {}});
           pq->dtype = Dtype::F32;
           pq->shape = {k};
           pq->bytes.clear();
@@ -158,23 +142,23 @@ bool inject_other(Scenario& s, Defect d, ChoiceSource& src) {
       }
     }
     case Defect::TensorwiseRank: {
-      LayerDesc* L = pick_layer(s, src, {Format::Int8Tensorwise});
-      TensorDesc* w = L ? s.find(L->prefix + ".weight") : nullptr;
+      const std::optional<LayerDesc> L = pick_layer(s, src, {Format::Int8Tensorwise});
+      TensorRef w = L ? find_tensor(s, L->prefix + ".weight") : TensorRef{};
       if (!w || w->shape.size() != 2) return false;
       return src.flip() ? reshape(w, {w->shape[0] * w->shape[1]}) : reshape(w, {w->shape[0], w->shape[1], 1});
     }
     case Defect::Int8Dtypes: {
-      LayerDesc* L = pick_layer(s, src, {Format::Int8Tensorwise, Format::Int8Rowwise});
+      const std::optional<LayerDesc> L = pick_layer(s, src, {Format::Int8Tensorwise, Format::Int8Rowwise});
       if (!L) return false;
-      TensorDesc* w = s.find(L->prefix + ".weight");
-      TensorDesc* sc = s.find(L->prefix + ".weight_scale");
+      TensorRef w = find_tensor(s, L->prefix + ".weight");
+      TensorRef sc = find_tensor(s, L->prefix + ".weight_scale");
       return src.flip() ? retype(w, other_dtype(Dtype::I8, src)) : retype(sc, other_dtype(Dtype::F32, src));
     }
     case Defect::Int8Shapes: {
-      LayerDesc* L = pick_layer(s, src, {Format::Int8Rowwise});
+      const std::optional<LayerDesc> L = pick_layer(s, src, {Format::Int8Rowwise});
       if (!L) return false;
-      TensorDesc* w = s.find(L->prefix + ".weight");
-      TensorDesc* sc = s.find(L->prefix + ".weight_scale");
+      TensorRef w = find_tensor(s, L->prefix + ".weight");
+      TensorRef sc = find_tensor(s, L->prefix + ".weight_scale");
       if (!w || !sc || w->shape.size() != 2) return false;
       const std::uint64_t rows = w->shape[0];
       switch (src.below(3)) {
@@ -188,15 +172,15 @@ bool inject_other(Scenario& s, Defect d, ChoiceSource& src) {
 }
 
 bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
-  LayerDesc* L = pick_layer(s, src, {Format::W4a8});
+  const std::optional<LayerDesc> L = pick_layer(s, src, {Format::W4a8});
   if (!L) return false;
   const std::string& p = L->prefix;
-  TensorDesc* w = s.find(p + ".weight");
-  TensorDesc* sr = s.find(p + ".weight_s_rel");
-  TensorDesc* ch = s.find(p + ".weight_s_channel");
+  TensorRef w = find_tensor(s, p + ".weight");
+  TensorRef sr = find_tensor(s, p + ".weight_s_rel");
+  TensorRef ch = find_tensor(s, p + ".weight_s_channel");
   if (!w || !sr || !ch || w->shape.size() != 2) return false;
   std::string g = "16";
-  for (MarkerDesc* m : markers_of(s, p))
+  for (const MarkerRef& m : markers_of(s, p))
     if (m->group_size.ok) g = m->group_size.value;
   if (g[0] == '-') return false;
   const std::uint64_t rows = w->shape[0];
@@ -209,13 +193,13 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
     sr->shape = {n, groups};
     ch->shape = {n};
     w->bytes.clear(); sr->bytes.clear(); ch->bytes.clear();
-    if (TensorDesc* co = s.find(p + ".weight_correction")) { co->shape = {groups, n}; co->bytes.clear(); }
-    if (TensorDesc* b = s.find(p + ".bias")) { b->shape = {n}; b->bytes.clear(); }
+    if (const TensorRef co = find_tensor(s, p + ".weight_correction")) { co->shape = {groups, n}; co->bytes.clear(); }
+    if (const TensorRef b = find_tensor(s, p + ".bias")) { b->shape = {n}; b->bytes.clear(); }
     return true;
   };
   auto set_int = [&](const char* key, const IntField& f, bool is_group) {
     if (!set_field(s, p, key, f.doc)) return false;
-    for (MarkerDesc* m : markers_of(s, p)) (is_group ? m->group_size : m->convrot_groupsize) = f.outcome;
+    for (const MarkerRef& m : markers_of(s, p)) (is_group ? m->group_size : m->convrot_groupsize) = f.outcome;
     return true;
   };
   switch (d) {
@@ -246,7 +230,7 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
         default: v = jobj({}); break;
       }
       if (!set_field(s, p, "convrot", v)) return false;
-      for (MarkerDesc* m : markers_of(s, p)) m->convrot = v;
+      for (const MarkerRef& m : markers_of(s, p)) m->convrot = v;
       return true;
     }
     case Defect::StrictConvrotGroupsize: {
@@ -261,8 +245,7 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
       return set_int("convrot_groupsize", int_field(r, src), false);
     }
     case Defect::StrictBias: {
-      TensorDesc* b = s.find(p + ".bias");
-      if (!b) { s.tensors.push_back({p + ".bias", Dtype::F32, {rows}, w->file, {}}); b = &s.tensors.back(); }
+      const TensorRef b = find_or_add(s, {p + ".bias", Dtype::F32, {rows}, w->file, {}});
       b->dtype = Dtype::F32;
       b->shape = {rows};
       b->bytes.clear();
@@ -286,8 +269,7 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
       return true;
     }
     case Defect::StrictCodebook: {
-      TensorDesc* cb = s.find(p + ".weight_codebook");
-      if (!cb) { s.tensors.push_back({p + ".weight_codebook", Dtype::F32, {16}, w->file, {}}); cb = &s.tensors.back(); }
+      const TensorRef cb = find_or_add(s, {p + ".weight_codebook", Dtype::F32, {16}, w->file, {}});
       if (cb->dtype != Dtype::F32 || cb->shape != std::vector<std::uint64_t>{16}) return false;
       poke_f32(*cb, src.below(16), bad_float(src, false));
       return true;
@@ -295,8 +277,7 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
     case Defect::StrictCorrection: {
       const std::uint64_t groups = groups_of(k, g);
       if (groups == 0 || rows == 0 || !fits(Dtype::F32, {groups, rows})) return false;
-      TensorDesc* co = s.find(p + ".weight_correction");
-      if (!co) { s.tensors.push_back({p + ".weight_correction", Dtype::F32, {groups, rows}, w->file, {}}); co = &s.tensors.back(); }
+      const TensorRef co = find_or_add(s, {p + ".weight_correction", Dtype::F32, {groups, rows}, w->file, {}});
       if (co->dtype != Dtype::F32 || co->shape != std::vector<std::uint64_t>{groups, rows}) return false;
       poke_f32(*co, src.below(groups * rows), bad_float(src, false));
       return true;
@@ -307,19 +288,17 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
 
 }  // namespace edit
 
-std::string_view defect_name(Defect d) { return kDefects[static_cast<std::size_t>(d)].name; }
-std::string_view defect_description(Defect d) { return kDefects[static_cast<std::size_t>(d)].what; }
-ErrorKind defect_kind(Defect d) { return kDefects[static_cast<std::size_t>(d)].kind; }
-bool is_container_defect(Defect d) { return d <= Defect::TrailingBytes; }
-bool is_strict_defect(Defect d) { return d >= Defect::StrictZeroSized && d < Defect::kCount; }
-
 bool inject(Scenario& s, Defect d, ChoiceSource& src, const GenConfig& cfg) {
   using namespace edit;
-  if (is_container_defect(d)) return inject_container(s, d, src);
-  if (is_strict_defect(d)) return s.options.strict && inject_strict(s, d, src);
-  if (d >= Defect::GroupSizeNan && d <= Defect::W4a8Correction) return inject_w4a8(s, d, src);
-  if (d >= Defect::W4a4Dtypes && d <= Defect::Int8Shapes) return inject_other(s, d, src);
-  return inject_collection(s, d, src, cfg);
+  switch (defect_info(d).family) {
+    case DefectFamily::Container: return inject_container(s, d, src);
+    case DefectFamily::Collection: return inject_collection(s, d, src, cfg);
+    case DefectFamily::W4a8: return inject_w4a8(s, d, src);
+    case DefectFamily::Other: return inject_other(s, d, src);
+    case DefectFamily::Strict: return s.options.strict && inject_strict(s, d, src);
+    case DefectFamily::Merge: return inject_merge(s, d, src);
+  }
+  return false;
 }
 
 }  // namespace w4a8::gen

@@ -57,33 +57,28 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
       m.place = Place::Metadata;
       m.file = src.below(s.files.size());
       m.doc = non_object(src);
-      m.equal_class = -1;
       s.markers.push_back(std::move(m));
       return true;
     }
     case Defect::ConflictingMarkers: {
-      std::vector<MarkerDesc*> objs;
-      for (auto& m : s.markers)
-        if (m.doc.outcome == JsonDoc::Outcome::Ok && m.doc.value.is_object()) objs.push_back(&m);
+      // A copy with one shared key's value changed: a conflict under either merge rule.
+      std::vector<std::size_t> objs;
+      for (std::size_t i = 0; i < s.markers.size(); ++i)
+        if (editable(s.markers[i]) && !s.markers[i].fields.empty()) objs.push_back(i);
       if (objs.empty()) return false;
-      MarkerDesc m = *objs[src.below(objs.size())];
-      m.fields.emplace_back("_conflict_" + std::to_string(s.markers.size()), jint(1));
+      MarkerDesc m = s.markers[objs[src.below(objs.size())]];
+      m.fields[src.below(m.fields.size())].second = jstr("_conflict_" + std::to_string(s.markers.size()));
       m.doc = jobj(m.fields);
-      m.equal_class = -2 - static_cast<int>(s.markers.size());
       m.place = src.flip() ? Place::Tensor : Place::Metadata;
       m.file = src.below(s.files.size());
       m.encoding = Encoding::Utf8;
       m.dtype = Dtype::U8;
-      m.raw.clear();
-      m.undecodable = false;
-      for (const auto& o : s.markers)
-        if (o.prefix == m.prefix && o.place == m.place && o.file == m.file) return false;
-      if (m.place == Place::Tensor && s.find(m.prefix + ".comfy_quant")) return false;
+      if (!place_free(s, m)) return false;
       s.markers.push_back(std::move(m));
       return true;
     }
     case Defect::MarkerInvalidJson: {
-      MarkerDesc* m = tensor_marker(s, src);
+      const MarkerRef m = tensor_marker(s, src);
       if (!m) return false;
       m->fields.clear();
       // Appending to or truncating a too-deep document still fails on depth first: replace it.
@@ -113,21 +108,21 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
       }
     }
     case Defect::MarkerNotObject: {
-      MarkerDesc* m = tensor_marker(s, src);
+      const MarkerRef m = tensor_marker(s, src);
       if (!m || m->undecodable) return false;
       m->fields.clear();
       m->doc = non_object(src);
       return true;
     }
     case Defect::MarkerTorchDtype: {
-      MarkerDesc* m = tensor_marker(s, src);
+      const MarkerRef m = tensor_marker(s, src);
       if (!m) return false;
       static constexpr Dtype kBad[] = {Dtype::BF16, Dtype::F8_E4M3, Dtype::F8_E5M2, Dtype::F8_E4M3FNUZ, Dtype::F8_E5M2FNUZ, Dtype::F8_E8M0};
       m->dtype = kBad[src.below(std::size(kBad))];
       return true;
     }
     case Defect::MarkerTooDeep: {
-      MarkerDesc* m = tensor_marker(s, src);
+      const MarkerRef m = tensor_marker(s, src);
       if (!m || m->undecodable) return false;
       const std::size_t depth = 3000 + src.below(3000);
       m->fields.clear();
@@ -135,13 +130,13 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
       return true;
     }
     case Defect::Mxfp8Incompatible: {
-      LayerDesc* L = pick_layer(s, src, {Format::Mxfp8});
+      const std::optional<LayerDesc> L = pick_layer(s, src, {Format::Mxfp8});
       if (!L) return false;
       if (cfg.differential_safe)
         for (Defect o : s.defects)
           if (o == Defect::Mxfp8Incompatible) return false;
-      TensorDesc* w = s.find(L->prefix + ".weight");
-      TensorDesc* sc = s.find(L->prefix + ".weight_scale");
+      TensorRef w = find_tensor(s, L->prefix + ".weight");
+      TensorRef sc = find_tensor(s, L->prefix + ".weight_scale");
       if (!w || !sc || w->shape.size() != 2) return false;
       const std::uint64_t rows = w->shape[0], cols = w->shape[1];
       static constexpr int kVariant[] = {0, 1, 2, 2, 2, 3, 4, 5};  // mostly the %32-only case
@@ -153,29 +148,29 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
           sc->shape = {rows, (cols + 16) / 32};
           sc->bytes.clear();
           return fits(sc->dtype, sc->shape);
-        case 3: s.tensors.erase(s.tensors.begin() + (sc - s.tensors.data())); return true;
+        case 3: erase_tensor(s, sc); return true;
         case 4: return retype(sc, Dtype::F32);
         default: return reshape(sc, {rows, cols / 32 + 1});
       }
     }
     case Defect::MissingMarker: {
-      std::vector<LayerDesc*> cands;
-      for (auto& l : s.layers) {
-        const TensorDesc* w = s.find(l.prefix + ".weight");
+      std::vector<std::string> cands;
+      for (const auto& l : s.layers) {
+        const TensorRef w = find_tensor(s, l.prefix + ".weight");
         if (l.format != Format::Mxfp8 && w && (w->dtype == Dtype::I8 || w->dtype == Dtype::U8 || w->dtype == Dtype::F8_E4M3))
-          cands.push_back(&l);
+          cands.push_back(l.prefix);
       }
       if (cands.empty()) return false;
       const bool all = src.chance(1, 3);  // often all of them: upstream prints the first five, sorted
       const std::uint64_t count = all ? cands.size() : 1 + src.below(std::min<std::size_t>(cands.size(), 7));
       for (std::uint64_t i = 0; i < count; ++i) {
-        const std::string p = cands[all ? i : src.below(cands.size())]->prefix;
+        const std::string p = cands[all ? i : src.below(cands.size())];
         std::erase_if(s.markers, [&](const MarkerDesc& m) { return m.prefix == p; });
       }
       return true;
     }
     case Defect::MissingTensor: {
-      LayerDesc* L = pick_layer(s, src, {Format::W4a8, Format::Fp8, Format::Int8Rowwise, Format::Int8Tensorwise, Format::W4a4, Format::Nvfp4});
+      const std::optional<LayerDesc> L = pick_layer(s, src, {Format::W4a8, Format::Fp8, Format::Int8Rowwise, Format::Int8Tensorwise, Format::W4a4, Format::Nvfp4});
       if (!L) return false;
       std::vector<std::string> req = {".weight"};
       if (L->format == Format::W4a8) req.insert(req.end(), {".weight_s_rel", ".weight_s_channel"});

@@ -16,19 +16,34 @@ constexpr Dtype kDtypePool[] = {Dtype::U8,  Dtype::I8,   Dtype::F8_E4M3, Dtype::
 
 }  // namespace
 
+TensorRef find_tensor(Scenario& s, std::string_view name) {
+  for (std::size_t i = 0; i < s.tensors.size(); ++i)
+    if (s.tensors[i].name == name) return {s, i};
+  return {};
+}
+TensorRef add_tensor(Scenario& s, TensorDesc t) {
+  s.tensors.push_back(std::move(t));
+  return {s, s.tensors.size() - 1};
+}
+TensorRef find_or_add(Scenario& s, TensorDesc t) {
+  if (TensorRef r = find_tensor(s, t.name)) return r;
+  return add_tensor(s, std::move(t));
+}
+void erase_tensor(Scenario& s, TensorRef t) { s.tensors.erase(s.tensors.begin() + static_cast<std::ptrdiff_t>(t.index())); }
+
 bool fits(Dtype d, const std::vector<std::uint64_t>& shape) {
   auto b = tensor_bytes(d, shape);
   return b && *b <= kMaxTensorBytes;
 }
 
 // Retypes/reshapes t when the result stays within budget; explicit data is dropped (zero fill).
-bool retype(TensorDesc* t, Dtype d) {
+bool retype(TensorRef t, Dtype d) {
   if (!t || t->dtype == d || !fits(d, t->shape)) return false;
   t->dtype = d;
   t->bytes.clear();
   return true;
 }
-bool reshape(TensorDesc* t, std::vector<std::uint64_t> shape) {
+bool reshape(TensorRef t, std::vector<std::uint64_t> shape) {
   if (!t || t->shape == shape || !fits(t->dtype, shape)) return false;
   t->shape = std::move(shape);
   t->bytes.clear();
@@ -43,33 +58,44 @@ Dtype other_dtype(Dtype avoid, ChoiceSource& src) {
   return rest[src.below(n)];
 }
 
-std::vector<LayerDesc*> layers_of(Scenario& s, std::initializer_list<Format> fs) {
-  std::vector<LayerDesc*> out;
-  for (auto& l : s.layers)
-    if (std::find(fs.begin(), fs.end(), l.format) != fs.end()) out.push_back(&l);
-  return out;
-}
-LayerDesc* pick_layer(Scenario& s, ChoiceSource& src, std::initializer_list<Format> fs) {
-  auto ls = layers_of(s, fs);
-  return ls.empty() ? nullptr : ls[src.below(ls.size())];
+std::optional<LayerDesc> pick_layer(Scenario& s, ChoiceSource& src, std::initializer_list<Format> fs) {
+  std::vector<std::size_t> ls;
+  for (std::size_t i = 0; i < s.layers.size(); ++i)
+    if (std::find(fs.begin(), fs.end(), s.layers[i].format) != fs.end()) ls.push_back(i);
+  if (ls.empty()) return std::nullopt;
+  return s.layers[ls[src.below(ls.size())]];
 }
 
-std::vector<MarkerDesc*> markers_of(Scenario& s, const std::string& prefix) {
-  std::vector<MarkerDesc*> out;
-  for (auto& m : s.markers)
-    if (m.prefix == prefix) out.push_back(&m);
+std::vector<MarkerRef> markers_of(Scenario& s, const std::string& prefix) {
+  std::vector<MarkerRef> out;
+  for (std::size_t i = 0; i < s.markers.size(); ++i)
+    if (s.markers[i].prefix == prefix) out.emplace_back(s, i);
   return out;
+}
+
+bool editable(const MarkerDesc& m) {
+  return m.raw.empty() && !m.undecodable && m.doc.outcome == JsonDoc::Outcome::Ok && m.doc.value.is_object() &&
+         m.fields.size() == m.doc.value.members.size();
+}
+
+bool place_free(const Scenario& s, const MarkerDesc& m) {
+  for (const auto& o : s.markers)
+    if (o.prefix == m.prefix && o.place == m.place && o.file == m.file) return false;
+  if (m.place == Place::Tensor)
+    for (const auto& t : s.tensors)
+      if (t.name == m.prefix + ".comfy_quant") return false;
+  return true;
 }
 
 // Sets one member on every generated-object marker of the prefix (duplicates stay equal).
 bool set_field(Scenario& s, const std::string& prefix, const std::string& key, const JsonDoc& v) {
   auto ms = markers_of(s, prefix);
   if (ms.empty()) return false;
-  for (MarkerDesc* m : ms) {
+  for (const MarkerRef& m : ms) {
     if (m->fields.empty() && !(m->doc.outcome == JsonDoc::Outcome::Ok && m->doc.value.is_object() && m->doc.value.members.empty()))
       return false;  // a marker some defect already replaced
   }
-  for (MarkerDesc* m : ms) {
+  for (const MarkerRef& m : ms) {
     bool done = false;
     for (auto& [k, d] : m->fields)
       if (k == key) { d = v; done = true; }
@@ -98,11 +124,12 @@ std::size_t free_file(Scenario& s, ChoiceSource& src) {
   return free.empty() ? SIZE_MAX : free[src.below(free.size())];
 }
 
-MarkerDesc* tensor_marker(Scenario& s, ChoiceSource& src) {
-  std::vector<MarkerDesc*> ms;
-  for (auto& m : s.markers)
-    if (m.place == Place::Tensor) ms.push_back(&m);
-  return ms.empty() ? nullptr : ms[src.below(ms.size())];
+MarkerRef tensor_marker(Scenario& s, ChoiceSource& src) {
+  std::vector<std::size_t> ms;
+  for (std::size_t i = 0; i < s.markers.size(); ++i)
+    if (s.markers[i].place == Place::Tensor) ms.push_back(i);
+  if (ms.empty()) return {};
+  return {s, ms[src.below(ms.size())]};
 }
 
 JsonDoc non_object(ChoiceSource& src) {

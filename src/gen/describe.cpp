@@ -7,7 +7,8 @@
 namespace w4a8::gen {
 
 std::string describe(const Scenario& s) {
-  std::string out = "  options: strict=" + std::string(s.options.strict ? "true" : "false") + "\n  defects:";
+  std::string out = "  options: strict=" + std::string(s.options.strict ? "true" : "false") + " sglang=" +
+                    std::string(upstream::profile(s.options.sglang).version) + "\n  defects:";
   for (Defect d : s.defects) out += " " + std::string(defect_name(d));
   if (s.defects.empty()) out += " none";
   out += "\n";
@@ -29,7 +30,7 @@ std::string describe(const Scenario& s) {
       if (m.file != i) continue;
       const std::string text = m.doc.text.size() > 200 ? m.doc.text.substr(0, 200) + "..." : m.doc.text;
       out += "    marker " + py::repr_str(m.prefix) + (m.place == Place::Tensor ? " tensor " + std::string(st::dtype_name(m.dtype)) + " " + std::string(encoding_name(m.encoding)) : std::string(" metadata")) +
-             " class=" + std::to_string(m.equal_class) + (m.raw.empty() ? "" : " raw") + ": " + py::repr_str(text) + "\n";
+             (m.raw.empty() ? "" : " raw") + ": " + py::repr_str(text) + "\n";
     }
   }
   return out;

@@ -3,9 +3,11 @@
 // (inject(), defect.cpp).
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include "core/checked.hpp"
+#include "gen/defect_edit.hpp"
 #include "gen/marker_fields.hpp"
 #include "gen/names.hpp"
 #include "gen/scenario.hpp"
@@ -49,7 +51,6 @@ struct Builder {
   ChoiceSource& src;
   const GenConfig& cfg;
   std::set<std::string> names;
-  int next_class = 1;
   bool force_tensor_marker = false;  // the next marker goes into a tensor (a defect needs one)
 
   std::size_t random_file() { return s.files.size() == 1 || src.chance(2, 3) ? 0 : src.below(s.files.size()); }
@@ -79,7 +80,6 @@ struct Builder {
     force_tensor_marker = false;
     m.file = random_file();
     m.doc = std::move(doc);
-    m.equal_class = next_class++;
     m.group_size = std::move(gs);
     m.convrot_groupsize = std::move(cg);
     m.convrot = std::move(convrot);
@@ -336,7 +336,11 @@ struct Hint {
 
 Hint hint_for(Defect d) {
   Hint h;
-  if (is_strict_defect(d)) { h.strict = 1; h.first_format = Format::W4a8; return h; }
+  switch (defect_info(d).family) {
+    case DefectFamily::Strict: h.strict = 1; h.first_format = Format::W4a8; return h;
+    case DefectFamily::W4a8: case DefectFamily::Merge: h.mx = 0; h.first_format = Format::W4a8; return h;
+    default: break;
+  }
   switch (d) {
     case Defect::Mxfp8Incompatible: h.mx = 1; h.strict = 0; break;
     case Defect::MarkerInvalidJson: case Defect::MarkerNotObject: case Defect::MarkerTorchDtype: case Defect::MarkerTooDeep:
@@ -349,16 +353,14 @@ Hint hint_for(Defect d) {
     case Defect::TensorwiseRank: h.mx = 0; h.first_format = Format::Int8Tensorwise; break;
     case Defect::Int8Shapes: h.mx = 0; h.first_format = Format::Int8Rowwise; break;
     case Defect::Int8Dtypes: h.mx = 0; h.first_format = Format::Int8Rowwise; break;
-    default:
-      if (d >= Defect::GroupSizeNan && d <= Defect::W4a8Correction) { h.mx = 0; h.first_format = Format::W4a8; }
-      break;
+    default: break;
   }
   return h;
 }
 
 Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
   Scenario s;
-  Builder b{s, src, cfg, {}, 1};
+  Builder b{s, src, cfg, {}};
   s.options.strict = cfg.allow_strict && (h.strict >= 0 ? h.strict == 1 : src.chance(1, 3));
   const bool mx = !s.options.strict && (h.mx >= 0 ? h.mx == 1 : src.chance(1, 8));
   const std::size_t nfiles = src.chance(1, 3) ? 1 + src.below(std::max<std::size_t>(cfg.max_files, 1)) : 1;
@@ -419,7 +421,41 @@ Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
 
 }  // namespace
 
-Scenario generate_valid(ChoiceSource& src, const GenConfig& cfg) { return build_valid(src, cfg, Hint{}); }
+// Equal markers of one prefix whose key holds NaN inside a list: equal under both merge rules (Python
+// compares container items by identity first, and json returns one NaN object).
+void nested_nan_duplicate(Scenario& s, ChoiceSource& src) {
+  std::vector<std::size_t> ms;
+  for (std::size_t i = 0; i < s.markers.size(); ++i)
+    if (edit::editable(s.markers[i]) && !s.markers[i].doc.value.get("calib")) ms.push_back(i);
+  if (ms.empty()) return;
+  const std::string prefix = s.markers[ms[src.below(ms.size())]].prefix;
+  const JsonDoc nan = jfloat("NaN", std::numeric_limits<double>::quiet_NaN());
+  const JsonDoc calib = src.flip() ? jarr({nan, jint(1)}) : jobj({{"w", nan}});
+  Scenario before = s;
+  if (!edit::set_field(s, prefix, "calib", calib)) return;
+  MarkerDesc c = *edit::markers_of(s, prefix).front();
+  std::reverse(c.fields.begin(), c.fields.end());
+  c.doc = jobj(c.fields);
+  c.place = src.flip() ? Place::Tensor : Place::Metadata;
+  c.file = src.below(s.files.size());
+  c.encoding = Encoding::Utf8;
+  c.dtype = Dtype::U8;
+  if (!edit::place_free(s, c)) { s = std::move(before); return; }
+  s.markers.push_back(std::move(c));
+}
+
+// Choices made after everything else (so recorded inputs of earlier versions decode as before):
+// profile-neutral extras of valid scenarios, then the sglang release predicted (0: the oldest).
+void finish(Scenario& s, ChoiceSource& src, bool valid) {
+  if (valid && src.below(4) == 3) nested_nan_duplicate(s, src);
+  s.options.sglang = static_cast<upstream::Sglang>(src.below(upstream::kSglangCount));
+}
+
+Scenario generate_valid(ChoiceSource& src, const GenConfig& cfg) {
+  Scenario s = build_valid(src, cfg, Hint{});
+  finish(s, src, true);
+  return s;
+}
 
 Scenario generate(ChoiceSource& src, const GenConfig& cfg) {
   const std::uint64_t want = cfg.min_defects + src.below(cfg.max_defects - cfg.min_defects + 1);
@@ -441,6 +477,7 @@ Scenario generate(ChoiceSource& src, const GenConfig& cfg) {
     if (inject(s, d, src, cfg)) s.defects.push_back(d);
     else s = std::move(before);
   }
+  finish(s, src, false);
   return s;
 }
 

@@ -108,6 +108,65 @@ float f32_at(const TensorDesc& t, std::size_t i) {
 
 std::string float_repr(float f);  // defined below
 
+// ---- Python's == on what json.loads builds, from the language rules (not json::py_equal) ----------
+// The exact decimal of an integral double (|d| >= 2**63 by doubling a decimal string).
+std::string integral_decimal(double d) {
+  if (std::fabs(d) < 9.2e18) return std::to_string(static_cast<long long>(d));
+  int e = 0;
+  const double m = std::frexp(std::fabs(d), &e);  // |d| = m * 2**e, 0.5 <= m < 1
+  auto mant = static_cast<std::uint64_t>(std::ldexp(m, 53));
+  std::string dec = std::to_string(mant);  // |d| = mant * 2**(e - 53), e > 53 here
+  for (int i = 0; i < e - 53; ++i) {
+    int carry = 0;
+    for (auto it = dec.rbegin(); it != dec.rend(); ++it) {
+      const int v = (*it - '0') * 2 + carry;
+      *it = static_cast<char>('0' + v % 10);
+      carry = v / 10;
+    }
+    if (carry) dec.insert(dec.begin(), '1');
+  }
+  return d < 0 ? "-" + dec : dec;
+}
+
+bool numeric(const json::Value& v) { return v.kind == json::Kind::Bool || v.kind == json::Kind::Int || v.kind == json::Kind::Float; }
+std::string int_text(const json::Value& v) { return v.kind == json::Kind::Bool ? (v.boolean ? "1" : "0") : v.text; }
+
+// a == b for JSON-built Python objects. top: the values themselves (float NaN != NaN); inside a list
+// or dict Python compares by identity first, and json returns one NaN object, so NaN == NaN there.
+bool py_eq(const json::Value& a, const json::Value& b, bool top) {
+  using json::Kind;
+  if (numeric(a) && numeric(b)) {
+    if (a.kind == Kind::Float && b.kind == Kind::Float) {
+      if (std::isnan(a.number) && std::isnan(b.number)) return !top;
+      return a.number == b.number;
+    }
+    if (a.kind == Kind::Float || b.kind == Kind::Float) {
+      const double f = a.kind == Kind::Float ? a.number : b.number;
+      const json::Value& i = a.kind == Kind::Float ? b : a;
+      return std::isfinite(f) && std::trunc(f) == f && integral_decimal(f) == int_text(i);
+    }
+    return int_text(a) == int_text(b);
+  }
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Kind::Null: return true;
+    case Kind::String: return a.text == b.text;
+    case Kind::Array:
+      if (a.items.size() != b.items.size()) return false;
+      for (std::size_t i = 0; i < a.items.size(); ++i)
+        if (!py_eq(a.items[i], b.items[i], false)) return false;
+      return true;
+    case Kind::Object:
+      if (a.members.size() != b.members.size()) return false;
+      for (const auto& [k, v] : a.members) {
+        const json::Value* o = b.get(k);
+        if (!o || !py_eq(v, *o, false)) return false;
+      }
+      return true;
+    default: return false;
+  }
+}
+
 class Simulation {
  public:
   explicit Simulation(const Scenario& s) : s_(s) {}
@@ -130,7 +189,7 @@ class Simulation {
           json::Value v = json::Value::object();
           v.set("format", json::Value::from_string("mxfp8"));
           index_[p] = order_.size();
-          order_.push_back({p, {v, nullptr}});
+          order_.push_back({p, {v, {}}});
           ++added;
         }
       }
@@ -158,7 +217,7 @@ class Simulation {
  private:
   struct Record {
     json::Value value;
-    const MarkerDesc* desc;  // nullptr: added by the MXFP8 shortcut
+    std::vector<const MarkerDesc*> descs;  // recorded into it, in order (empty: the MXFP8 shortcut's)
   };
 
   static Expectation fail(Error e, Expectation& x) {
@@ -177,18 +236,41 @@ class Simulation {
     return "(" + py::repr_str(dt(m->dtype)) + ", " + repr_shape(m->shape) + ")";
   }
 
+  // Records a marker under the profile's rule (validator.md "Upstream versions").
   std::optional<Error> record(const MarkerDesc& m) {
     auto it = index_.find(m.prefix);
-    if (it != index_.end()) {
-      Record& r = order_[it->second].second;
-      if (!r.desc || r.desc->equal_class != m.equal_class)
-        return make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(m.prefix)});
-      r = {m.doc.value, &m};
+    if (it == index_.end()) {
+      index_[m.prefix] = order_.size();
+      order_.push_back({m.prefix, {m.doc.value, {&m}}});
       return std::nullopt;
     }
-    index_[m.prefix] = order_.size();
-    order_.push_back({m.prefix, {m.doc.value, &m}});
+    Record& r = order_[it->second].second;
+    const Error conflict = make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(m.prefix)});
+    if (upstream::profile(s_.options.sglang).merge == upstream::MarkerMerge::WholeMarker) {
+      if (!py_eq(r.value, m.doc.value, true)) return conflict;  // dicts: values compared as nested
+      r = {m.doc.value, {&m}};  // replaced, position kept
+      return std::nullopt;
+    }
+    for (const auto& [k, v] : m.doc.value.members)
+      if (const json::Value* old = r.value.get(k); old && !py_eq(*old, v, true)) return conflict;
+    for (const auto& [k, v] : m.doc.value.members) r.value.set(k, v);
+    r.descs.push_back(&m);
     return std::nullopt;
+  }
+
+  // The marker whose value of `key` the record holds (the last one that had the key); nullptr: none.
+  static const MarkerDesc* writer(const Record& r, std::string_view key) {
+    for (auto it = r.descs.rbegin(); it != r.descs.rend(); ++it)
+      if ((*it)->doc.value.get(key)) return *it;
+    return nullptr;
+  }
+  static IntOutcome group_size(const Record& r) {
+    const MarkerDesc* w = writer(r, "group_size");
+    return w ? w->group_size : IntOutcome{true, "16", {}, {}};
+  }
+  static IntOutcome convrot_groupsize(const Record& r) {
+    const MarkerDesc* w = writer(r, "convrot_groupsize");
+    return w ? w->convrot_groupsize : IntOutcome{true, "256", {}, {}};
   }
 
   std::optional<Error> collect(std::size_t i, bool& exact) {
@@ -273,7 +355,7 @@ class Simulation {
     const std::string rp = py::repr_str(p);
     if (f == "asym_w4a8_int8") {
       if (auto e = require(p, {".weight", ".weight_s_rel", ".weight_s_channel"})) return e;
-      const IntOutcome& g = rec.desc->group_size;
+      const IntOutcome g = group_size(rec);
       if (!g.ok) return g.arg.empty() ? make_error(g.error) : make_error(g.error, {g.arg});
       if (below_4(g.value)) return make_error(ErrorKind::SgW4a8GroupSize, {rp, g.value});
       const Meta &w = *find(p + ".weight"), &sr = *find(p + ".weight_s_rel"), &ch = *find(p + ".weight_s_channel");
@@ -301,7 +383,7 @@ class Simulation {
       if (w.dtype != Dtype::I8 || sc.dtype != Dtype::F32) return make_error(ErrorKind::SgW4a4Dtypes, {rp, dt(w.dtype), dt(sc.dtype)});
       if (w.shape.size() != 2 || !shape_is(sc.shape, {w.shape[0]}))
         return make_error(ErrorKind::SgW4a4Shapes, {rp, repr_shape(w.shape), repr_shape(sc.shape)});
-      const IntOutcome& c = rec.desc ? rec.desc->convrot_groupsize : IntOutcome{true, "256", {}, {}};
+      const IntOutcome c = convrot_groupsize(rec);
       if (!c.ok) return c.arg.empty() ? make_error(c.error) : make_error(c.error, {c.arg});
       if (c.value != "16" && c.value != "64" && c.value != "256") return make_error(ErrorKind::SgW4a4ConvrotGroupsize, {rp, c.value});
       const u128 k = u128{2} * w.shape[1];
@@ -358,16 +440,17 @@ std::optional<Error> Simulation::check_strict(const std::string& p, Record& rec)
   const u128 k = u128{2} * w.shape[1];
   if (n == 0 || k == 0) return make_error(ErrorKind::StrictZeroSized, {rp, std::to_string(n), u128_to_string(k)});
   if (k % 16) return make_error(ErrorKind::StrictKMultiple16, {rp, u128_to_string(k)});
-  const std::string& g = rec.desc->group_size.value;
+  const std::string g = group_size(rec).value;
   const auto gv = parse_u128(g);  // nullopt: beyond 2**128 (never below K)
   unsigned mod16 = 0;
   for (char c : g) mod16 = (mod16 * 10 + static_cast<unsigned>(c - '0')) % 16;
   if (!((gv && (*gv == 4 || *gv == 8)) || mod16 == 0)) return make_error(ErrorKind::StrictGroupSizeShape, {rp, g});
   const u128 rest = gv ? k % *gv : k;
   if (rest) return make_error(ErrorKind::StrictKMultipleGroup, {rp, u128_to_string(k), g, u128_to_string(rest)});
-  if (const auto& c = rec.desc->convrot; c && !(c->value.kind == json::Kind::Bool && c->value.boolean))
-    return make_error(ErrorKind::StrictConvrotNotTrue, {rp, c->text});
-  const IntOutcome& r = rec.desc->convrot_groupsize;
+  if (const MarkerDesc* cw = writer(rec, "convrot"); cw && cw->convrot &&
+      !(cw->convrot->value.kind == json::Kind::Bool && cw->convrot->value.boolean))
+    return make_error(ErrorKind::StrictConvrotNotTrue, {rp, cw->convrot->text});
+  const IntOutcome r = convrot_groupsize(rec);
   if (!r.ok) return r.arg.empty() ? make_error(r.error) : make_error(r.error, {r.arg});
   const auto rv = r.value[0] == '-' ? std::nullopt : parse_u128(r.value);
   bool pow4 = rv && *rv >= 4;

@@ -12,6 +12,7 @@
 #include "py/int.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
+#include "validate/layers.hpp"
 
 namespace w4a8::gen {
 
@@ -86,11 +87,17 @@ std::string check_verdict(const Scenario& s) { return compare(expect(s), run_val
 
 std::string check_single_defect(const Scenario& s) {
   if (s.defects.size() != 1) return "";
+  const Defect d = s.defects[0];
   const Expectation want = expect(s);
-  if (want.ok || want.error.kind != defect_kind(s.defects[0]))
-    return "defect " + std::string(defect_name(s.defects[0])) + " should produce " +
-           std::string(error_info(defect_kind(s.defects[0])).code) + "; the oracle predicts " +
-           (want.ok ? std::string("acceptance") : show_error(want.error));
+  const std::string under = " under sglang " + std::string(upstream::profile(s.options.sglang).version);
+  if (fires_under(d, s.options.sglang)) {
+    if (want.ok || want.error.kind != defect_kind(d))
+      return "defect " + std::string(defect_name(d)) + " should produce " + std::string(error_info(defect_kind(d)).code) +
+             under + "; the oracle predicts " + (want.ok ? std::string("acceptance") : show_error(want.error));
+  } else if (!want.ok) {
+    return "defect " + std::string(defect_name(d)) + " does not fire" + under + ", but the oracle predicts " +
+           show_error(want.error);
+  }
   return compare(want, run_validator(s));
 }
 
@@ -143,34 +150,39 @@ std::string compare_unordered(const Result<validate::Report>& a, const Result<va
   return "";
 }
 
-// Whether a layout change may legitimately change the verdict (messages with paths, first-of-many).
-bool layout_sensitive(const Scenario& s) {
-  if (s.defects.size() > 1) return true;
-  for (Defect d : s.defects)
-    if (is_container_defect(d) || d == Defect::MarkerInvalidJson || d == Defect::QuantMetaInvalidJson ||
-        d == Defect::QuantMetaNotObject || d == Defect::QuantMetaNoLayers || d == Defect::QuantMetaHugeInt ||
-        d == Defect::ConflictingMarkers || d == Defect::MetaMarkerNotObject || d == Defect::MarkerNotObject ||
-        d == Defect::MarkerTorchDtype || d == Defect::MarkerTooDeep)
-      return true;
-  return false;
+// Whether a layout change may legitimately change the verdict (messages with paths, first-of-many,
+// a prefix's second marker): the defect table's Layout column says which changes each defect survives.
+bool keeps_verdict(const Scenario& s, DefectLayout change) {
+  if (s.defects.size() > 1) return false;
+  for (Defect d : s.defects) {
+    const DefectLayout l = defect_info(d).layout;
+    if (l == DefectLayout::Sensitive || (change == DefectLayout::Neutral && l != DefectLayout::Neutral)) return false;
+  }
+  return true;
 }
 
 }  // namespace
 
 std::string check_sharding(const Scenario& s, ChoiceSource& src) {
-  if (layout_sensitive(s)) return "";
+  if (!keeps_verdict(s, DefectLayout::Shard)) return "";
   Scenario t = s;
   const std::size_t extra = src.below(3);
   for (std::size_t i = 0; i < extra; ++i) t.files.push_back({"shard-" + std::to_string(i) + ".safetensors", false, {}, {}, false, {}});
   for (auto& x : t.tensors) x.file = src.below(t.files.size());
   for (auto& m : t.markers)
     if (m.place == Place::Tensor) m.file = src.below(t.files.size());
+  // Two tensor markers of one prefix in one file would be one tensor name twice: not a resharding.
+  for (std::size_t i = 0; i < t.markers.size(); ++i)
+    for (std::size_t j = i + 1; j < t.markers.size(); ++j)
+      if (t.markers[i].place == Place::Tensor && t.markers[j].place == Place::Tensor &&
+          t.markers[i].prefix == t.markers[j].prefix && t.markers[i].file == t.markers[j].file)
+        return "";
   const std::string r = compare_unordered(run_validator(s), run_validator(t));
   return r.empty() ? "" : "resharding changed the verdict: " + r + "\n  resharded:\n" + describe(t);
 }
 
 std::string check_marker_placement(const Scenario& s, ChoiceSource& src) {
-  if (layout_sensitive(s)) return "";
+  if (!keeps_verdict(s, DefectLayout::Neutral)) return "";
   Scenario t = s;
   // One marker a prefix (equal duplicates are Python-equal to the first, so dropping one is neutral).
   std::vector<MarkerDesc> kept;
@@ -214,6 +226,42 @@ std::string check_strict_contract(const Scenario& s) {
         (cv && !(cv->kind == json::Kind::Bool && cv->boolean)))
       return l.prefix + ": --strict accepted a layer outside the kernel contract (N=" + std::to_string(static_cast<unsigned long long>(n)) +
              ", K=" + std::to_string(static_cast<unsigned long long>(k)) + ", G=" + std::to_string(G) + ", R=" + std::to_string(R) + ")";
+  }
+  return "";
+}
+
+std::string check_layers(const Scenario& s) {
+  auto bytes = serialize(lower(s));
+  if (!bytes) return "";
+  std::vector<validate::InputFile> files;
+  for (std::size_t i = 0; i < s.files.size(); ++i) files.push_back({s.files[i].path, (*bytes)[i]});
+  const auto whole = validate::inspect(files, s.options);
+  const auto layers = validate::inspect_layers(files, s.options);
+  if (!layers.ok()) {
+    if (whole.ok() || !(whole.error() == layers.error())) return "inspect_layers failed: " + show_error(layers.error());
+    return "";
+  }
+  const Status overall = layers->overall();
+  if (overall.ok() != whole.ok() || (!whole.ok() && !(overall.error() == whole.error())))
+    return "inspect_layers' overall() is " + (overall.ok() ? std::string("ok") : show_error(overall.error())) +
+           ", inspect() says " + (whole.ok() ? std::string("ok") : show_error(whole.error()));
+  if (whole.ok()) {
+    const auto& a = whole->layers;
+    const auto& b = layers->report.layers;
+    if (a.size() != b.size()) return "inspect_layers reports another layer count";
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a[i].prefix != b[i].prefix || !same_json(a[i].marker, b[i].marker)) return "inspect_layers differs at " + a[i].prefix;
+  }
+  // Each layer alone (a few of them: every only_layer run repeats sections 1-3).
+  for (std::size_t i = 0; i < layers->verdicts.size() && i < 4; ++i) {
+    validate::Options o = s.options;
+    o.only_layer = layers->report.layers[i].prefix;
+    const auto one = validate::inspect(files, o);
+    const validate::LayerVerdict& v = layers->verdicts[i];
+    const Status want = !layers->checkpoint.ok() ? layers->checkpoint : !v.upstream.ok() ? v.upstream : v.strict;
+    if (one.ok() != want.ok() || (!one.ok() && !(one.error() == want.error())))
+      return "only_layer " + o.only_layer + " gives " + (one.ok() ? std::string("ok") : show_error(one.error())) +
+             ", its per-layer verdict is " + (want.ok() ? std::string("ok") : show_error(want.error()));
   }
   return "";
 }
@@ -315,6 +363,7 @@ std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
   std::string r = s.defects.size() == 1 ? check_single_defect(s) : check_verdict(s);
   if (r.empty()) r = check_round_trip(s);
   if (r.empty()) r = check_strict_contract(s);
+  if (r.empty()) r = check_layers(s);
   if (r.empty()) r = check_sharding(s, src);
   if (r.empty()) r = check_marker_placement(s, src);
   return r.empty() ? "" : r + "\n" + describe(s);

@@ -37,6 +37,9 @@ std::string check_marker_placement(const Scenario& s, ChoiceSource& src);
 // 6. --strict accepts only layers inside the W4A8 kernel contract (checked on the validator's own
 //    report: N, K > 0, K % 16, K % G, K % R, G shape, R a power of 4, convrot true).
 std::string check_strict_contract(const Scenario& s);
+// 7. The per-layer API agrees with inspect(): LayersReport::overall() is inspect()'s verdict (layers
+//    included), and inspect() with only_layer = P gives the checkpoint error, else P's own verdict.
+std::string check_layers(const Scenario& s);
 
 // Generator configurations the structure-aware target selects by its first choice, so a case found
 // by any engine replays as fuzzer bytes (the properties record their choices behind this prefix).
@@ -50,7 +53,7 @@ std::string check_container_bytes(std::span<const std::uint8_t> bytes);
 // Marker bytes: json::loads_bytes never crashes; accepted => dump/loads_str round trip (exact
 // structure, NaN included); as a .comfy_quant tensor, the validator's error kind matches the JSON verdict.
 std::string check_marker_bytes(std::span<const std::uint8_t> bytes);
-// Structure-aware: bytes -> choices -> scenario, then properties 1, 3, 4, 5 and 6.
+// Structure-aware: bytes -> choices -> scenario (any sglang profile), then properties 1-7.
 std::string check_scenario_bytes(std::span<const std::uint8_t> bytes);
 
 // Exact structural equality of JSON values (kinds, int text, float bits, member order).

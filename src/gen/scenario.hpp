@@ -38,8 +38,8 @@ struct MarkerDesc {
   std::size_t file = 0;
   JsonDoc doc;
   std::vector<std::pair<std::string, JsonDoc>> fields;  // doc's members when it is a generated object
-  int equal_class = 0;   // markers of one prefix compare equal (Python ==) iff their classes match
-  // What upstream's int() makes of the fields it reads (defaults when absent: 16 and 256).
+  // int() of the fields upstream reads, for this marker's own value of the key (the oracle takes
+  // them from the marker that wrote the key last); absent keys: the format's default.
   IntOutcome group_size{true, "16", {}, {}};
   IntOutcome convrot_groupsize{true, "256", {}, {}};
   std::optional<JsonDoc> convrot;  // the "convrot" member, when present

@@ -38,8 +38,8 @@ Error json_failure(const json::ParseError& e, Error invalid) {
 // Upstream reads a marker as checkpoint.get_tensor(key).numpy().tobytes() with torch tensors: numpy
 // has no bfloat16/float8 types, so torch raises TypeError("Got unsupported ScalarType <name>") for
 // those dtypes before any JSON is read. Every other dtype yields the raw stored bytes.
-// Approximation (documented in docs/validator.md): F4 and F6 markers are treated like FP8 ones with
-// the names below; torch has no F6 dtype and safetensors' own error for them is not modelled.
+// F4 behaves the same; F6 has no torch dtype, so safetensors' get_tensor itself refuses it (both
+// checked with torch 2.15 and safetensors 0.8.0: tools/upstream/sglang_upstream.py --real-torch).
 std::optional<std::string_view> torch_unsupported_name(st::Dtype d) {
   switch (d) {
     case st::Dtype::BF16: return "BFloat16";
@@ -49,8 +49,6 @@ std::optional<std::string_view> torch_unsupported_name(st::Dtype d) {
     case st::Dtype::F8_E5M2FNUZ: return "Float8_e5m2fnuz";
     case st::Dtype::F8_E8M0: return "Float8_e8m0fnu";
     case st::Dtype::F4: return "Float4_e2m1fn_x2";
-    case st::Dtype::F6_E2M3: return "Float6_e2m3fn";
-    case st::Dtype::F6_E3M2: return "Float6_e3m2fn";
     default: return std::nullopt;
   }
 }
@@ -65,7 +63,9 @@ Status collect_metadata(State& s, const Source& src) {
   if (!parsed.ok())
     return json_failure(parsed.error(), make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
   if (!parsed->is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
-  json::Value* layers = parsed->get("layers");
+  // Kept: the layers' keys are the prefixes layer_index views.
+  json::Value& doc = s.metadata_docs.emplace_back(std::move(parsed).value());
+  json::Value* layers = doc.get("layers");
   if (layers == nullptr || !layers->is_object())
     return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
   for (auto& [prefix, marker] : layers->members) {
@@ -79,6 +79,8 @@ Status collect_metadata(State& s, const Source& src) {
 Status collect_marker(State& s, const Source& src, const st::TensorInfo& t) {
   if (auto name = torch_unsupported_name(t.dtype))
     return make_error(ErrorKind::TorchUnsupportedScalarType, {*name});
+  if (t.dtype == st::Dtype::F6_E2M3 || t.dtype == st::Dtype::F6_E3M2)  // no torch dtype at all
+    return make_error(ErrorKind::StDtypeNotUnderstood, {st::dtype_name(t.dtype)});
   // parse() validated begin <= end <= data size, so this view is in bounds.
   const std::span<const std::uint8_t> raw =
       src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
@@ -88,7 +90,7 @@ Status collect_marker(State& s, const Source& src, const st::TensorInfo& t) {
                         make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name), src.path}));
   if (!parsed->is_object())
     return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name)});
-  const std::string prefix = t.name.substr(0, t.name.size() - kMarkerSuffix.size());
+  const std::string_view prefix = std::string_view(t.name).substr(0, t.name.size() - kMarkerSuffix.size());
   return record_marker(s, prefix, std::move(parsed).value());
 }
 
@@ -96,54 +98,149 @@ bool is_quantized_dtype(st::Dtype d) {
   return d == st::Dtype::F8_E4M3 || d == st::Dtype::I8 || d == st::Dtype::U8;
 }
 
+bool name_less(const TensorMeta* a, const TensorMeta* b) { return a->name < b->name; }
+
 // checkpoint_meta in sorted key order, each name from the last file that holds it.
 void finalize_meta(State& s) {
-  std::vector<TensorRef> all;
+  std::vector<const TensorMeta*>& out = s.report.tensors;
+  out.clear();
+  if (s.sources.size() == 1) {  // one header: already sorted and unique
+    const auto& ts = s.sources[0].header->tensors;
+    out.reserve(ts.size());
+    for (const st::TensorInfo& t : ts) out.push_back(&t);
+    return;
+  }
   std::size_t total = 0;
   for (const Source& src : s.sources) total += src.header->tensors.size();
-  all.reserve(total);
-  for (std::size_t f = 0; f < s.sources.size(); ++f)
-    for (std::size_t i = 0; i < s.sources[f].header->tensors.size(); ++i) all.push_back({f, i});
-  auto name_of = [&](const TensorRef& r) -> const std::string& {
-    return s.sources[r.file].header->tensors[r.index].name;
-  };
-  // Each header is sorted already; one file needs no sort. Stable: equal names stay in file order.
-  if (s.sources.size() > 1)
-    std::stable_sort(all.begin(), all.end(),
-                     [&](const TensorRef& a, const TensorRef& b) { return name_of(a) < name_of(b); });
-  s.report.tensors.clear();
-  s.refs.clear();
-  s.report.tensors.reserve(all.size());
-  s.refs.reserve(all.size());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (i + 1 < all.size() && name_of(all[i]) == name_of(all[i + 1])) continue;  // a later file wins
-    const st::TensorInfo& t = s.sources[all[i].file].header->tensors[all[i].index];
-    s.report.tensors.push_back(TensorMeta{t.name, t.dtype, t.shape});
-    s.refs.push_back(all[i]);
+  out.reserve(total);
+  for (const Source& src : s.sources)
+    for (const st::TensorInfo& t : src.header->tensors) out.push_back(&t);
+  // Stable: equal names stay in file order, and the last of each run (the latest file) is kept.
+  std::stable_sort(out.begin(), out.end(), name_less);
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i + 1 < out.size() && out[i]->name == out[i + 1]->name) continue;
+    out[w++] = out[i];
   }
+  out.resize(w);
+}
+
+// a < prefix + suffix, byte order (Python's str order for UTF-8), without concatenating.
+int compare_joined(std::string_view a, std::string_view prefix, std::string_view suffix) {
+  const std::size_t n = std::min(a.size(), prefix.size());
+  if (const int c = a.substr(0, n).compare(prefix.substr(0, n)); c != 0) return c;
+  if (a.size() < prefix.size()) return -1;
+  return a.substr(prefix.size()).compare(suffix);
 }
 
 }  // namespace
 
-// parse() validated every range, so the view is in bounds.
-std::span<const std::uint8_t> State::data(const TensorMeta& t) const {
-  const std::size_t i = static_cast<std::size_t>(&t - report.tensors.data());
-  const TensorRef& r = refs[i];
-  const Source& src = sources[r.file];
-  const st::TensorInfo& info = src.header->tensors[r.index];
-  return src.bytes.subspan(src.header->data_start() + info.begin, info.end - info.begin);
+const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) const {
+  const auto& ts = report.tensors;
+  auto search = [&](std::size_t lo, std::size_t hi, std::string_view a, std::string_view b) {
+    return static_cast<std::size_t>(std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                     ts.begin() + static_cast<std::ptrdiff_t>(hi), 0,
+                                                     [&](const TensorMeta* t, int) { return compare_joined(t->name, a, b) < 0; }) -
+                                    ts.begin());
+  };
+  if (!suffix.starts_with('.')) {  // not of the form prefix + "." + rest: search everything
+    const std::size_t i = search(0, ts.size(), prefix, suffix);
+    return i < ts.size() && compare_joined(ts[i]->name, prefix, suffix) == 0 ? ts[i] : nullptr;
+  }
+  if (!range_.valid || range_.prefix != prefix) {
+    // Layers are mostly checked in name order: gallop forward from the previous range, else search all.
+    std::size_t lo = 0, hi = ts.size();
+    if (range_.valid && range_.first < ts.size() && compare_joined(ts[range_.first]->name, prefix, ".") < 0) {
+      lo = range_.first;
+      std::size_t step = 1;
+      while (lo + step < ts.size() && compare_joined(ts[lo + step]->name, prefix, ".") < 0) {
+        lo += step;
+        step *= 2;
+      }
+      hi = std::min(ts.size(), lo + step + 1);
+    }
+    range_.prefix.assign(prefix);
+    range_.first = search(lo, hi, prefix, ".");
+    std::size_t end = range_.first, step = 1;  // the range is short: gallop to its end too
+    while (end + step <= ts.size() && compare_joined(ts[end + step - 1]->name, prefix, "/") < 0) {
+      end += step;
+      step *= 2;
+    }
+    range_.last = search(end, std::min(ts.size(), end + step), prefix, "/");  // '/' follows '.'
+    range_.valid = true;
+  }
+  // Inside the range every name starts with prefix + ".": compare the rest only.
+  auto it = std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(range_.first),
+                             ts.begin() + static_cast<std::ptrdiff_t>(range_.last), suffix,
+                             [&](const TensorMeta* t, std::string_view suf) {
+                               return std::string_view(t->name).substr(prefix.size()) < suf;
+                             });
+  const auto end = ts.begin() + static_cast<std::ptrdiff_t>(range_.last);
+  return it != end && std::string_view((*it)->name).substr(prefix.size()) == suffix ? *it : nullptr;
 }
 
-Status record_marker(State& s, const std::string& prefix, json::Value marker) {
-  auto [it, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
-  if (inserted) {
-    s.report.layers.push_back(Layer{prefix, std::move(marker)});
+// parse() validated every range, so the view is in bounds.
+std::span<const std::uint8_t> State::data(const TensorMeta& t) const {
+  for (const Source& src : sources) {
+    const auto& ts = src.header->tensors;
+    if (ts.empty() || &t < ts.data() || &t >= ts.data() + ts.size()) continue;
+    return src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
+  }
+  return {};  // not a checkpoint_meta entry (cannot happen: callers pass meta() results)
+}
+
+namespace {
+
+Error conflict(std::string_view prefix) {
+  return make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(prefix)});
+}
+
+// 0.5.20+: a key already recorded with a value that `!=` the new one conflicts (Python's `!=` on the
+// values themselves: a top-level NaN differs from itself); then dict.update. Large markers get a key
+// index so a hostile one stays linear.
+Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value marker) {
+  constexpr std::size_t kLinearMax = 16;
+  const bool indexed = recorded.members.size() + marker.members.size() > kLinearMax;
+  std::unordered_map<std::string_view, std::size_t> index;
+  if (indexed) {
+    index.reserve(recorded.members.size());
+    for (std::size_t i = 0; i < recorded.members.size(); ++i) index.emplace(recorded.members[i].first, i);
+  }
+  auto find = [&](std::string_view key) -> json::Value* {
+    if (!indexed) return recorded.get(key);
+    auto it = index.find(key);
+    return it == index.end() ? nullptr : &recorded.members[it->second].second;
+  };
+  for (const auto& [key, value] : marker.members)
+    if (const json::Value* old = find(key); old != nullptr && !json::py_equal(*old, value)) return conflict(prefix);
+  for (auto& [key, value] : marker.members) {
+    if (json::Value* old = find(key)) {
+      *old = std::move(value);  // update() overwrites in place: the key keeps its position
+      continue;
+    }
+    recorded.members.emplace_back(std::move(key), std::move(value));
+    if (indexed) index.emplace(recorded.members.back().first, recorded.members.size() - 1);
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status record_marker(State& s, std::string_view prefix, json::Value marker) {
+  const auto [position, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
+  if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
+    s.report.layers.push_back(Layer{std::string(prefix), std::move(marker)});
     return Ok{};
   }
-  json::Value& previous = s.report.layers[it->second].marker;
-  if (!json::py_equal(previous, marker))
-    return make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(prefix)});
-  previous = std::move(marker);  // Python replaces the value and keeps the key's first position
+  json::Value& previous = s.report.layers[position].marker;
+  switch (s.merge) {
+    case upstream::MarkerMerge::WholeMarker:
+      if (!json::py_equal(previous, marker)) return conflict(prefix);
+      previous = std::move(marker);  // Python replaces the value and keeps the key's first position
+      return Ok{};
+    case upstream::MarkerMerge::PerKey:
+      return merge_per_key(previous, prefix, std::move(marker));
+  }
   return Ok{};
 }
 
@@ -154,15 +251,23 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     if (!opened.ok()) return std::move(opened).error();
     s.sources.push_back(*opened);
     const Source& src = s.sources.back();
+    std::size_t markers = 0;  // room for this file's layers up front (no rehash or regrowth)
+    for (const st::TensorInfo& t : src.header->tensors) markers += std::string_view(t.name).ends_with(kMarkerSuffix);
+    s.report.layers.reserve(s.report.layers.size() + markers);
+    s.layer_index.reserve(s.report.layers.size() + markers);
     W4A8_TRY(collect_metadata(s, src));
     for (const st::TensorInfo& t : src.header->tensors) {
       const std::string_view name = t.name;
       if (name.ends_with(kWeightSuffix) && is_quantized_dtype(t.dtype))
-        s.quantized.emplace(name.substr(0, name.size() - kWeightSuffix.size()));
+        s.quantized.push_back(name.substr(0, name.size() - kWeightSuffix.size()));
       if (name.ends_with(kMarkerSuffix)) W4A8_TRY(collect_marker(s, src, t));
     }
   }
+  // A set: sorted (code point order), unique. One file's prefixes are usually in order already.
+  if (!std::is_sorted(s.quantized.begin(), s.quantized.end())) std::sort(s.quantized.begin(), s.quantized.end());
+  s.quantized.erase(std::unique(s.quantized.begin(), s.quantized.end()), s.quantized.end());
   finalize_meta(s);
+  s.collected = true;
   return Ok{};
 }
 

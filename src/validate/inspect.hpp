@@ -1,8 +1,10 @@
-// The validator: a port of sglang's inspect_comfy_quant_markers (../shared/spec/validator.md) that
-// returns exactly the error upstream raises (type + message), plus --strict kernel/data checks.
+// The validator: a port of sglang's inspect_comfy_quant_markers (docs/validator.md) that returns
+// exactly the error upstream raises (type + message) for a chosen sglang release, plus --strict
+// kernel/data checks. Per-layer verdicts for the CLI's consumer matrix: layers.hpp.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,7 +23,8 @@ struct Options {
   upstream::Sglang sglang = upstream::kLatestSglang;  // the release whose behaviour is predicted
   py::Version python = py::kDefaultVersion;  // the Python sglang runs under (repr()/int() Unicode data)
   // Non-empty: run section 4 and --strict on this prefix only (`w4a8check gemm` checks the layer it
-  // runs, not the whole checkpoint); sections 1-3 are unchanged.
+  // runs, not the whole checkpoint); sections 1-3 are unchanged. A prefix without a marker after
+  // section 3 is ValidateNoSuchLayer.
   std::string only_layer;
 };
 
@@ -31,30 +34,36 @@ struct InputFile {
   std::span<const std::uint8_t> bytes;
 };
 
-struct TensorMeta {
-  std::string name;
-  st::Dtype dtype{};
-  std::vector<std::uint64_t> shape;
-};
+// A checkpoint_meta entry: name, dtype, shape (and the data offsets in its file), as parsed.
+using TensorMeta = st::TensorInfo;
 
 struct Layer {
   std::string prefix;
-  json::Value marker;  // as parsed, plus upstream's derived keys (_has_codebook, ...)
+  json::Value marker;  // as recorded (merged under per-key profiles), plus upstream's derived keys
 };
 
 struct Report {
-  std::vector<Layer> layers;         // upstream's result dict, in insertion order
-  std::vector<TensorMeta> tensors;   // checkpoint_meta, sorted by name (later files overwrite)
+  upstream::Sglang sglang = upstream::kLatestSglang;  // the release this verdict predicts
+  std::vector<Layer> layers;  // upstream's result dict, in insertion order
+  // checkpoint_meta, sorted by name (a later file's tensor replaces an earlier one of that name).
+  // Pointers into the parsed headers, which `keep` owns (inspect, inspect_paths) or the caller
+  // keeps alive (inspect_parsed).
+  std::vector<const TensorMeta*> tensors;
+  std::shared_ptr<const void> keep;
+
+  // checkpoint_meta.get(name); nullptr when absent.
   const TensorMeta* find(std::string_view name) const;
 };
 
 // @return Report, or the first error upstream raises (safetensors container errors, sglang.*,
-//         python.*, torch.*), or with opt.strict also strict.* errors.
+//         python.*, torch.*, safetensors.dtype_not_understood), or with opt.strict also strict.*
+//         errors; with opt.only_layer also validate.no_such_layer.
 Result<Report> inspect(std::span<const InputFile> files, const Options& opt = {});
 
 // A file whose header the caller already parsed (st::parse or an equivalent in-memory model):
 // inspect() without re-parsing. bytes must be the whole file the header describes (marker tensors
-// and --strict data are read from it at header->data_start() + offsets).
+// and --strict data are read from it at header->data_start() + offsets). The headers must outlive
+// the Report (its tensors point into them).
 struct ParsedFile {
   std::string_view path;
   std::span<const std::uint8_t> bytes;

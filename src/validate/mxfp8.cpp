@@ -10,16 +10,16 @@ namespace w4a8::validate::detail {
 
 Status apply_mxfp8(State& s) {
   if (s.formats.size() != 1 || *s.formats.begin() != "mxfp8") return Ok{};
-  for (const std::string& prefix : s.quantized) {
-    const TensorMeta* weight = s.meta(prefix + ".weight");  // present: the prefix came from it
-    const TensorMeta* scale = s.meta(prefix + ".weight_scale");
+  for (std::string_view prefix : s.quantized) {
+    const TensorMeta* weight = s.meta(prefix, ".weight");  // present: the prefix came from it
+    const TensorMeta* scale = s.meta(prefix, ".weight_scale");
     const bool ok = weight != nullptr && weight->dtype == st::Dtype::F8_E4M3 &&
                     weight->shape.size() == 2 && weight->shape[1] % 32 == 0 &&
                     meta_is(scale, st::Dtype::U8, {weight->shape[0], weight->shape[1] / 32});
     if (!ok)
       return make_error(ErrorKind::SgMxfp8Incompatible,
                         {py::repr_str(prefix), meta_repr(weight), meta_repr(scale)});
-    if (!s.layer_index.contains(prefix)) {
+    if (!s.has_layer(prefix)) {
       json::Value marker = json::Value::object();
       marker.set("format", json::Value::from_string("mxfp8"));
       W4A8_TRY(record_marker(s, prefix, std::move(marker)));

@@ -13,10 +13,6 @@ std::string meta_repr(const TensorMeta* t) {
   return "('" + std::string(st::dtype_name(t->dtype)) + "', " + py::repr_shape(t->shape) + ")";
 }
 
-std::string dtype_shape_str(const TensorMeta& t) {
-  return std::string(st::dtype_name(t.dtype)) + py::repr_shape(t.shape);
-}
-
 bool shape_is(const std::vector<std::uint64_t>& shape, std::initializer_list<std::uint64_t> expected) {
   return std::equal(shape.begin(), shape.end(), expected.begin(), expected.end());
 }
@@ -44,8 +40,5 @@ std::uint32_t mod_small(const py::BigInt& k, std::uint32_t m) {
   return static_cast<std::uint32_t>(r);
 }
 
-const json::Value* marker_get(const State& s, std::size_t layer, std::string_view key) {
-  return s.report.layers[layer].marker.get(key);
-}
 
 }  // namespace w4a8::validate::detail

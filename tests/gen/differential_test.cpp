@@ -1,6 +1,7 @@
 // End-to-end differential (issue #3 item 6): thousands of seeded generated checkpoints written to a
 // temp dir, judged by the C++ validator and by tools/oracle/sglang_spec.py (Python's real json.loads,
-// repr, int() and the safetensors package) in one batch process; verdicts must agree byte for byte
+// repr, int() and the safetensors package; each case under the sglang release the generator chose)
+// in one batch process; verdicts must agree byte for byte
 // (for invalid-UTF-8 / invalid-JSON headers the Rust library's detail text after the table's prefix is
 // counted, not failed). Fails, never skips, when python3 or its packages are missing.
 #include <gtest/gtest.h>
@@ -99,7 +100,8 @@ TEST(GenDifferential, ValidatorAgreesWithPythonSpec) {
       std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>((*bytes)[f].data()), static_cast<std::streamsize>((*bytes)[f].size()));
       files += (f ? ", " : "") + json_literal(c.scenario.files[f].path);
     }
-    jobs << "{\"dir\": " << json_literal("case-" + std::to_string(i)) << ", \"files\": [" << files << "]}\n";
+    jobs << "{\"dir\": " << json_literal("case-" + std::to_string(i)) << ", \"files\": [" << files
+         << "], \"sglang\": " << json_literal(std::string(upstream::profile(c.scenario.options.sglang).version)) << "}\n";
     c.verdict = run_validator(c.scenario);
     // The same files through inspect_paths (mmap): same verdict kind and layers (paths differ).
     std::vector<std::string> paths;

@@ -1,6 +1,7 @@
 // The generator reaches every outcome (style.md 10, libFuzzer's FoundMask tests): with a seeded
 // source, every defect class is injected, and the validator produces every error kind the defect
-// table names, plus acceptance in both modes.
+// table names, plus acceptance in both modes; every sglang profile is predicted, and each defect that
+// fires under some merge rules only is seen both firing and not firing.
 #include <gtest/gtest.h>
 
 #include <bitset>
@@ -16,14 +17,27 @@ TEST(GenReach, EveryDefectAndEveryKind) {
   std::bitset<kErrorKindCount> want_kinds, got_kinds;
   for (std::size_t d = 0; d < kDefectCount; ++d) want_kinds.set(static_cast<std::size_t>(defect_kind(static_cast<Defect>(d))));
   bool accepted[2] = {false, false};
+  std::bitset<upstream::kSglangCount> profiles;
+  std::bitset<kDefectCount> fired, quiet;  // single-defect scenarios: the defect's kind, or acceptance
   SeededChoiceSource src(20261129);
   const GenConfig one = config_variant(ConfigVariant::OneDefect);
-  for (int i = 0; i < 6000 && !(injected.all() && (got_kinds & want_kinds) == want_kinds && accepted[0] && accepted[1]); ++i) {
+  auto done = [&] {
+    for (std::size_t d = 0; d < kDefectCount; ++d)
+      if (defect_info(static_cast<Defect>(d)).fires != DefectFires::Any && !(fired[d] && quiet[d])) return false;
+    return injected.all() && (got_kinds & want_kinds) == want_kinds && accepted[0] && accepted[1] && profiles.all();
+  };
+  for (int i = 0; i < 8000 && !done(); ++i) {
     const Scenario s = generate(src, i % 5 ? one : config_variant(ConfigVariant::Valid));
     for (Defect d : s.defects) injected.set(static_cast<std::size_t>(d));
+    profiles.set(static_cast<std::size_t>(s.options.sglang));
     const auto r = run_validator(s);
     if (r.ok()) accepted[s.options.strict] = true;
     else got_kinds.set(static_cast<std::size_t>(r.error().kind));
+    if (s.defects.size() == 1) {
+      const auto d = static_cast<std::size_t>(s.defects[0]);
+      if (!r.ok() && r.error().kind == defect_kind(s.defects[0])) fired.set(d);
+      if (r.ok()) quiet.set(d);
+    }
   }
   for (std::size_t d = 0; d < kDefectCount; ++d)
     EXPECT_TRUE(injected[d]) << "never injected: " << defect_name(static_cast<Defect>(d));
@@ -31,20 +45,60 @@ TEST(GenReach, EveryDefectAndEveryKind) {
     if (want_kinds[k]) {
       EXPECT_TRUE(got_kinds[k]) << "never produced: " << kErrorTable[k].code;
     }
+  for (std::size_t d = 0; d < kDefectCount; ++d)
+    if (defect_info(static_cast<Defect>(d)).fires != DefectFires::Any) {
+      EXPECT_TRUE(fired[d]) << defect_name(static_cast<Defect>(d)) << " never fired";
+      EXPECT_TRUE(quiet[d]) << defect_name(static_cast<Defect>(d)) << " never seen accepted under the other merge rule";
+    }
+  for (std::size_t v = 0; v < upstream::kSglangCount; ++v)
+    EXPECT_TRUE(profiles[v]) << "sglang " << upstream::kSglangProfiles[v].version << " never predicted";
   EXPECT_TRUE(accepted[0]) << "no checkpoint accepted without --strict";
   EXPECT_TRUE(accepted[1]) << "no checkpoint accepted with --strict";
 }
 
-// Every defect maps to a kind, and the oracle predicts that kind whenever the defect is alone.
+// Every defect maps to a kind, and the oracle predicts that kind whenever the defect is alone and
+// fires under the scenario's sglang release (and acceptance where it does not fire).
 TEST(GenReach, OracleAgreesWithDefectTable) {
   SeededChoiceSource src(7);
   for (int i = 0; i < 3000; ++i) {
     const Scenario s = generate(src, config_variant(ConfigVariant::OneDefect));
     if (s.defects.size() != 1) continue;
     const Expectation e = expect(s);
+    if (!fires_under(s.defects[0], s.options.sglang)) {
+      ASSERT_TRUE(e.ok) << defect_name(s.defects[0]) << ": " << e.error.message << "\n" << describe(s);
+      continue;
+    }
     ASSERT_FALSE(e.ok) << defect_name(s.defects[0]) << "\n" << describe(s);
     ASSERT_EQ(e.error.kind, defect_kind(s.defects[0])) << defect_name(s.defects[0]) << ": " << e.error.message << "\n" << describe(s);
   }
+}
+
+// The defect table's columns are consistent: families match kinds and the strict flag, only Merge
+// defects depend on the merge rule, and every Layout/Fires value is used.
+TEST(GenReach, DefectTableColumns) {
+  std::bitset<3> layouts, fires;
+  for (const DefectInfo& d : kDefectTable) {
+    layouts.set(static_cast<std::size_t>(d.layout));
+    fires.set(static_cast<std::size_t>(d.fires));
+    const std::string_view code = error_info(d.kind).code;
+    if (d.family == DefectFamily::Container) {
+      EXPECT_TRUE(code.starts_with("safetensors.")) << d.name;
+    }
+    if (d.family == DefectFamily::Strict) {
+      EXPECT_TRUE(code.starts_with("strict.")) << d.name;
+    }
+    if (d.family == DefectFamily::Merge) {
+      EXPECT_EQ(d.kind, ErrorKind::SgConflictingMarkers) << d.name;
+    }
+    if (d.fires != DefectFires::Any) {
+      EXPECT_EQ(d.family, DefectFamily::Merge) << d.name;
+    }
+    if (d.family == DefectFamily::Container) {
+      EXPECT_EQ(d.layout, DefectLayout::Sensitive) << d.name;
+    }
+  }
+  EXPECT_TRUE(layouts.all());
+  EXPECT_TRUE(fires.all());
 }
 
 }  // namespace

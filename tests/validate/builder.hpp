@@ -75,15 +75,26 @@ class Ckpt {
   st::WriteOptions opt_;
 };
 
-// Runs inspect() on the given files, named model.safetensors / shard-N.safetensors.
-inline Result<Report> run(const std::vector<Bytes>& files, bool strict = false) {
+// The files named model.safetensors / shard-N.safetensors.
+inline std::vector<InputFile> named(const std::vector<Bytes>& files) {
   std::vector<InputFile> in;
   for (std::size_t i = 0; i < files.size(); ++i)
     in.push_back({files.size() == 1 ? "model.safetensors" : "shard-" + std::to_string(i + 1) + ".safetensors",
                   files[i]});
+  return in;
+}
+// Runs inspect() on the given files (named as above).
+inline Result<Report> run(const std::vector<Bytes>& files, const Options& opt) { return inspect(named(files), opt); }
+inline Result<Report> run(const std::vector<Bytes>& files, bool strict = false) {
   Options opt;
   opt.strict = strict;
-  return inspect(in, opt);
+  return run(files, opt);
+}
+// Runs inspect() predicting sglang release `v`.
+inline Result<Report> run_as(upstream::Sglang v, const std::vector<Bytes>& files) {
+  Options opt;
+  opt.sglang = v;
+  return run(files, opt);
 }
 inline Result<Report> run(const Ckpt& c, bool strict = false) { return run(std::vector<Bytes>{c.bytes()}, strict); }
 

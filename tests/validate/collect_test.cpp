@@ -24,7 +24,7 @@ TEST(Collect, AcceptsMarkerAndSetsDerivedKey) {
   ASSERT_NE(r->layers[0].marker.get("_is_tensorwise_scalar"), nullptr);
   EXPECT_TRUE(r->layers[0].marker.get("_is_tensorwise_scalar")->boolean);
   ASSERT_EQ(r->tensors.size(), 3u);  // checkpoint_meta keeps every tensor, sorted
-  EXPECT_EQ(r->tensors[0].name, "i.comfy_quant");
+  EXPECT_EQ(r->tensors[0]->name, "i.comfy_quant");
 }
 
 TEST(Collect, MetadataJsonErrors) {
@@ -116,9 +116,19 @@ TEST(Collect, MarkerDtypes) {
     c.tensor("i.comfy_quant", d, {n}, Bytes(text.begin(), text.end()));
     EXPECT_EQ(verdict(run(c)), std::string("torch.unsupported_scalar_type: Got unsupported ScalarType ") + name);
   }
+  // torch has no F6 dtype: safetensors' get_tensor itself refuses them (torch 2.15, safetensors 0.8.0).
+  for (Dtype d : {Dtype::F6_E2M3, Dtype::F6_E3M2}) {
+    Ckpt c;
+    c.tensor("i.comfy_quant", d, {32}, Bytes(text.begin(), text.begin() + 24));
+    EXPECT_EQ(verdict(run(c)), "safetensors.dtype_not_understood: Dtype not understood: " + std::string(st::dtype_name(d)));
+  }
 }
 
-TEST(Collect, ConflictsUsePythonEquality) {
+// 0.5.19: a prefix's markers must be equal as whole dicts (Python ==). The per-key rule of later
+// releases: merge_test.cpp.
+TEST(Collect, ConflictsUsePythonEqualityWholeMarker) {
+  const auto run = [](const std::vector<Bytes>& f) { return run_as(upstream::Sglang::V0_5_19, f); };
+  const auto run1 = [&](const Ckpt& c) { return run(std::vector<Bytes>{c.bytes()}); };
   Ckpt a = Ckpt().w4a8("c", 4, 128, 16, R"({"format": "asym_w4a8_int8", "group_size": 16, "f": true})");
   Ckpt same, differs;
   same.marker("c", R"({"f": 1.0, "group_size": 16.0, "format": "asym_w4a8_int8"})");
@@ -131,7 +141,7 @@ TEST(Collect, ConflictsUsePythonEquality) {
             "sglang.conflicting_markers: Conflicting Comfy quantization markers for 'c'");
   Ckpt m = Ckpt().w4a8("c");
   m.meta("_quantization_metadata", R"({"layers": {"c": {"format": "asym_w4a8_int8", "group_size": 32}}})");
-  EXPECT_EQ(verdict(run(m)), "sglang.conflicting_markers: Conflicting Comfy quantization markers for 'c'");
+  EXPECT_EQ(verdict(run1(m)), "sglang.conflicting_markers: Conflicting Comfy quantization markers for 'c'");
   Ckpt n1, n2;
   n1.marker("q", R"({"x": NaN, "y": [NaN]})");
   n2.marker("q", R"({"y": [NaN], "x": NaN})");

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Independent oracle for sglang's inspect_comfy_quant_markers, written from
-shared/spec/validator.md (plus the upstream facts listed in docs/validator.md).
+"""Independent oracle for sglang's inspect_comfy_quant_markers, written from the behaviour described
+in docs/validator.md (the real function, from the PyPI wheels, is run by tools/upstream/).
 
 It uses Python's own json.loads, repr(), int() and the `safetensors` package, so the C++ validator's
 messages can be compared with real Python behaviour byte for byte.
 
 Usage:
-  sglang_spec.py FILE...        one checkpoint (its shards in order); prints one JSON line
-  sglang_spec.py --batch        stdin, one case per line: a JSON list of paths, or
-                                {"dir": D, "files": [...]} (paths relative to D, which becomes the
-                                working directory); one JSON line out per case
+  sglang_spec.py [--sglang V] FILE...   one checkpoint (its shards in order); prints one JSON line
+  sglang_spec.py [--sglang V] --batch   stdin, one case per line: a JSON list of paths, or
+                                {"dir": D, "files": [...], ["sglang": V]} (paths relative to D, which
+                                becomes the working directory); one JSON line out per case
+V: the sglang release predicted (src/core/sglang_versions.def); default the newest.
 
 Output: {"ok": bool, "type": str|null, "message": str|null, "code": str (container errors only),
          "layers": {prefix: marker} (ok only)}.
@@ -23,9 +24,15 @@ Deliberate choices where upstream is not deterministic or needs torch (not insta
 """
 import json
 import os
+import re
 import sys
 
 from safetensors import safe_open
+
+_DEF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "core", "sglang_versions.def")
+# version -> "WholeMarker" | "PerKey", oldest first (the table the C++ validator reads).
+MERGE_RULES = dict(re.findall(r'^W4A8_SGLANG\(\s*\w+\s*,\s*"([^"]+)"\s*,\s*(\w+)', open(_DEF).read(), re.M))
+LATEST = list(MERGE_RULES)[-1]
 
 TORCH_UNSUPPORTED = {
     "BF16": "BFloat16",
@@ -35,9 +42,8 @@ TORCH_UNSUPPORTED = {
     "F8_E5M2FNUZ": "Float8_e5m2fnuz",
     "F8_E8M0": "Float8_e8m0fnu",
     "F4": "Float4_e2m1fn_x2",
-    "F6_E2M3": "Float6_e2m3fn",
-    "F6_E3M2": "Float6_e3m2fn",
 }
+NO_TORCH_DTYPE = ("F6_E2M3", "F6_E3M2")  # safetensors' get_tensor refuses them (torch has no F6)
 
 # safe_open's messages are "Error while deserializing header: " + the crate's Display text; our code
 # is the crate's error name (SafeTensorError variant), recovered from the text's start.
@@ -72,14 +78,22 @@ def fail(msg):
 
 
 class Collector:
-    def __init__(self):
+    def __init__(self, sglang=None):
         self.meta = {}          # name -> (dtype, shape tuple); later files overwrite
         self.markers = {}       # prefix -> dict, insertion ordered
         self.weights = set()    # prefixes of quantized-dtype .weight tensors
         self.formats = set()
+        self.per_key = MERGE_RULES[sglang or LATEST] == "PerKey"
 
     def record(self, prefix, marker):
-        if prefix in self.markers and self.markers[prefix] != marker:
+        if self.per_key:  # 0.5.20+: a shared key whose values are != conflicts; then dict.update
+            merged = self.markers.setdefault(prefix, {})
+            for key, value in marker.items():
+                if key in merged and merged[key] != value:
+                    fail(f"Conflicting Comfy quantization markers for {prefix!r}")
+            merged.update(marker)
+            return
+        if prefix in self.markers and self.markers[prefix] != marker:  # 0.5.19: whole dicts
             fail(f"Conflicting Comfy quantization markers for {prefix!r}")
         self.markers[prefix] = marker
 
@@ -106,6 +120,9 @@ class Collector:
     def read_marker(self, path, f, key, dtype):
         if dtype in TORCH_UNSUPPORTED:
             raise TypeError(f"Got unsupported ScalarType {TORCH_UNSUPPORTED[dtype]}")
+        if dtype in NO_TORCH_DTYPE:
+            from safetensors import SafetensorError
+            raise SafetensorError(f"Dtype not understood: {dtype}")
         raw = f.get_tensor(key).tobytes()
         try:
             marker = json.loads(raw)
@@ -243,8 +260,8 @@ def per_marker(c):
             int8(c, p, m)
 
 
-def inspect(paths):
-    c = Collector()
+def inspect(paths, sglang=None):
+    c = Collector(sglang)
     for path in paths:
         c.read_file(path)
     mxfp8(c)
@@ -255,34 +272,43 @@ def inspect(paths):
     return c.markers
 
 
-def verdict(paths):
+def verdict(paths, sglang=None):
     try:
-        layers = inspect(paths)
+        layers = inspect(paths, sglang)
     except Exception as e:  # noqa: BLE001 -- every exception is a verdict
         out = {"ok": False, "type": type(e).__name__, "message": str(e)}
-        if type(e).__name__ == "SafetensorError":
+        if type(e).__name__ == "SafetensorError" and not str(e).startswith("Dtype not understood"):
             out["code"] = container_code(str(e))
         return out
     return {"ok": True, "type": None, "message": None, "layers": layers}
 
 
 def main(argv):
-    if argv[1:] == ["--batch"]:
+    args = argv[1:]
+    sglang = None
+    if args[:1] == ["--sglang"] and len(args) >= 2:
+        sglang, args = args[1], args[2:]
+        if sglang not in MERGE_RULES:
+            print("unknown sglang version %s (known: %s)" % (sglang, ", ".join(MERGE_RULES)), file=sys.stderr)
+            return 2
+    if args == ["--batch"]:
         home = os.getcwd()
         for line in sys.stdin:
             if not line.strip():
                 continue
             job = json.loads(line)
+            version = sglang
             if isinstance(job, dict):
                 os.chdir(os.path.join(home, job["dir"]))
+                version = job.get("sglang", sglang)
                 job = job["files"]
-            print(json.dumps(verdict(job)))
+            print(json.dumps(verdict(job, version)))
             os.chdir(home)
         return 0
-    if len(argv) < 2 or any(a.startswith("--") for a in argv[1:]):
+    if not args or any(a.startswith("--") for a in args):
         print(__doc__, file=sys.stderr)
         return 2
-    print(json.dumps(verdict(argv[1:])))
+    print(json.dumps(verdict(args, sglang)))
     return 0
 
 

@@ -1,0 +1,125 @@
+// Checkpoints plus OUR verdicts, for tools/upstream/sglang_drift.py to hold against sglang's real
+// function from each release's wheel.
+//   gen_drift_cases generate N SEED OUT_DIR   N seeded generated scenarios (any defects, no --strict)
+//                                             written under OUT_DIR/case-<i>/
+//   gen_drift_cases judge CATALOGUE_DIR       the catalogue's cases (corpus/validator/*/case.json)
+// Either way one JSON line a case goes to OUT_DIR/cases.jsonl (generate) or stdout (judge):
+//   {"dir": D, "files": [...], "verdicts": {"<version>": {"ok", "type", "message", "layers"}, ...}}
+// with the validator's verdict under every profile of src/core/sglang_versions.def (layers: the
+// whole markers, derived keys included, in order; ASCII JSON in Python's dialect).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gen/choice_source.hpp"
+#include "gen/model.hpp"
+#include "gen/properties.hpp"
+#include "json/dump.hpp"
+#include "json/parse.hpp"
+#include "validate/inspect.hpp"
+
+namespace {
+
+using namespace w4a8;
+namespace fs = std::filesystem;
+
+std::string verdict_json(const Result<validate::Report>& r) {
+  if (!r.ok())
+    return "{\"ok\": false, \"type\": " + json::dump_string(r.error().type()) +
+           ", \"message\": " + json::dump_string(r.error().message) + "}";
+  std::string out = "{\"ok\": true, \"type\": null, \"message\": null, \"layers\": {";
+  for (std::size_t i = 0; i < r->layers.size(); ++i)
+    out += (i ? ", " : "") + json::dump_string(r->layers[i].prefix) + ": " + json::dump(r->layers[i].marker);
+  return out + "}}";
+}
+
+// One line: the case, then our verdict under every profile.
+std::string line(const std::string& dir, const std::vector<std::string>& names,
+                 const std::vector<std::vector<std::uint8_t>>& bytes) {
+  std::vector<validate::InputFile> in;
+  for (std::size_t i = 0; i < names.size(); ++i) in.push_back({names[i], bytes[i]});
+  std::string out = "{\"dir\": " + json::dump_string(dir) + ", \"files\": [";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + json::dump_string(names[i]);
+  out += "], \"verdicts\": {";
+  for (std::size_t v = 0; v < upstream::kSglangCount; ++v) {
+    validate::Options opt;
+    opt.sglang = upstream::kSglangProfiles[v].id;
+    out += (v ? ", " : "") + json::dump_string(upstream::kSglangProfiles[v].version) + ": " +
+           verdict_json(validate::inspect(in, opt));
+  }
+  return out + "}}\n";
+}
+
+void write_file(const fs::path& p, const std::vector<std::uint8_t>& b) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+std::vector<std::uint8_t> read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+int write_generated(std::uint64_t n, std::uint64_t seed, const fs::path& out) {
+  gen::GenConfig cfg;
+  cfg.allow_strict = false;  // sglang has no --strict
+  gen::SeededChoiceSource src(seed);
+  fs::create_directories(out);
+  std::ofstream jobs(out / "cases.jsonl", std::ios::binary);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const gen::Scenario s = gen::generate(src, cfg);
+    auto bytes = gen::serialize(gen::lower(s));
+    if (!bytes.ok()) {
+      std::fprintf(stderr, "case %llu: %s\n", static_cast<unsigned long long>(i), bytes.error().message.c_str());
+      return 1;
+    }
+    const std::string dir = "case-" + std::to_string(i);
+    std::vector<std::string> names;
+    for (std::size_t f = 0; f < s.files.size(); ++f) {
+      names.push_back(s.files[f].path);
+      write_file(out / dir / s.files[f].path, (*bytes)[f]);
+    }
+    jobs << line(dir, names, *bytes);
+  }
+  return 0;
+}
+
+int judge_catalogue(const fs::path& catalogue) {
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(catalogue))
+    if (fs::exists(e.path() / "case.json")) cases.push_back(e.path());
+  std::sort(cases.begin(), cases.end());
+  for (const fs::path& c : cases) {
+    const auto doc_bytes = read_file(c / "case.json");
+    const json::ParseResult doc = json::loads_bytes(doc_bytes);
+    if (!doc.ok()) {
+      std::fprintf(stderr, "%s: bad case.json\n", c.c_str());
+      return 1;
+    }
+    if (const json::Value* strict = doc->get("strict"); strict && strict->boolean) continue;  // ours only
+    std::vector<std::string> names;
+    std::vector<std::vector<std::uint8_t>> bytes;
+    for (const json::Value& f : doc->get("files")->items) {
+      names.push_back(f.text);
+      bytes.push_back(read_file(c / f.text));
+    }
+    std::fputs(line(c.filename().string(), names, bytes).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.size() == 4 && a[0] == "generate") return write_generated(std::strtoull(a[1].c_str(), nullptr, 10),
+                                                                 std::strtoull(a[2].c_str(), nullptr, 10), a[3]);
+  if (a.size() == 2 && a[0] == "judge") return judge_catalogue(a[1]);
+  std::fprintf(stderr, "usage: gen_drift_cases generate N SEED OUT_DIR | judge CATALOGUE_DIR\n");
+  return 2;
+}

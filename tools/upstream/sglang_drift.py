@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Drift check: w4a8check's validator against sglang's REAL inspect_comfy_quant_markers.
+
+For every profiled sglang release (src/core/sglang_versions.def), the release's wheel is fetched into
+the cache (tools/upstream/sglang_upstream.py) and its function is run over
+  (a) the validator catalogue (corpus/validator, non-strict cases), and
+  (b) N freshly generated checkpoints (gen_drift_cases generate: the project's scenario generator),
+and each verdict is compared with OUR validator's verdict for that profile (gen_drift_cases writes
+them): accepted or not, exception type, message, and the full result dict (prefix order, every
+marker key in order, derived keys, value types: bool/int/float/str kept apart, NaN == NaN).
+
+Usage:
+  sglang_drift.py --cases-exe BUILD/tests/gen/gen_drift_cases [--n 2000] [--seed S]
+                  [--versions 0.5.19,0.5.23] [--wheel VERSION --profile VERSION] [--real-torch]
+  --wheel/--profile: run release VERSION's wheel (profiled or not, e.g. a new release) against our
+  prediction for profile PROFILE (tools/upstream/latest.sh uses it for the newest release).
+Exit status: 0 all agree; 1 a difference (each one printed) or a wheel that cannot be had;
+77 skipped, only when W4A8_OFFLINE=1 and a wheel is not cached (printed plainly).
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import sglang_upstream as upstream  # noqa: E402
+
+SHOWN = 8  # differences printed per source and release
+
+
+def same(a, b):
+    """Exact equality of JSON-built Python values: types kept apart, NaN equal to NaN, dict order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def difference(ours, theirs):
+    """'' when the verdicts agree, else what differs."""
+    if ours["ok"] != theirs["ok"]:
+        return "accepted: ours %s, sglang %s" % (ours["ok"], theirs["ok"])
+    if not ours["ok"]:
+        if ours["type"] != theirs["type"]:
+            return "exception type: ours %s, sglang %s" % (ours["type"], theirs["type"])
+        if ours["message"] != theirs["message"]:
+            return "message:\n      ours:   %r\n      sglang: %r" % (ours["message"], theirs["message"])
+        return ""
+    a, b = ours["layers"], theirs["layers"]
+    if list(a) != list(b):
+        return "layers: ours %r, sglang %r" % (list(a)[:8], list(b)[:8])
+    for p in a:
+        if not same(a[p], b[p]):
+            return "marker %r:\n      ours:   %s\n      sglang: %s" % (p, json.dumps(a[p])[:400], json.dumps(b[p])[:400])
+    return ""
+
+
+def compare(label, cases, base_dir, wheel_version, profile, real_torch):
+    """Runs the wheel over every case; returns (agree, differ)."""
+    fn = upstream.upstream_function(wheel_version, real_torch)
+    agree = differ = 0
+    for case in cases:
+        theirs = json.loads(json.dumps(upstream.verdict(fn, case["files"], os.path.join(base_dir, case["dir"]))))
+        why = difference(case["verdicts"][profile], theirs)
+        if not why:
+            agree += 1
+            continue
+        differ += 1
+        if differ <= SHOWN:
+            print("DIFF %s sglang %s (our profile %s) %s: %s" % (label, wheel_version, profile, case["dir"], why))
+    return agree, differ
+
+
+def run_exe(args, **kw):
+    r = subprocess.run(args, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit("%s failed (%d): %s" % (" ".join(args), r.returncode, r.stderr[-2000:]))
+    return r.stdout
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases-exe", required=True, help="the gen_drift_cases executable")
+    ap.add_argument("--n", type=int, default=2000, help="generated checkpoints (default 2000)")
+    ap.add_argument("--seed", type=int, default=None, help="generator seed (default: time-based, printed)")
+    ap.add_argument("--versions", help="comma-separated profiled releases (default: all)")
+    ap.add_argument("--wheel", help="release whose wheel to run (with --profile)")
+    ap.add_argument("--profile", help="our profile to compare --wheel with (default: the newest)")
+    ap.add_argument("--catalogue", default=os.path.join(ROOT, "corpus", "validator"))
+    ap.add_argument("--real-torch", action="store_true", help="the real safe_open(framework='pt') (needs torch)")
+    a = ap.parse_args(argv[1:])
+
+    profiled = [v for v, _ in upstream.profiles()]
+    if a.wheel:
+        pairs = [(a.wheel, a.profile or profiled[-1])]
+    else:
+        pairs = [(v, v) for v in (a.versions.split(",") if a.versions else profiled)]
+    for _, p in pairs:
+        if p not in profiled:
+            sys.exit("unknown profile %s (profiled: %s)" % (p, ", ".join(profiled)))
+    try:
+        for w, _ in pairs:
+            upstream.ensure_wheel(w)
+    except upstream.WheelUnavailable as e:
+        if os.environ.get("W4A8_OFFLINE") == "1":
+            print("SKIPPED (W4A8_OFFLINE=1): %s" % e)
+            return 77
+        print("FAIL: the sglang wheel is needed and could not be had: %s" % e)
+        print("      (offline? set W4A8_OFFLINE=1 to skip this check, visibly)")
+        return 1
+
+    seed = a.seed if a.seed is not None else int(time.time()) % 1000000
+    t0 = time.time()
+    work = tempfile.mkdtemp(prefix="w4a8-sglang-drift-")
+    failed = False
+    try:
+        catalogue = [json.loads(l) for l in run_exe([a.cases_exe, "judge", a.catalogue]).splitlines() if l.strip()]
+        run_exe([a.cases_exe, "generate", str(a.n), str(seed), work])
+        with open(os.path.join(work, "cases.jsonl"), encoding="ascii") as f:
+            generated = [json.loads(l) for l in f if l.strip()]
+        if len(generated) != a.n:
+            sys.exit("gen_drift_cases wrote %d cases, not %d" % (len(generated), a.n))
+        for wheel, profile in pairs:
+            for label, cases, base in (("catalogue", catalogue, a.catalogue), ("generated", generated, work)):
+                try:
+                    agree, differ = compare(label, cases, base, wheel, profile, a.real_torch)
+                except upstream.WheelUnavailable as e:  # e.g. a release without the function
+                    print("FAIL: sglang %s: %s" % (wheel, e))
+                    failed = True
+                    break
+                print("sglang %-8s vs our profile %-7s %-9s: %5d agree, %d differ" % (wheel, profile, label, agree, differ))
+                failed |= differ > 0
+    finally:
+        if not failed:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("generated cases kept in %s (seed %d)" % (work, seed))
+    print("%s: %d catalogue cases + %d generated checkpoints (seed %d) x %d release(s), %.1f s" %
+          ("FAIL" if failed else "ok", len(catalogue), a.n, seed, len(pairs), time.time() - t0))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
