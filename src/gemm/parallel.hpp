@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -30,7 +31,11 @@ void parallel_for(std::uint64_t count, unsigned threads, Fn&& fn) {
   };
   std::vector<std::thread> pool;
   pool.reserve(t - 1);
-  for (unsigned i = 1; i < t; ++i) pool.emplace_back(worker);
+  try {
+    for (unsigned i = 1; i < t; ++i) pool.emplace_back(worker);
+  } catch (const std::system_error&) {
+    // The system refused a thread: the ones started (and this one) share the remaining work.
+  }
   worker();
   for (auto& th : pool) th.join();
 }

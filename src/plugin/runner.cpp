@@ -139,9 +139,10 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
   gemm::GemmResult r = kern::collect_result(lp, opt, correction);
   if (!intermediates) {
     r.x_q.clear(), r.x_scale.clear(), r.acc.clear(), r.w_q.clear(), r.w_dequant.clear();
-  } else if (correction) {
+  } else {
     r.w_dequant.clear();  // not part of the ABI
-    r.w_q = gemm::decode_weights(layer);
+    // The correction path returns no grid, and with M = 0 nothing was decoded: the reference's.
+    if (r.w_q.empty()) r.w_q = gemm::decode_weights(layer);
   }
   return r;
 }
