@@ -13,8 +13,10 @@
 
 namespace w4a8::cli {
 
-// @return the open checkpoint, or resolve_checkpoint()'s / the validator's / st::File::open's error.
-Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt);
+// @return the open checkpoint, or resolve_checkpoint()'s / the validator's / st::File::open's error;
+//         `where` then names the shard when the message does not (container errors).
+Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt,
+                                       std::string* where = nullptr);
 
 // The shards as the validator takes them (parsed once, by Checkpoint::open).
 std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck);

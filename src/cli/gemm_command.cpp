@@ -124,6 +124,7 @@ void run(const GemmArgs& given, Reporter& report) {
   using namespace gemm;
   GemmArgs a = given;
   FailStyle where;
+  std::string input_where;
   // 1. The kernel module first: a missing one is reported before any long check.
   std::optional<plugin::Plugin> kernel;
   if (!a.kernel.empty() || a.impl == ImplChoice::Cuda) {
@@ -136,8 +137,11 @@ void run(const GemmArgs& given, Reporter& report) {
   validate::Options vopt;
   vopt.strict = true;
   if (!a.check_all) vopt.only_layer = a.layer;
-  auto ck = open_checkpoint(a.checkpoint, vopt);
-  if (!ck.ok()) return report.fail(ck.error());
+  auto ck = open_checkpoint(a.checkpoint, vopt, &input_where);
+  if (!ck.ok()) {
+    where.where = input_where;
+    return report.fail(ck.error(), where);
+  }
   io::InputGuard guard;
   for (const std::string& s : ck->shards().shards) guard.add(s);
   if (!ck->shards().index.empty()) guard.add(ck->shards().index);
@@ -160,7 +164,6 @@ void run(const GemmArgs& given, Reporter& report) {
   auto layer = load_layer(*ck, a.layer, *g, *r);
   if (!layer.ok()) return report.fail(layer.error());
   // 4. Activations.
-  std::string input_where;
   auto x = load_input(a, report, input_where);
   if (!x.ok()) {
     where.where = input_where;

@@ -209,8 +209,9 @@ class QuantizeRun {
                               "power of 4 >= 4"}));
     }
     validate::Options vopt;
-    auto ck = open_checkpoint(job_.inputs, vopt);
-    if (!ck.ok()) return fail(ck.error());
+    std::string where;
+    auto ck = open_checkpoint(job_.inputs, vopt, &where);
+    if (!ck.ok()) return fail(ck.error(), where);
     ck_ = &*ck;
     if (auto idx = ck->check_index(); !idx.ok()) return fail(idx.error());
     marker_ = marker_bytes(job_.q);

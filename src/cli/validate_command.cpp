@@ -97,8 +97,12 @@ void run(const ValidateArgs& a, Reporter& report) {
   style.format = a.json ? Format::Json : Format::Text;
   style.upstream_sglang = version;
   style.one_line = a.quiet;
-  auto ck = open_checkpoint(a.files, opt);
-  if (!ck.ok()) return report.fail(ck.error(), style);
+  std::string where;
+  auto ck = open_checkpoint(a.files, opt, &where);
+  if (!ck.ok()) {
+    style.where = where;
+    return report.fail(ck.error(), style);
+  }
   if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), style);
   const auto files = parsed_files(*ck);
   Result<validate::Report> r = validate::inspect_parsed(files, opt);
