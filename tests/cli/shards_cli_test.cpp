@@ -108,6 +108,20 @@ TEST_F(ShardsCli, GemmRunsALayerSplitAcrossShardsAsFromOneFile) {
   EXPECT_EQ(slurp(p("a.safetensors")), slurp(p("c.safetensors")));
 }
 
+TEST_F(ShardsCli, GemmOpensEachShardOnce) {
+  if (run_command("command -v strace >/dev/null 2>&1").rc != 0) GTEST_SKIP() << "strace is not installed";
+  const CliRun r = sh("strace -f -e trace=openat,open -o " + p("trace.txt") + " " + kBin + " gemm --checkpoint " + p("ck") +
+                      " --layer blk.1 --check-all --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string trace = slurp(p("trace.txt"));
+  for (const std::string& f : {p("ck/model-00001-of-00002.safetensors"), p("ck/model-00002-of-00002.safetensors"),
+                               p("ck/model.safetensors.index.json"), p("x.safetensors")}) {
+    std::size_t n = 0;
+    for (std::size_t at = trace.find("\"" + f + "\""); at != std::string::npos; at = trace.find("\"" + f + "\"", at + 1)) ++n;
+    EXPECT_EQ(n, 1u) << f << " opened " << n << " times";
+  }
+}
+
 TEST_F(ShardsCli, MissingLayerListsTheClosestNames) {
   CliRun r = cli("gemm --checkpoint " + p("ck") + " --layer blk.O --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
   EXPECT_EQ(r.rc, 2) << r.out;
