@@ -1,11 +1,15 @@
-// Validator throughput on a synthetic 20,000-tensor asym_w4a8_int8 checkpoint (5,000 layers of
-// weight, s_rel, s_channel and a .comfy_quant marker; tiny tensors, so the header dominates).
-// Prints header size, best-of-N wall time and header MB/s; `--write FILE` also saves the checkpoint
-// so tools/bench_validate_py.py can time Python on the very same bytes.
+// Validator throughput on a synthetic asym_w4a8_int8 checkpoint (layers of weight, s_rel, s_channel
+// and a .comfy_quant marker; tiny tensors, so the header dominates; 20,000 tensors by default).
+// Prints header size, best-of-N wall time and header MB/s.
+//   validate_bench [--tensors N] [--write FILE]   time in process (and save the checkpoint, so
+//                                                 tools/bench_validate_py.py and tools/bench/cli_bench.py
+//                                                 time Python and the CLI on the very same bytes)
+//   validate_bench --file FILE [--repeats R]      time File::open + inspect on an existing file
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,8 +21,8 @@ namespace {
 
 using namespace w4a8;
 
-constexpr int kLayers = 5000;  // x 4 tensors = 20,000
-constexpr int kRepeats = 15;
+int kLayers = 5000;  // x 4 tensors = 20,000
+int kRepeats = 15;
 
 std::vector<std::uint8_t> make_checkpoint() {
   std::vector<st::TensorSpec> specs;
@@ -51,7 +55,7 @@ double best_ms(const std::vector<std::uint8_t>& bytes, bool strict) {
     const auto t0 = std::chrono::steady_clock::now();
     auto r = validate::inspect(std::span(&f, 1), opt);
     const auto t1 = std::chrono::steady_clock::now();
-    if (!r.ok() || r->layers.size() != kLayers) {
+    if (!r.ok() || r->layers.size() != std::size_t(kLayers)) {
       std::fprintf(stderr, "unexpected verdict: %s\n", r.ok() ? "layer count" : r.error().message.c_str());
       std::exit(2);
     }
@@ -75,14 +79,45 @@ double best_parse_ms(const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const std::vector<std::uint8_t> bytes = make_checkpoint();
-  if (argc == 3 && std::strcmp(argv[1], "--write") == 0) {
-    if (!st::write_file(argv[2], bytes).ok()) return 2;
-  } else if (argc != 1) {
-    std::fprintf(stderr, "usage: validate_bench [--write FILE]\n");
-    return 2;
+// In process, as the CLI does it: mmap + header parse (File::open), then inspect_parsed.
+int time_file(const std::string& path) {
+  double best_open = 1e30, best_all = 1e30;
+  std::size_t layers = 0;
+  std::uint64_t header = 0;
+  for (int i = 0; i < kRepeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto f = st::File::open(path);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!f.ok()) return std::fprintf(stderr, "%s\n", f.error().message.c_str()), 2;
+    const validate::ParsedFile pf{f->path(), f->bytes(), &f->header()};
+    auto r = validate::inspect_parsed(std::span(&pf, 1));
+    const auto t2 = std::chrono::steady_clock::now();
+    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.error().message.c_str()), 2;
+    layers = r->layers.size();
+    header = f->header().header_len;
+    best_open = std::min(best_open, std::chrono::duration<double, std::milli>(t1 - t0).count());
+    best_all = std::min(best_all, std::chrono::duration<double, std::milli>(t2 - t0).count());
   }
+  std::printf("file=%s layers=%zu header_bytes=%llu open_parse_ms=%.2f open_parse_inspect_ms=%.2f header_MBps=%.1f\n",
+              path.c_str(), layers, static_cast<unsigned long long>(header), best_open, best_all,
+              double(header) / 1e6 / (best_all / 1e3));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  std::string write_to, file;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--tensors" && i + 1 < argc) kLayers = std::max(1, std::atoi(argv[++i]) / 4);
+    else if (a == "--repeats" && i + 1 < argc) kRepeats = std::max(0, std::atoi(argv[++i]));  // 0: write only
+    else if (a == "--write" && i + 1 < argc) write_to = argv[++i];
+    else if (a == "--file" && i + 1 < argc) file = argv[++i];
+    else return std::fprintf(stderr, "usage: validate_bench [--tensors N] [--write FILE] | --file FILE [--repeats R]\n"), 2;
+  }
+  if (!file.empty()) return kRepeats = std::max(1, kRepeats), time_file(file);
+  const std::vector<std::uint8_t> bytes = make_checkpoint();
+  if (!write_to.empty() && !st::write_file(write_to, bytes).ok()) return 2;
+  if (kRepeats == 0) return 0;
   std::uint64_t header_len = 0;
   std::memcpy(&header_len, bytes.data(), 8);  // little-endian host
   const double mb = static_cast<double>(header_len) / 1e6;

@@ -190,6 +190,7 @@ std::string fixed(double v, int digits) {
 std::string human_bytes(std::uint64_t b) {
   if (b >= 1'000'000'000) return fixed(double(b) / 1e9, 2) + " GB";
   if (b >= 1'000'000) return fixed(double(b) / 1e6, 1) + " MB";
+  if (b >= 1'000) return fixed(double(b) / 1e3, 1) + " kB";
   return std::to_string(b) + " bytes";
 }
 
