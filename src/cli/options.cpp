@@ -18,6 +18,15 @@ std::span<const Choice<upstream::Sglang>> sglang_choices() {
   return table;
 }
 
+std::span<const Choice<upstream::ComfyKitchen>> comfy_kitchen_choices() {
+  static const auto table = [] {
+    std::vector<Choice<upstream::ComfyKitchen>> t;
+    for (const auto& p : upstream::kComfyKitchenProfiles) t.push_back({p.version, p.id});
+    return t;
+  }();
+  return table;
+}
+
 namespace detail {
 
 CLI::Option* add_choice_option(CLI::App& app, const std::string& option, std::vector<std::string> names,

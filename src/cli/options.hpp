@@ -40,6 +40,14 @@ inline constexpr Choice<MarkerChoice> kMarkers[] = {
 // --sglang: every row of core/sglang_versions.def.
 std::span<const Choice<upstream::Sglang>> sglang_choices();
 
+// Prepared for options the lead wires once src/gemm has them (QuantizeOptions::bits and
+// ::scale_dtype, GemmOptions::comfy_kitchen): quantize --bits 4|6, --scale-dtype fp8|f32, and
+// gemm/validate --comfy-kitchen VERSION (every row of core/comfy_kitchen_versions.def).
+enum class ScaleDtypeChoice : std::uint8_t { Fp8, F32 };
+inline constexpr Choice<int> kBits[] = {{"4", 4}, {"6", 6}};
+inline constexpr Choice<ScaleDtypeChoice> kScaleDtypes[] = {{"fp8", ScaleDtypeChoice::Fp8}, {"f32", ScaleDtypeChoice::F32}};
+std::span<const Choice<upstream::ComfyKitchen>> comfy_kitchen_choices();
+
 template <class E>
 std::string_view choice_name(std::span<const Choice<E>> table, E v) {
   for (const auto& c : table)

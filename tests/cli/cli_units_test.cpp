@@ -79,6 +79,10 @@ TEST(Options, EnumTablesRoundTrip) {
   for (const auto& c : kImpls) EXPECT_EQ(choice_name<ImplChoice>(kImpls, c.value), c.name);
   EXPECT_EQ(choice_list<gemm::FloatDtype>(kOutDtypes), "f32, bf16, f16");
   EXPECT_EQ(choice_list<MarkerChoice>(kMarkers), "tensor, metadata, both");
+  EXPECT_EQ(choice_list<int>(kBits), "4, 6");
+  EXPECT_EQ(choice_list<ScaleDtypeChoice>(kScaleDtypes), "fp8, f32");
+  ASSERT_EQ(comfy_kitchen_choices().size(), upstream::kComfyKitchenCount);
+  EXPECT_EQ(comfy_kitchen_choices().back().value, upstream::kLatestComfyKitchen);
   ASSERT_EQ(sglang_choices().size(), upstream::kSglangCount);
   EXPECT_EQ(sglang_choices().back().value, upstream::kLatestSglang);
 }

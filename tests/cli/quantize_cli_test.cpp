@@ -117,6 +117,15 @@ TEST_F(QuantizeCli, KeysSelectLayersAndThreadsDoNotChangeBytes) {
   EXPECT_EQ(r.out.find("[1/4]"), std::string::npos) << "--quiet prints no progress";
 }
 
+TEST_F(QuantizeCli, ProgressIsABarOnATerminal) {
+  if (run_command("command -v script >/dev/null 2>&1").rc != 0) GTEST_SKIP() << "script(1) is not installed (no pty)";
+  const CliRun r = run_command("script -qc \"" + kBin + " quantize --weights " + p("f") + " --out " + p("q") +
+                               " >/dev/null\" /dev/null");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("\r[##############################] 8/8 layers"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[1/8]"), std::string::npos) << "no plain lines on a terminal";
+}
+
 TEST_F(QuantizeCli, SingleLayerKeepsItsBias) {
   const CliRun r = cli("quantize --weights " + p("f") + " --key blocks.1.mlp.fc1.weight --prefix mlp --out " + p("one.safetensors"));
   ASSERT_EQ(r.rc, 0) << r.out;
