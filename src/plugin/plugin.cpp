@@ -77,6 +77,7 @@ std::vector<std::string> cuda_module_candidates() {
   const std::string dir = exe_dir();
   if (!dir.empty()) {
     out.push_back(dir + "/" + name);
+    out.push_back(dir + "/lib/" + name);  // the build tree: build/w4a8check, build/lib/<module>
     out.push_back(dir + "/../lib/w4a8check/" + name);
     out.push_back(dir + "/../lib/" + name);
   }

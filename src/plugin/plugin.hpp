@@ -39,7 +39,8 @@ class Plugin {
 // File name of this project's CUDA module (built next to w4a8check when CUDA is available).
 std::string_view cuda_module_name();
 // Where `--impl cuda` looks, in order: $W4A8CHECK_CUDA_MODULE alone when set; else next to the
-// executable, then ../lib/w4a8check/ and ../lib/ relative to it, then the install lib dir.
+// executable, its lib/ (the build tree), then ../lib/w4a8check/ and ../lib/ relative to it, then the
+// install lib dir.
 std::vector<std::string> cuda_module_candidates();
 // The first candidate that exists, loaded. @return Plugin, or CudaModuleMissing listing the places
 //         searched, or load()'s errors.
