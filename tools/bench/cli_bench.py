@@ -44,9 +44,11 @@ GNU_TIME = "/usr/bin/time"
 
 
 def run_once(argv):
+    """Wall clock and CPU time (user + system, from wait4: less sensitive to a busy machine)."""
     t0 = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0, p.returncode
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, os.waitstatus_to_exitcode(status)
 
 
 def peak_rss(argv):
@@ -62,13 +64,28 @@ def peak_rss(argv):
 
 
 def best(argv, runs, ok=(0,)):
-    walls = []
+    walls, cpus = [], []
     for _ in range(runs):
-        w, rc = run_once(argv)
+        w, c, rc = run_once(argv)
         if rc not in ok:
             raise SystemExit("%s exited %d" % (" ".join(argv), rc))
         walls.append(w)
-    return min(walls), peak_rss(argv)
+        cpus.append(c)
+    return min(walls), min(cpus), peak_rss(argv)
+
+
+def cuda_link_stub():
+    """An empty program linked (not dlopened) against cudart, cuBLAS and cuBLASLt, when the CUDA
+    toolkit and a C++ compiler exist: the start-up cost a CUDA-linked executable pays every time."""
+    lib = "/usr/local/cuda/lib64"
+    if not os.path.exists(os.path.join(lib, "libcublasLt.so")):
+        return ""
+    d = tempfile.mkdtemp(prefix="w4a8-stub-")
+    src, exe = os.path.join(d, "stub.cpp"), os.path.join(d, "stub")
+    open(src, "w").write("int main() { return 0; }\n")
+    r = subprocess.run(["c++", src, "-o", exe, "-Wl,--no-as-needed", "-L" + lib, "-lcublasLt", "-lcublas", "-lcudart",
+                        "-Wl,-rpath," + lib], capture_output=True)
+    return exe if r.returncode == 0 else ""
 
 
 def header_len(path):
@@ -114,11 +131,12 @@ def main():
     cli = os.path.join(a.build, "w4a8check")
     bench = os.path.join(a.build, "bench", "validate_bench")
     tiny = os.path.join(ROOT, "examples", "flux-tiny-w4a8.safetensors")
-    rows = []
+    rows, ratios = [], []
 
-    def row(what, wall, rss, note=""):
-        rows.append((what, fmt_ms(wall), "%.1f MiB" % rss if rss else "", note))
-        print("%-58s %10s %10s  %s" % (what, fmt_ms(wall), "%.1f MiB" % rss if rss else "", note), flush=True)
+    def row(what, wall, cpu, rss, note=""):
+        r = (what, fmt_ms(wall), fmt_ms(cpu) if cpu is not None else "", "%.1f MiB" % rss if rss else "", note)
+        rows.append(r)
+        print("%-66s %10s %10s %10s  %s" % r, flush=True)
 
     print("machine:", machine(), flush=True)
     runs = max(a.runs, 20)  # start-up: many short runs
@@ -127,13 +145,17 @@ def main():
                         ("w4a8check validate --strict --json (tiny file)", [cli, "validate", "--strict", "--json", tiny]),
                         ("python3 -c pass (interpreter start, reference)", [sys.executable, "-c", "pass"]),
                         ("python3 json.loads of the tiny header", [sys.executable, "-c", PY_LOADS, tiny])]:
-        w, r = best(argv, runs)
-        row(label, w, r)
+        w, c, r = best(argv, runs)
+        row(label, w, c, r)
+    stub = cuda_link_stub()
+    if stub:
+        w, c, r = best([stub], max(3, a.runs))
+        row("empty C++ program linking cudart + cuBLAS + cuBLASLt (what 0.1 loaded)", w, c, r)
     if a.baseline:
-        w, r = best([a.baseline, "--version"], runs)
-        row("baseline --version (%s)" % a.baseline, w, r)
-        w, r = best([a.baseline, "validate", tiny], runs)
-        row("baseline validate (tiny file)", w, r)
+        w, c, r = best([a.baseline, "--version"], runs)
+        row("baseline --version (%s)" % a.baseline, w, c, r)
+        w, c, r = best([a.baseline, "validate", tiny], runs)
+        row("baseline validate (tiny file)", w, c, r)
 
     tmp = tempfile.mkdtemp(prefix="w4a8-cli-bench-")
     for n in [int(s) for s in a.sizes.split(",")]:
@@ -147,30 +169,33 @@ def main():
         for label, extra in [("validate (text)", []), ("validate --json", ["--json"]),
                              ("validate --strict", ["--strict"]), ("validate --summary", ["--summary"]),
                              ("validate --quiet", ["--quiet"])]:
-            w, r = best([cli, "validate"] + extra + [path], runs_n)
-            results[label] = w
-            row("%dk: w4a8check %s" % (n // 1000, label), w, r, "%.0f MB/s of header" % (mb / w))
-        w_py, r_py = best([sys.executable, "-c", PY_LOADS, path], runs_n)
-        row("%dk: python3 process: json.loads(header)" % (n // 1000), w_py, r_py, "%.0f MB/s of header" % (mb / w_py))
+            w, c, r = best([cli, "validate"] + extra + [path], runs_n)
+            results[label] = (w, c)
+            row("%dk: w4a8check %s" % (n // 1000, label), w, c, r, "%.0f MB/s of header (wall)" % (mb / w))
+        w_py, c_py, r_py = best([sys.executable, "-c", PY_LOADS, path], runs_n)
+        row("%dk: python3 process: json.loads(header)" % (n // 1000), w_py, c_py, r_py, "%.0f MB/s of header (wall)" % (mb / w_py))
         if a.baseline:
             for label, extra in [("validate (text)", []), ("validate --json", ["--json"])]:
                 if n > 100000 and extra:
-                    rows.append(("%dk: baseline %s" % (n // 1000, label), "skipped (quadratic: minutes)", "", ""))
+                    rows.append(("%dk: baseline %s" % (n // 1000, label), "not run (quadratic: minutes)", "", "", ""))
                     continue
-                w, r = best([a.baseline, "validate"] + extra + [path], 1)
-                row("%dk: baseline %s" % (n // 1000, label), w, r, "%.0f MB/s of header" % (mb / w))
+                w, c, r = best([a.baseline, "validate"] + extra + [path], 1)
+                row("%dk: baseline %s" % (n // 1000, label), w, c, r, "%.0f MB/s of header (wall)" % (mb / w))
         t_open, t_all = cpp_inprocess(bench, path, runs_n)
         t_py = py_inprocess(path, runs_n)
-        row("%dk: in process: C++ File::open (mmap + header parse)" % (n // 1000), t_open, 0, "%.0f MB/s" % (mb / t_open))
-        row("%dk: in process: C++ File::open + validate::inspect" % (n // 1000), t_all, 0, "%.0f MB/s" % (mb / t_all))
-        row("%dk: in process: Python json.loads(header)" % (n // 1000), t_py, 0, "%.0f MB/s" % (mb / t_py))
-        print("  ratio python process / w4a8check validate: %.1fx; in process json.loads / C++ open+inspect: %.1fx"
-              % (w_py / results["validate (text)"], t_py / t_all), flush=True)
+        row("%dk: in process: C++ File::open (mmap + header parse)" % (n // 1000), t_open, None, 0, "%.0f MB/s" % (mb / t_open))
+        row("%dk: in process: C++ File::open + validate::inspect" % (n // 1000), t_all, None, 0, "%.0f MB/s" % (mb / t_all))
+        row("%dk: in process: Python json.loads(header)" % (n // 1000), t_py, None, 0, "%.0f MB/s" % (mb / t_py))
+        w_txt, c_txt = results["validate (text)"]
+        ratio = ("%dk: python3 json.loads process / w4a8check validate: %.1fx wall, %.1fx CPU; in process "
+                 "json.loads / C++ open+inspect: %.1fx" % (n // 1000, w_py / w_txt, c_py / c_txt, t_py / t_all))
+        ratios.append(ratio)
+        print("  " + ratio, flush=True)
         os.unlink(path)
     os.rmdir(tmp)
-    table = ["| what | wall (min of runs) | peak RSS | note |", "|---|---|---|---|"]
-    table += ["| %s | %s | %s | %s |" % r for r in rows]
-    text = "Machine: %s\n\n%s\n" % (machine(), "\n".join(table))
+    table = ["| what | wall (min of runs) | CPU user+sys (min) | peak RSS | note |", "|---|---|---|---|---|"]
+    table += ["| %s | %s | %s | %s | %s |" % r for r in rows]
+    text = "Machine: %s\n\n%s\n\n%s\n" % (machine(), "\n".join(table), "\n".join("- " + r for r in ratios))
     print("\n" + text)
     if a.out:
         open(a.out, "w").write(text)
