@@ -12,6 +12,7 @@
 #include <ostream>
 #include <sstream>
 
+#include <dirent.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
 
@@ -351,7 +352,10 @@ class QuantizeRun {
     if (!ck_->shards().index.empty()) guard.add(ck_->shards().index);
     std::vector<std::string> outs;
     for (std::size_t s = 0; s < shards_; ++s) outs.push_back(names_.shard(s, shards_));
-    if (shards_ > 1) outs.push_back(names_.index());
+    // An index left by an earlier run would make the directory name stale shards: rewrite it.
+    struct stat st {};
+    with_index_ = shards_ > 1 || ::stat(names_.index().c_str(), &st) == 0;
+    if (with_index_) outs.push_back(names_.index());
     for (const std::string& o : outs)
       if (auto g = guard.check_output(o); !g.ok()) return fail(g.error()), false;
     return true;
@@ -438,14 +442,37 @@ class QuantizeRun {
         files.push_back(std::move(*f));
       }
     }
-    if (shards_ > 1) {
+    if (with_index_) {
       auto idx = write_index();
       if (!idx.ok()) return fail(idx.error());
       files.push_back(std::move(*idx));
     }
     for (io::AtomicFile& f : files)  // index last: a reader never sees it before its shards
       if (auto p = f.publish(); !p.ok()) return fail(p.error());
+    note_stale_shards();
     summary(errs, total);
+  }
+
+  // Shards of an earlier run with another shard count stay (they are the user's files); say so.
+  void note_stale_shards() {
+    DIR* d = ::opendir(names_.dir.c_str());
+    if (!d) return;
+    const std::string pattern = names_.stem + "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors";
+    std::vector<std::string> stale;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (::fnmatch(pattern.c_str(), n.c_str(), 0) != 0) continue;
+      bool ours = false;
+      for (std::size_t s = 0; s < shards_ && !ours; ++s) ours = names_.shard(s, shards_) == names_.dir + "/" + n;
+      if (!ours) stale.push_back(n);
+    }
+    ::closedir(d);
+    if (stale.empty()) return;
+    std::sort(stale.begin(), stale.end());
+    std::string list;
+    for (std::size_t i = 0; i < stale.size() && i < kListed; ++i) list += (i ? ", " : "") + stale[i];
+    if (stale.size() > kListed) list += ", ...";
+    report_.note(std::to_string(stale.size()) + " shard file(s) in " + names_.dir + " are not part of this output and were left as they are: " + list);
   }
 
   Result<io::AtomicFile> write_index() {
@@ -484,7 +511,7 @@ class QuantizeRun {
     const std::size_t copied = items_.size() - jobs_.size();
     out << "OK: quantized " << jobs_.size() << " layer(s), skipped " << skipped_.size() << ", copied " << copied
         << " other tensor(s) -> ";
-    if (shards_ == 1) out << names_.shard(0, 1);
+    if (shards_ == 1) out << names_.shard(0, 1) << (with_index_ ? " + " + names_.index() : "");
     else out << shards_ << " shards + " << names_.index();
     out << " (" << human_bytes(total) << ", markers: " << choice_name<MarkerChoice>(kMarkers, job_.markers) << ")\n";
     if (!errs.empty()) {
@@ -515,6 +542,7 @@ class QuantizeRun {
   std::vector<std::size_t> jobs_;  // quantized items, by job index
   std::vector<Skip> skipped_;
   std::size_t shards_ = 1;
+  bool with_index_ = false;
   OutputNames names_;
   std::vector<std::pair<std::string, std::string>> meta_;
   std::optional<std::string> raw_quant_meta_;

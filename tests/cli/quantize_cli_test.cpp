@@ -158,6 +158,24 @@ TEST_F(QuantizeCli, AFailingLayerPublishesNothing) {
   EXPECT_TRUE(names("q").empty());
 }
 
+TEST_F(QuantizeCli, ASecondRunIntoTheSameDirectoryLeavesItConsistent) {
+  CliRun r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --max-shard-size 600KB --quiet");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  ASSERT_EQ(names("q").size(), 3u);
+  // Now one shard: the old index would still name the old shards, so it is rewritten; the old
+  // shards are the user's files and stay, with a note.
+  r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --quiet");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("-> " + p("q/model.safetensors") + " + " + p("q/model.safetensors.index.json")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: 2 shard file(s) in " + p("q") + " are not part of this output and were left as they are: "
+                       "model-00001-of-00002.safetensors, model-00002-of-00002.safetensors"),
+            std::string::npos)
+      << r.out;
+  const CliRun v = cli("validate --summary " + p("q"));
+  EXPECT_EQ(v.rc, 0) << v.out;
+  EXPECT_NE(v.out.find("OK: 8 quantized layer(s)"), std::string::npos) << "the directory must mean the new output\n" << v.out;
+}
+
 TEST_F(QuantizeCli, RefusesIllegalOptionsAndNameClashes) {
   CliRun r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --group-size 5");
   EXPECT_EQ(r.rc, 2) << r.out;
