@@ -377,7 +377,8 @@ class QuantizeRun {
           for (const auto& m : layers->members) kept_layers_.push_back(m);
           continue;
         }
-        if (std::none_of(meta_.begin(), meta_.end(), [&](const auto& e) { return e.first == k; })) meta_.emplace_back(k, v);
+        const std::string& key = k;  // clang < 16 cannot capture a structured binding
+        if (std::none_of(meta_.begin(), meta_.end(), [&](const auto& e) { return e.first == key; })) meta_.emplace_back(k, v);
       }
     return true;
   }
