@@ -1,12 +1,15 @@
 // Validator throughput on a synthetic asym_w4a8_int8 checkpoint: L layers of weight, s_rel, s_channel
-// and a .comfy_quant marker (4L tensors; tiny tensors, so the header dominates). Default L = 5,000
-// (20,000 tensors). Prints header size and best-of-N wall times of
-//   st::parse            the container alone (header JSON + layout checks)
-//   inspect_parsed       the validator's own work on already-parsed headers (inspect minus parse)
-//   inspect [--strict]   both, as the CLI runs them
-// `--write FILE` also saves the checkpoint so tools/bench_validate_py.py can time Python on the very
-// same bytes. Uses only inspect/inspect_parsed/st::parse, so the same source builds against older
-// versions of the library for side-by-side runs.
+// and a .comfy_quant marker (4L tensors; tiny tensors, so the header dominates; default 20,000 tensors).
+//   validate_bench [--tensors N | --layers L] [--write FILE] [--repeats R]
+//       prints header size and best-of-R wall times of st::parse (the container alone),
+//       inspect_parsed (the validator's own work), inspect [--strict] (both, as the CLI runs them) and
+//       the heap the validator's Report holds; --write also saves the checkpoint so
+//       tools/bench_validate_py.py and tools/bench/cli_bench.py time Python and the CLI on the very
+//       same bytes (--repeats 0: write only).
+//   validate_bench --file FILE [--repeats R]       File::open + inspect_parsed on an existing file
+//   validate_bench --profile-validator N            only inspect_parsed, N times (for perf/callgrind)
+// Uses only inspect/inspect_parsed/st::parse, so the same source builds against older versions of the
+// library for side-by-side runs.
 #include <malloc.h>
 
 #include <algorithm>
@@ -68,24 +71,59 @@ void expect_layers(const Result<validate::Report>& r, int layers) {
 
 }  // namespace
 
+// In process, as the CLI does it: mmap + header parse (File::open), then inspect_parsed.
+int time_file(const std::string& path, int repeats) {
+  double best_open = 1e30, best_all = 1e30;
+  std::size_t layers = 0;
+  std::uint64_t header = 0;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto f = st::File::open(path);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!f.ok()) return std::fprintf(stderr, "%s\n", f.error().message.c_str()), 2;
+    const validate::ParsedFile pf{f->path(), f->bytes(), &f->header()};
+    auto r = validate::inspect_parsed(std::span(&pf, 1));
+    const auto t2 = std::chrono::steady_clock::now();
+    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.error().message.c_str()), 2;
+    layers = r->layers.size();
+    header = f->header().header_len;
+    best_open = std::min(best_open, std::chrono::duration<double, std::milli>(t1 - t0).count());
+    best_all = std::min(best_all, std::chrono::duration<double, std::milli>(t2 - t0).count());
+  }
+  std::printf("file=%s layers=%zu header_bytes=%llu open_parse_ms=%.2f open_parse_inspect_ms=%.2f header_MBps=%.1f\n",
+              path.c_str(), layers, static_cast<unsigned long long>(header), best_open, best_all,
+              double(header) / 1e6 / (best_all / 1e3));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int layers = 5000;
-  const char* write = nullptr;
-  int profile_runs = 0;  // --profile-validator N: only inspect_parsed, N times (for perf)
+  int repeats = -1;  // default: 15, or 3 above 20,000 layers
+  std::string write, file;
+  int profile_runs = 0;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--layers") == 0 && i + 1 < argc) layers = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "--profile-validator") == 0 && i + 1 < argc) profile_runs = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "--write") == 0 && i + 1 < argc) write = argv[++i];
+    const std::string a = argv[i];
+    if (a == "--layers" && i + 1 < argc) layers = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--tensors" && i + 1 < argc) layers = std::max(1, std::atoi(argv[++i]) / 4);
+    else if (a == "--repeats" && i + 1 < argc) repeats = std::max(0, std::atoi(argv[++i]));
+    else if (a == "--profile-validator" && i + 1 < argc) profile_runs = std::atoi(argv[++i]);
+    else if (a == "--write" && i + 1 < argc) write = argv[++i];
+    else if (a == "--file" && i + 1 < argc) file = argv[++i];
     else {
-      std::fprintf(stderr, "usage: validate_bench [--layers L] [--write FILE] [--profile-validator N]\n");
+      std::fprintf(stderr,
+                   "usage: validate_bench [--tensors N | --layers L] [--write FILE] [--repeats R]\n"
+                   "       validate_bench --file FILE [--repeats R]\n"
+                   "       validate_bench [--layers L] --profile-validator N\n");
       return 2;
     }
   }
+  if (!file.empty()) return time_file(file, std::max(1, repeats < 0 ? 15 : repeats));
   const std::vector<std::uint8_t> bytes = make_checkpoint(layers);
-  if (write != nullptr && !st::write_file(write, bytes).ok()) return 2;
+  if (!write.empty() && !st::write_file(write, bytes).ok()) return 2;
+  if (repeats == 0) return 0;
+  if (repeats < 0) repeats = layers > 20000 ? 3 : 15;
   std::uint64_t header_len = 0;
   std::memcpy(&header_len, bytes.data(), 8);  // little-endian host
-  const int repeats = layers > 20000 ? 3 : 15;
   const double mb = static_cast<double>(header_len) / 1e6;
 
   if (profile_runs > 0) {

@@ -1,22 +1,17 @@
 // Subcommands of the w4a8check CLI. Each registers itself on the CLI11 app (options as data: the
-// same declarations print --help) and stores its exit status in the context:
-// 0 accepted/success, 1 rejected (validation failed), 2 usage or I/O error.
+// same declarations print --help) and reports every outcome through the one Reporter (report.hpp),
+// which also holds the exit status.
 #pragma once
-
-#include <iosfwd>
 
 namespace CLI { class App; }
 
 namespace w4a8::cli {
 
-struct CommandContext {
-  std::ostream& out;
-  std::ostream& err;
-  int exit_code = 0;
-};
+class Reporter;
 
-void add_validate_command(CLI::App& app, CommandContext& ctx);
-void add_gemm_command(CLI::App& app, CommandContext& ctx);
-void add_quantize_command(CLI::App& app, CommandContext& ctx);
+void add_validate_command(CLI::App& app, Reporter& report);
+void add_versions_command(CLI::App& app, Reporter& report);
+void add_gemm_command(CLI::App& app, Reporter& report);
+void add_quantize_command(CLI::App& app, Reporter& report);
 
 }  // namespace w4a8::cli

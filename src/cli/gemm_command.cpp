@@ -1,63 +1,49 @@
-// `w4a8check gemm`: run the CPU reference W4A8 GEMM on one layer of a checkpoint and write the
-// output (and optionally every intermediate) as safetensors. The checkpoint first passes the
-// validator in strict mode, so an invalid layer gets the validator's exact error, never a crash.
+// `w4a8check gemm`: run the W4A8 GEMM on one layer of a checkpoint (files, a directory or an
+// index.json, each shard opened once) and write the output (and optionally every intermediate) as
+// safetensors. Only the requested layer is checked (the validator's only_layer, strict, plus the
+// GEMM's operand validation); --check-all checks the whole checkpoint first.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "cli/checkpoint_input.hpp"
 #include "cli/commands.hpp"
-#include "gemm/operands.hpp"
+#include "cli/layer_source.hpp"
+#include "cli/options.hpp"
+#include "cli/report.hpp"
+#include "cli/suggest.hpp"
 #include "gemm/reference.hpp"
 #include "gemm/tensor_io.hpp"
+#include "io/atomic_file.hpp"
+#include "io/output_guard.hpp"
 #include "kernels/layer_problem.hpp"
-#if defined(W4A8_HAVE_CUDA)
-#include "kernels/cuda_layer.hpp"
-#endif
+#include "plugin/runner.hpp"
 #include "py/int.hpp"
+#include "py/repr.hpp"
 #include "validate/inspect.hpp"
+#include "validate/layers.hpp"
 
 namespace w4a8::cli {
 namespace {
 
+constexpr std::string_view kW4a8Format = "asym_w4a8_int8";
+constexpr std::size_t kListedRows = 8;  // non-finite rows named in a message
+
 struct GemmArgs {
-  std::string checkpoint, layer, input, out, input_key = "input";
-  std::string out_dtype = "f32", policy = "f32", impl = "fast";
-  bool intermediates = false;
+  std::vector<std::string> checkpoint;
+  std::string layer, input, out, input_key = "input", kernel;
+  gemm::FloatDtype out_dtype = gemm::FloatDtype::F32;
+  gemm::ActPolicy policy = gemm::ActPolicy::F32;
+  ImplChoice impl = ImplChoice::Fast;
+  bool intermediates = false, strict = false, check_all = false;
   unsigned threads = 1;
 };
-
-// Exit 1: the layer/input was rejected (validator or operand error); 2: usage or I/O.
-void fail(CommandContext& ctx, const Error& e, int code) {
-  ctx.exit_code = code;
-  if (code == 2) {
-    ctx.err << "w4a8check: " << e.message << "\n";
-  } else {
-    ctx.out << "REJECTED: " << e.type() << ": " << e.message << "\n  [" << e.code() << "]\n";
-  }
-}
-
-// --impl: the CPU reference (literal/fast), the CUDA kernel's order emulated on the CPU, or the GPU.
-Result<gemm::GemmResult> run_impl(const std::string& impl, const gemm::Layer& layer, const gemm::Activations& x,
-                                  const gemm::GemmOptions& opt) {
-  if (impl == "emulate") return kern::gemm_emulated(layer, x, opt);
-  if (impl == "cuda") {
-#if defined(W4A8_HAVE_CUDA)
-    return kern::gemm_cuda(layer, x, opt);
-#else
-    return make_error(ErrorKind::UsageError, {"--impl cuda: this w4a8check was built without CUDA (nvcc not found)"});
-#endif
-  }
-  return gemm::gemm(impl == "literal" ? gemm::Impl::Literal : gemm::Impl::Fast, layer, x, opt);
-}
-
-bool is_usage(const Error& e) {
-  return e.kind == ErrorKind::IoOpenFailed || e.kind == ErrorKind::IoReadFailed || e.kind == ErrorKind::CudaNoDevice ||
-         e.kind == ErrorKind::IoWriteFailed || e.kind == ErrorKind::UsageError;
-}
 
 // int(marker.get(key, dflt)) as upstream evaluates it; strict validation already bounded it.
 Result<std::int64_t> marker_int(const json::Value& marker, const char* key, std::int64_t dflt) {
@@ -70,51 +56,149 @@ Result<std::int64_t> marker_int(const json::Value& marker, const char* key, std:
   return std::int64_t(out);
 }
 
-void run(const GemmArgs& a, CommandContext& ctx) {
+bool is_w4a8(const validate::Layer& l) {
+  const json::Value* f = l.marker.get("format");
+  return f && f->is_string() && f->text == kW4a8Format;
+}
+
+// CliNoSuchLayer, with the closest asym_w4a8_int8 layer names.
+Error no_such_layer(const std::string& layer, const io::Checkpoint& ck, const validate::Report& r) {
+  std::vector<std::string_view> names;
+  for (const validate::Layer& l : r.layers)
+    if (is_w4a8(l)) names.push_back(l.prefix);
+  std::string hint;
+  const auto near = closest_names(layer, names);
+  if (!near.empty()) {
+    hint = "; closest: ";
+    for (std::size_t i = 0; i < near.size(); ++i) hint += (i ? ", " : "") + py::repr_str(near[i]);
+  } else if (names.empty()) {
+    hint = " (it has no asym_w4a8_int8 layer)";
+  }
+  return make_error(ErrorKind::CliNoSuchLayer, {py::repr_str(layer), ck.describe(), hint});
+}
+
+// Rows of x with a NaN or infinite value: GemmInputNonFinite naming the first few, or nothing.
+std::optional<Error> non_finite_rows(const gemm::Activations& x, const std::string& what) {
+  const std::uint64_t k = x.K(), m = x.M();
+  if (k == 0) return std::nullopt;
+  std::vector<std::uint64_t> rows;
+  std::uint64_t count = 0;
+  for (std::uint64_t r = 0; r < m; ++r) {
+    const float* row = x.values.data() + r * k;
+    for (std::uint64_t j = 0; j < k; ++j)
+      if (!std::isfinite(row[j])) {
+        if (rows.size() < kListedRows) rows.push_back(r);
+        ++count;
+        break;
+      }
+  }
+  if (count == 0) return std::nullopt;
+  std::string list;
+  for (std::uint64_t r : rows) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  if (count > rows.size()) list += ", ...";
+  return make_error(ErrorKind::GemmInputNonFinite, {what, std::to_string(count), list});
+}
+
+Result<gemm::Activations> load_input(const GemmArgs& a, Reporter& report, std::string& where) {
+  where = "--input " + a.input;
+  auto xfile = st::File::open(a.input);
+  if (!xfile.ok()) return std::move(xfile).error();
+  const st::TensorInfo* xt = xfile->header().find(a.input_key);
+  if (!xt)
+    return make_error(ErrorKind::UsageError,
+                      {a.input + " has no tensor " + py::repr_str(a.input_key) + " (choose one with --input-key)"});
+  gemm::Activations x;
+  auto xv = gemm::read_floats(*xfile, *xt, "input");
+  if (!xv.ok()) return std::move(xv).error();
+  gemm::float_dtype_of(xt->dtype, x.dtype);
+  x.shape = xt->shape;
+  x.values = std::move(*xv);
+  where.clear();
+  if (auto bad = non_finite_rows(x, a.input + " [" + a.input_key + "]")) {
+    if (a.strict) return std::move(*bad);
+    report.warn(bad->message + " (their outputs are NaN; --strict makes this an error)");
+  }
+  return x;
+}
+
+void run(const GemmArgs& given, Reporter& report) {
   using namespace gemm;
-  // 1. The checkpoint through the validator (strict: kernel contract and data checks).
+  GemmArgs a = given;
+  FailStyle where;
+  std::string input_where;
+  // 1. The kernel module first: a missing one is reported before any long check.
+  std::optional<plugin::Plugin> kernel;
+  if (!a.kernel.empty() || a.impl == ImplChoice::Cuda) {
+    auto p = a.kernel.empty() ? plugin::load_cuda_module() : plugin::Plugin::load(a.kernel);
+    if (!p.ok()) return report.fail(p.error());
+    kernel = std::move(*p);
+  }
+  a.threads = resolve_threads(a.threads, report);
+  // 2. The checkpoint, each shard opened once; outputs must not replace any input.
   validate::Options vopt;
   vopt.strict = true;
-  const std::vector<std::string> paths{a.checkpoint};
-  auto report = validate::inspect_paths(paths, vopt);
-  if (!report.ok()) return fail(ctx, report.error(), is_usage(report.error()) ? 2 : 1);
-  const validate::Layer* vl = nullptr;
-  for (const auto& l : report->layers)
-    if (l.prefix == a.layer) vl = &l;
-  const json::Value* fmt = vl ? vl->marker.get("format") : nullptr;
-  if (!vl || !fmt || !fmt->is_string() || fmt->text != "asym_w4a8_int8")
-    return fail(ctx, make_error(ErrorKind::UsageError, {"'" + a.layer + "' is not an asym_w4a8_int8 layer of " + a.checkpoint}), 2);
-  auto g = marker_int(vl->marker, "group_size", 16);
-  if (!g.ok()) return fail(ctx, g.error(), 1);
-  auto r = marker_int(vl->marker, "convrot_groupsize", 256);
-  if (!r.ok()) return fail(ctx, r.error(), 1);
-  // 2. Tensors.
-  auto file = st::File::open(a.checkpoint);
-  if (!file.ok()) return fail(ctx, file.error(), 2);
-  auto layer = load_layer(*file, a.layer, *g, *r);
-  if (!layer.ok()) return fail(ctx, layer.error(), is_usage(layer.error()) ? 2 : 1);
-  auto xfile = st::File::open(a.input);
-  if (!xfile.ok()) return fail(ctx, xfile.error(), 2);
-  const st::TensorInfo* xt = xfile->header().find(a.input_key);
-  if (!xt) return fail(ctx, make_error(ErrorKind::UsageError, {a.input + " has no tensor " + a.input_key}), 2);
-  Activations x;
-  if (!float_dtype_of(xt->dtype, x.dtype)) {
-    auto bad = read_floats(*xfile, *xt, "input");  // yields the OpDtype error
-    return fail(ctx, bad.error(), 1);
+  if (!a.check_all) vopt.only_layer = a.layer;
+  auto ck = open_checkpoint(a.checkpoint, vopt, &input_where);
+  if (!ck.ok()) {
+    where.where = input_where;
+    return report.fail(ck.error(), where);
   }
-  x.shape = xt->shape;
-  auto xv = read_floats(*xfile, *xt, "input");
-  if (!xv.ok()) return fail(ctx, xv.error(), 1);
-  x.values = std::move(*xv);
-  // 3. The GEMM.
+  io::InputGuard guard;
+  for (const std::string& s : ck->shards().shards) guard.add(s);
+  if (!ck->shards().index.empty()) guard.add(ck->shards().index);
+  guard.add(a.input);
+  if (auto g = guard.check_output(a.out); !g.ok()) return report.fail(g.error());
+  // 3. The layer (or everything with --check-all) through the validator, strict.
+  const std::vector<std::string> names = layer_tensor_names(*ck, a.layer);
+  if (auto idx = a.check_all ? ck->check_index() : ck->check_index(names); !idx.ok()) return report.fail(idx.error());
+  const auto files = parsed_files(*ck);
+  auto vr = validate::inspect_parsed(files, vopt);
+  if (!vr.ok()) {
+    // A layer the checkpoint lacks: name the closest ones (from a metadata-only pass over all layers).
+    if (vr.error().kind == ErrorKind::ValidateNoSuchLayer) {
+      validate::Options plain;
+      plain.sglang = vopt.sglang;
+      if (auto all = validate::inspect_layers_parsed(files, plain); all.ok())
+        return report.fail(no_such_layer(a.layer, *ck, all->report));
+    }
+    return report.fail(vr.error());
+  }
+  const validate::Layer* vl = nullptr;
+  for (const auto& l : vr->layers)
+    if (l.prefix == a.layer) vl = &l;
+  if (!vl || !is_w4a8(*vl)) return report.fail(no_such_layer(a.layer, *ck, *vr));
+  auto g = marker_int(vl->marker, "group_size", 16);
+  if (!g.ok()) return report.fail(g.error());
+  auto r = marker_int(vl->marker, "convrot_groupsize", 256);
+  if (!r.ok()) return report.fail(r.error());
+  auto layer = load_layer(*ck, a.layer, *g, *r);
+  if (!layer.ok()) return report.fail(layer.error());
+  // 4. Activations.
+  auto x = load_input(a, report, input_where);
+  if (!x.ok()) {
+    where.where = input_where;
+    return report.fail(x.error(), where);
+  }
+  // 5. The GEMM.
   GemmOptions opt;
-  opt.policy = a.policy == "eager" ? ActPolicy::Eager : ActPolicy::F32;
-  opt.out_dtype = a.out_dtype == "bf16" ? FloatDtype::BF16 : a.out_dtype == "f16" ? FloatDtype::F16 : FloatDtype::F32;
+  opt.policy = a.policy;
+  opt.out_dtype = a.out_dtype;
   opt.threads = a.threads;
-  auto res = run_impl(a.impl, *layer, x, opt);
-  if (!res.ok()) return fail(ctx, res.error(), is_usage(res.error()) ? 2 : 1);
-  // 4. Results: output [..., N], intermediates flattened to [M, K] / [M] / [M, N] / [N, K].
-  Shape out_shape(x.shape.begin(), x.shape.end() - 1);
+  Result<GemmResult> res = make_error(ErrorKind::UsageError, {"no implementation chosen"});
+  std::string impl_name(choice_name<ImplChoice>(kImpls, a.impl)), isa;
+  if (kernel) {
+    res = plugin::run_layer(*kernel, *layer, *x, opt, a.intermediates);
+    if (!a.kernel.empty()) impl_name = "kernel";
+    isa = std::string(kernel->name()) + " " + std::string(kernel->version());
+  } else if (a.impl == ImplChoice::Emulate) {
+    res = kern::gemm_emulated(*layer, *x, opt);
+  } else {
+    res = gemm::gemm(a.impl == ImplChoice::Literal ? Impl::Literal : Impl::Fast, *layer, *x, opt);
+  }
+  if (!res.ok()) return report.fail(res.error());
+  if (isa.empty()) isa = std::string(isa_name(res->isa));
+  // 6. Results: output [..., N], intermediates flattened to [M, K] / [M] / [M, N] / [N, K].
+  Shape out_shape(x->shape.begin(), x->shape.end() - 1);
   out_shape.push_back(res->N);
   std::vector<st::TensorSpec> t;
   t.push_back(float_tensor("output", opt.out_dtype, out_shape, res->out));
@@ -122,9 +206,9 @@ void run(const GemmArgs& a, CommandContext& ctx) {
     auto i8 = [](std::string name, Shape s, const std::vector<std::int8_t>& v) {
       return st::TensorSpec{std::move(name), st::Dtype::I8, std::move(s), std::vector<std::uint8_t>(v.begin(), v.end())};
     };
-    t.push_back(i8("w_q", {res->N, res->K}, res->w_q));
+    if (!res->w_q.empty()) t.push_back(i8("w_q", {res->N, res->K}, res->w_q));
     if (res->correction_path) {
-      t.push_back(float_tensor("w_dequant", FloatDtype::F32, {res->N, res->K}, res->w_dequant));
+      if (!res->w_dequant.empty()) t.push_back(float_tensor("w_dequant", FloatDtype::F32, {res->N, res->K}, res->w_dequant));
     } else {
       t.push_back(i8("x_q", {res->M, res->K}, res->x_q));
       t.push_back(float_tensor("x_scale", FloatDtype::F32, {res->M}, res->x_scale));
@@ -133,52 +217,57 @@ void run(const GemmArgs& a, CommandContext& ctx) {
       t.push_back(std::move(acc));
     }
   }
+  const std::string path = res->correction_path ? "correction" : "integer";
+  const std::string policy(choice_name<ActPolicy>(kPolicies, a.policy));
   st::WriteOptions wopt;
-  std::vector<std::pair<std::string, std::string>> meta;
-  meta.emplace_back("layer", a.layer);
-  meta.emplace_back("path", res->correction_path ? "correction" : "integer");
-  meta.emplace_back("policy", a.policy == "eager" ? "eager" : "f32");
-  meta.emplace_back("impl", a.impl);
-  meta.emplace_back("isa", std::string(isa_name(res->isa)));
-  meta.emplace_back("out_dtype", std::string(float_dtype_name(opt.out_dtype)));
-  wopt.metadata = std::move(meta);
+  wopt.metadata = std::vector<std::pair<std::string, std::string>>{
+      {"layer", a.layer}, {"path", path}, {"policy", policy}, {"impl", impl_name}, {"isa", isa},
+      {"out_dtype", std::string(float_dtype_name(opt.out_dtype))}};
   auto bytes = st::serialize(t, wopt);
-  if (!bytes.ok()) return fail(ctx, bytes.error(), 2);
-  auto w = st::write_file(a.out, *bytes);
-  if (!w.ok()) return fail(ctx, w.error(), 2);
-  ctx.out << "OK: " << a.layer << " M=" << res->M << " N=" << res->N << " K=" << res->K << " path="
-          << (res->correction_path ? "correction" : "integer") << " policy=" << (a.policy == "eager" ? "eager" : "f32")
-          << " impl=" << a.impl << " -> " << a.out << "\n";
-  ctx.exit_code = 0;
+  if (!bytes.ok()) return report.fail(bytes.error());
+  if (auto w = io::write_file_atomic(a.out, *bytes); !w.ok()) return report.fail(w.error());
+  report.out() << "OK: " << a.layer << " M=" << res->M << " N=" << res->N << " K=" << res->K << " path=" << path
+               << " policy=" << policy << " impl=" << impl_name << (kernel ? " (" + kernel->describe() + ")" : "")
+               << " -> " << a.out << "\n";
+  report.succeed();
 }
 
 }  // namespace
 
-void add_gemm_command(CLI::App& app, CommandContext& ctx) {
+void add_gemm_command(CLI::App& app, Reporter& report) {
   auto args = std::make_shared<GemmArgs>();
   CLI::App* cmd = app.add_subcommand(
       "gemm",
-      "Run the CPU reference W4A8 GEMM (out = x @ W^T + bias) on one asym_w4a8_int8 layer and write\n"
-      "`output` [M, N] (and with --intermediates w_q, x_q, x_scale, acc or w_dequant) as safetensors.\n"
-      "Exit status: 0 success, 1 layer/input rejected, 2 usage or I/O error.");
-  cmd->add_option("--checkpoint", args->checkpoint, "safetensors checkpoint holding the layer")->required();
+      "Run the W4A8 GEMM (out = x @ W^T + bias) on one asym_w4a8_int8 layer and write `output` [M, N]\n"
+      "(and with --intermediates w_q, x_q, x_scale, acc or w_dequant) as safetensors. Only that layer\n"
+      "is checked (validate --strict rules + the GEMM's operand checks) unless --check-all.\n"
+      "Exit status: 0 success, 1 layer/input rejected, 2 usage, I/O or environment error.");
+  cmd->add_option("--checkpoint", args->checkpoint,
+                  "the checkpoint: safetensors shard(s), a directory or an index.json")
+      ->required()->expected(1, -1);
   cmd->add_option("--layer", args->layer, "layer prefix P (tensors P.weight, P.weight_s_rel, ...)")->required();
-  cmd->add_option("--input", args->input, "safetensors file with the activations [M, K] (F32/BF16/F16)")->required();
-  cmd->add_option("--out", args->out, "safetensors file to write")->required();
+  cmd->add_option("--input", args->input, "safetensors file with the activations [..., K] (F32/BF16/F16)")->required();
+  cmd->add_option("--out", args->out, "safetensors file to write (replaced atomically; never an input)")->required();
   cmd->add_option("--input-key", args->input_key, "tensor name of the activations")->capture_default_str();
-  cmd->add_option("--out-dtype", args->out_dtype, "output dtype")
-      ->check(CLI::IsMember({"f32", "bf16", "f16"}))->capture_default_str();
-  cmd->add_option("--policy", args->policy, "activation rotation/quantization: all float32, or upstream's eager dtype rounding")
-      ->check(CLI::IsMember({"f32", "eager"}))->capture_default_str();
-  cmd->add_option("--impl", args->impl,
-                  "literal (spec-literal CPU), fast (blocked/SIMD CPU, bit-identical), emulate (the CUDA\n"
-                  "kernel's computation order on the CPU), cuda (the CUDA kernel; needs a GPU)")
-      ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}))->capture_default_str();
-  cmd->add_option("--threads", args->threads, "threads for --impl fast (0 = all cores)")->capture_default_str();
+  add_enum_option<gemm::FloatDtype>(*cmd, "--out-dtype", args->out_dtype, kOutDtypes, "output dtype");
+  add_enum_option<gemm::ActPolicy>(*cmd, "--policy", args->policy, kPolicies,
+                             "activation rotation/quantization: all float32, or upstream's eager dtype rounding");
+  auto* impl = add_enum_option<ImplChoice>(
+      *cmd, "--impl", args->impl, kImpls,
+      "literal (spec-literal CPU), fast (blocked/SIMD CPU, bit-identical), emulate (the CUDA kernel's\n"
+      "computation order on the CPU), cuda (the CUDA kernel module, loaded at run time; needs a GPU)");
+  auto* kernel = cmd->add_option("--kernel", args->kernel,
+                                 "run through a kernel plugin: a shared library exporting w4a8_kernel_plugin_v1 "
+                                 "(kernels/w4a8_cuda.h)");
+  kernel->excludes(impl);
+  cmd->add_option("--threads", args->threads, "threads for --impl fast (0 = all; capped at the hardware threads)")
+      ->capture_default_str();
   cmd->add_flag("--intermediates", args->intermediates,
                 "also write w_q I8 [N,K]; x_q I8 [M,K], x_scale F32 [M], acc I32 [M,N] (integer path) or "
                 "w_dequant F32 [N,K] (correction path)");
-  cmd->callback([args, &ctx] { run(*args, ctx); });
+  cmd->add_flag("--strict", args->strict, "NaN/Inf activation rows are an error (default: a warning)");
+  cmd->add_flag("--check-all", args->check_all, "check the whole checkpoint (validate --strict), not just the layer");
+  cmd->callback([args, &report] { run(*args, report); });
 }
 
 }  // namespace w4a8::cli

@@ -1,28 +1,53 @@
-// w4a8check: command-line entry point. Subcommands live in their own files (commands.hpp).
+// w4a8check: command-line entry point. Subcommands live in their own files (commands.hpp); every
+// outcome goes through the Reporter. Nothing escapes as an exception: out-of-memory and failures
+// to start threads end as a clean message with exit status 2.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <new>
+#include <system_error>
 
 #include "cli/commands.hpp"
+#include "cli/report.hpp"
+#include "cli/version.hpp"
+#include "io/atomic_file.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv, w4a8::cli::Reporter& report) {
   CLI::App app{
       "w4a8check: validate Comfy asym_w4a8_int8 safetensors checkpoints exactly as sglang does\n"
-      "(plus --strict kernel checks), and run the W4A8 GEMM reference on their layers.",
+      "(plus --strict kernel checks), quantize float checkpoints, and run the W4A8 GEMM on their layers.\n"
+      "Exit status: 0 success/accepted, 1 rejected, 2 usage, I/O or environment error.",
       "w4a8check"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "w4a8check 0.1.0");
-  w4a8::cli::CommandContext ctx{std::cout, std::cerr};
-  w4a8::cli::add_validate_command(app, ctx);
-#ifdef W4A8_CLI_HAVE_GEMM
-  w4a8::cli::add_gemm_command(app, ctx);
-  w4a8::cli::add_quantize_command(app, ctx);
-#endif
+  app.set_version_flag("--version", "w4a8check " W4A8CHECK_VERSION);
+  w4a8::cli::add_validate_command(app, report);
+  w4a8::cli::add_gemm_command(app, report);
+  w4a8::cli::add_quantize_command(app, report);
+  w4a8::cli::add_versions_command(app, report);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints help / the usage error
     return rc == 0 ? 0 : 2;      // usage errors exit 2, as documented
   }
-  return ctx.exit_code;
+  return report.exit_code();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  w4a8::io::install_output_cleanup();
+  w4a8::cli::Reporter report(std::cout, std::cerr);
+  try {
+    return run(argc, argv, report);
+  } catch (const std::bad_alloc&) {
+    report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"out of memory", "std::bad_alloc"}));
+  } catch (const std::system_error& e) {
+    report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"system error", e.what()}));
+  } catch (const std::exception& e) {
+    report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"internal error", e.what()}));
+  }
+  return report.exit_code();
 }

@@ -1,90 +1,72 @@
-// `w4a8check quantize`: float weights [N, K] -> an asym_w4a8_int8 layer (weight, s_rel, s_channel,
-// codebook, comfy_quant marker) written as safetensors; prints the relative L2 weight error.
+// `w4a8check quantize`: options; the work is in quantize_model.cpp.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <memory>
-#include <ostream>
 #include <string>
 
 #include "cli/commands.hpp"
-#include "gemm/quantizer.hpp"
-#include "gemm/tensor_io.hpp"
+#include "cli/options.hpp"
+#include "cli/quantize_model.hpp"
+#include "cli/report.hpp"
 
 namespace w4a8::cli {
 namespace {
 
 struct QuantizeArgs {
-  std::string weights, key, out, prefix;
-  std::int64_t group_size = 16, convrot_groupsize = 256;
+  QuantizeJob job;
+  std::string max_shard_size = "5GB";
   bool codebook = false, uniform = false;
+  unsigned threads = 0;
 };
 
-void run(const QuantizeArgs& a, CommandContext& ctx) {
-  using namespace gemm;
-  auto usage = [&](const Error& e) {
-    ctx.exit_code = 2;
-    ctx.err << "w4a8check: " << e.message << "\n";
-  };
-  auto file = st::File::open(a.weights);
-  if (!file.ok()) return usage(file.error());
-  const st::TensorInfo* t = file->header().find(a.key);
-  if (!t) return usage(make_error(ErrorKind::UsageError, {a.weights + " has no tensor " + a.key}));
-  if (t->shape.size() != 2)
-    return usage(make_error(ErrorKind::UsageError, {a.key + " must be 2-D [N, K]"}));
-  auto w = read_floats(*file, *t, "weights");
-  if (!w.ok()) return usage(w.error());
-  QuantizeOptions o;
-  o.group_size = a.group_size;
-  o.convrot_groupsize = a.convrot_groupsize;
-  o.codebook = !a.uniform;
-  const std::uint64_t n = t->shape[0], k = t->shape[1];
-  auto layer = quantize_weights(*w, n, k, o);
-  if (!layer.ok()) {
-    ctx.exit_code = 1;
-    ctx.out << "REJECTED: " << layer.error().type() << ": " << layer.error().message << "\n";
-    return;
-  }
-  std::string prefix = a.prefix;
-  if (prefix.empty()) {
-    prefix = a.key;
-    const std::string suffix = ".weight";
-    if (prefix.size() > suffix.size() && prefix.compare(prefix.size() - suffix.size(), suffix.size(), suffix) == 0)
-      prefix.resize(prefix.size() - suffix.size());
-  }
-  auto bytes = st::serialize(layer_tensors(*layer, prefix));
-  if (!bytes.ok()) return usage(bytes.error());
-  auto wr = st::write_file(a.out, *bytes);
-  if (!wr.ok()) return usage(wr.error());
-  const double err = relative_l2(dequantize_weights(*layer), *w);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6f", err);
-  ctx.out << "OK: " << prefix << " N=" << n << " K=" << k << " group_size=" << a.group_size
-          << " convrot_groupsize=" << a.convrot_groupsize << (o.codebook ? " codebook" : " uniform")
-          << " relative_l2=" << buf << " -> " << a.out << "\n";
-  ctx.exit_code = 0;
+void run(QuantizeArgs& a, Reporter& report) {
+  QuantizeJob job = a.job;
+  job.q.codebook = !a.uniform;
+  auto size = parse_size(a.max_shard_size);
+  if (!size.ok()) return report.fail(size.error());
+  job.max_shard_bytes = *size;
+  job.threads = resolve_threads(a.threads, report);
+  if (!job.key.empty() && !job.globs.empty())
+    return report.fail(make_error(ErrorKind::UsageError, {"--key (one layer) and --keys (whole model) exclude each other"}));
+  run_quantize(job, report);
 }
 
 }  // namespace
 
-void add_quantize_command(CLI::App& app, CommandContext& ctx) {
+void add_quantize_command(CLI::App& app, Reporter& report) {
   auto args = std::make_shared<QuantizeArgs>();
+  QuantizeJob& j = args->job;
   CLI::App* cmd = app.add_subcommand(
       "quantize",
-      "Quantize float weights [N, K] (F32/BF16/F16) to an asym_w4a8_int8 layer (comfy-kitchen's\n"
-      "symmetric recipe: ConvRot, group scales, FP8 s_rel, channel scales, fixed 16-level codebook or\n"
-      "uniform codes). Exit status: 0 success, 1 illegal shape, 2 usage or I/O error.");
-  cmd->add_option("--weights", args->weights, "safetensors file with the float weights")->required();
-  cmd->add_option("--key", args->key, "tensor name of the weights")->required();
-  cmd->add_option("--out", args->out, "safetensors file to write")->required();
-  cmd->add_option("--prefix", args->prefix, "layer prefix (default: KEY without a trailing .weight)");
-  cmd->add_option("--group-size", args->group_size, "group size G")->capture_default_str();
-  cmd->add_option("--convrot-groupsize", args->convrot_groupsize, "ConvRot group size R (a power of 4)")
-      ->capture_default_str();
+      "Quantize float weights (F32/BF16/F16) to asym_w4a8_int8 layers (comfy-kitchen's symmetric recipe:\n"
+      "ConvRot, group scales, FP8 s_rel, channel scales, fixed 16-level codebook or uniform codes).\n"
+      "Whole model (default): every 2-D float tensor matching --keys (default *.weight) whose K fits the\n"
+      "kernel contract is quantized; everything else is copied unchanged; the output is sharded with an\n"
+      "index when larger than --max-shard-size and passes `validate --strict`.\n"
+      "One layer: --key NAME writes that layer (and its bias) to --out.\n"
+      "Exit status: 0 success, 1 illegal shape (--key), 2 usage or I/O error.");
+  cmd->add_option("--weights", j.inputs, "the float checkpoint: safetensors shard(s), a directory or an index.json")
+      ->required()->expected(1, -1);
+  cmd->add_option("--out", j.out,
+                  "FILE.safetensors, or a directory (model.safetensors or model-0000i-of-0000N.safetensors + "
+                  "model.safetensors.index.json); files are replaced atomically and never an input")
+      ->required();
+  cmd->add_option("--keys", j.globs, "whole model: tensors to quantize, a glob (repeatable; default *.weight)");
+  cmd->add_option("--key", j.key, "one layer: the float weight's tensor name");
+  cmd->add_option("--prefix", j.prefix, "with --key: the layer prefix (default: KEY without a trailing .weight)");
+  cmd->add_option("--group-size", j.q.group_size, "group size G")->capture_default_str();
+  cmd->add_option("--convrot-groupsize", j.q.convrot_groupsize, "ConvRot group size R (a power of 4)")->capture_default_str();
   auto* cb = cmd->add_flag("--codebook", args->codebook, "fixed 16-level Lloyd-Max codebook (default)");
   auto* un = cmd->add_flag("--uniform", args->uniform, "uniform codes c - 8 instead of the codebook");
   cb->excludes(un);
-  cmd->callback([args, &ctx] { run(*args, ctx); });
+  add_enum_option<MarkerChoice>(*cmd, "--markers", j.markers, kMarkers,
+                                "where the comfy_quant markers go: PREFIX.comfy_quant tensors, the header's "
+                                "_quantization_metadata, or both");
+  cmd->add_option("--max-shard-size", args->max_shard_size, "largest output shard (5GB, 500MB, 2GiB, bytes)")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "layers quantized at once (0 = all hardware threads)")->capture_default_str();
+  cmd->add_flag("--quiet", j.quiet, "no progress on stderr, only the summary");
+  cmd->callback([args, &report] { run(*args, report); });
 }
 
 }  // namespace w4a8::cli

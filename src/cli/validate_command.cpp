@@ -1,11 +1,17 @@
-// `w4a8check validate [--json] [--strict] FILE...`: one checkpoint (its shards in the order given).
+// `w4a8check validate [--json] [--strict] [--quiet|--summary] [--sglang V] CHECKPOINT...`: one
+// checkpoint (files, a directory or an index.json). Every output mode is linear in the number of
+// tensors: the JSON report is streamed, never built as a tree.
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "cli/checkpoint_input.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "cli/report.hpp"
 #include "json/dump.hpp"
 #include "py/repr.hpp"
 #include "validate/inspect.hpp"
@@ -15,21 +21,9 @@ namespace {
 
 struct ValidateArgs {
   std::vector<std::string> files;
-  bool json = false;
-  bool strict = false;
+  bool json = false, strict = false, quiet = false, summary = false;
+  upstream::Sglang sglang = upstream::kLatestSglang;
 };
-
-bool is_io_error(const Error& e) {
-  return e.kind == ErrorKind::IoOpenFailed || e.kind == ErrorKind::IoReadFailed;
-}
-
-json::Value error_object(const Error& e) {
-  json::Value err = json::Value::object();
-  err.set("type", json::Value::from_string(std::string(e.type())));
-  err.set("message", json::Value::from_string(e.message));
-  err.set("code", json::Value::from_string(std::string(e.code())));
-  return err;
-}
 
 std::string marker_format(const json::Value& marker) {
   const json::Value* f = marker.get("format");
@@ -37,18 +31,16 @@ std::string marker_format(const json::Value& marker) {
   return f->is_string() ? f->text : json::dump(*f);
 }
 
-void print_tensor(std::ostream& out, const validate::Report& r, const std::string& name) {
-  if (const validate::TensorMeta* t = r.find(name))
-    out << "    " << name.substr(name.rfind('.') + 1) << ": " << st::dtype_name(t->dtype)
-        << py::repr_shape(t->shape) << "\n";
+std::string rules_text(const ValidateArgs& a) {
+  const std::string v(upstream::profile(a.sglang).version);
+  return a.strict ? "(sglang " + v + " rules + strict kernel/data checks)" : "(sglang " + v + " rules)";
 }
 
-void print_human(std::ostream& out, const validate::Report& r, bool strict) {
-  out << "OK: " << r.layers.size() << " quantized layer(s) accepted"
-      << (strict ? " (sglang rules + strict kernel/data checks)" : " (sglang rules)") << "\n";
+void print_layers(std::ostream& out, const validate::Report& r) {
   static const char* const kSuffixes[] = {"weight", "weight_s_rel", "weight_s_channel", "weight_scale",
                                           "weight_scale_2", "weight_codebook", "weight_correction",
                                           "bias", "input_scale", "pre_quant_scale"};
+  std::string name;
   for (const validate::Layer& l : r.layers) {
     out << "  " << py::repr_str(l.prefix) << "  format=" << marker_format(l.marker);
     for (const auto& [key, value] : l.marker.members) {
@@ -56,60 +48,103 @@ void print_human(std::ostream& out, const validate::Report& r, bool strict) {
       out << " " << key << "=" << json::dump(value);
     }
     out << "\n";
-    for (const char* s : kSuffixes) print_tensor(out, r, l.prefix + "." + s);
+    for (const char* s : kSuffixes) {
+      name.assign(l.prefix).append(".").append(s);
+      if (const validate::TensorMeta* t = r.find(name))
+        out << "    " << s << ": " << st::dtype_name(t->dtype) << py::repr_shape(t->shape) << "\n";
+    }
   }
 }
 
-void run(const ValidateArgs& a, CommandContext& ctx) {
+// Layers per marker format, in first-seen order.
+std::vector<std::pair<std::string, std::uint64_t>> format_counts(const validate::Report& r) {
+  std::vector<std::pair<std::string, std::uint64_t>> counts;
+  std::map<std::string, std::size_t> pos;
+  for (const validate::Layer& l : r.layers) {
+    const std::string f = marker_format(l.marker);
+    auto [it, fresh] = pos.emplace(f, counts.size());
+    if (fresh) counts.emplace_back(f, 0);
+    ++counts[it->second].second;
+  }
+  return counts;
+}
+
+void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs& a) {
+  JsonWriter w(out);
+  w.begin_object().key("ok").boolean(true);
+  w.key("upstream").begin_object().key("sglang").string(upstream::profile(a.sglang).version).end_object();
+  w.key("strict").boolean(a.strict);
+  if (a.summary) {
+    w.key("layer_count").number(std::uint64_t(r.layers.size()));
+    w.key("formats").begin_object();
+    for (const auto& [f, n] : format_counts(r)) w.key(f).number(n);
+    w.end_object();
+  } else {
+    w.key("layers").begin_object();
+    for (const validate::Layer& l : r.layers) w.key(l.prefix).value(l.marker);
+    w.end_object();
+  }
+  w.end_object();
+  out << "\n";
+}
+
+void run(const ValidateArgs& a, Reporter& report) {
   validate::Options opt;
   opt.strict = a.strict;
-  Result<validate::Report> r = validate::inspect_paths(a.files, opt);
-  if (r.ok()) {
-    if (a.json) {
-      json::Value layers = json::Value::object();
-      for (const validate::Layer& l : r->layers) layers.append(l.prefix, l.marker);  // prefixes are unique
-      json::Value top = json::Value::object();
-      top.set("ok", json::Value::from_bool(true));
-      top.set("layers", std::move(layers));
-      ctx.out << json::dump(top) << "\n";
-    } else {
-      print_human(ctx.out, *r, a.strict);
-    }
-    ctx.exit_code = 0;
+  opt.sglang = a.sglang;
+  const std::string version(upstream::profile(a.sglang).version);
+  FailStyle style;
+  style.format = a.json ? Format::Json : Format::Text;
+  style.upstream_sglang = version;
+  style.one_line = a.quiet;
+  std::string where;
+  auto ck = open_checkpoint(a.files, opt, &where);
+  if (!ck.ok()) {
+    style.where = where;
+    return report.fail(ck.error(), style);
+  }
+  if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), style);
+  const auto files = parsed_files(*ck);
+  Result<validate::Report> r = validate::inspect_parsed(files, opt);
+  if (!r.ok()) return report.fail(r.error(), style);
+  report.succeed();
+  std::ostream& out = report.out();
+  if (a.json) return print_json(out, *r, a);
+  out << "OK: " << r->layers.size() << " quantized layer(s) accepted " << rules_text(a) << "\n";
+  if (a.quiet) return;
+  if (a.summary) {
+    for (const auto& [f, n] : format_counts(*r)) out << "  " << f << ": " << n << "\n";
     return;
   }
-  const Error& e = r.error();
-  ctx.exit_code = is_io_error(e) ? 2 : 1;
-  if (a.json) {
-    json::Value top = json::Value::object();
-    top.set("ok", json::Value::from_bool(false));
-    top.set("error", error_object(e));
-    ctx.out << json::dump(top) << "\n";
-  } else if (ctx.exit_code == 2) {
-    ctx.err << "w4a8check: " << e.message << "\n";
-  } else {
-    ctx.out << "REJECTED: " << e.type() << ": " << e.message << "\n  [" << e.code() << "]\n";
-  }
+  print_layers(out, *r);
 }
 
 }  // namespace
 
-void add_validate_command(CLI::App& app, CommandContext& ctx) {
+void add_validate_command(CLI::App& app, Reporter& report) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "validate",
-      "Check one checkpoint (all its shards, in the order given) the way sglang's\n"
-      "inspect_comfy_quant_markers does, and report exactly the error sglang would raise.\n"
+      "Check one checkpoint the way sglang's inspect_comfy_quant_markers does, and report exactly the\n"
+      "error sglang would raise. A checkpoint is one or more .safetensors shards (in the order given),\n"
+      "a directory, or a model.safetensors.index.json.\n"
       "Exit status: 0 accepted, 1 rejected, 2 usage or I/O error.");
-  cmd->add_option("files", args->files, "safetensors shard(s) of one checkpoint; paths appear in messages as given")
+  cmd->add_option("checkpoint", args->files,
+                  "safetensors shard(s), a directory or an index.json; paths appear in messages as given")
       ->required();
   cmd->add_flag("--json", args->json,
-                "print one JSON object: {\"ok\": true, \"layers\": {PREFIX: MARKER}} or "
-                "{\"ok\": false, \"error\": {\"type\", \"message\", \"code\"}}");
+                "print one JSON object: {\"ok\": true, \"upstream\": {\"sglang\": V}, \"strict\": B, \"layers\": "
+                "{PREFIX: MARKER}} or {\"ok\": false, \"upstream\": ..., \"error\": {\"type\", \"message\", \"code\"}}");
   cmd->add_flag("--strict", args->strict,
                 "also enforce the W4A8 kernels' contract (K, group size, ConvRot) and check tensor data "
                 "(NaN FP8 scales, non-finite or negative channel scales, codebook, correction)");
-  cmd->callback([args, &ctx] { run(*args, ctx); });
+  auto* quiet = cmd->add_flag("--quiet", args->quiet, "print the verdict line only");
+  auto* summary = cmd->add_flag("--summary", args->summary,
+                                "print layer counts per marker format instead of every layer (huge models)");
+  quiet->excludes(summary);
+  add_enum_option(*cmd, "--sglang", args->sglang, sglang_choices(),
+                  "the sglang release whose behaviour is predicted (w4a8check versions lists them)");
+  cmd->callback([args, &report] { run(*args, report); });
 }
 
 }  // namespace w4a8::cli

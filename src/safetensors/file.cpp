@@ -1,4 +1,6 @@
 // File::open: the whole file is mapped read-only; only the header pages are ever touched by parse().
+// Opened with O_NONBLOCK and fstat'ed before any read, so a FIFO or device given as a checkpoint is
+// refused at once instead of blocking.
 #include <cerrno>
 #include <cstring>
 
@@ -16,6 +18,14 @@ Error io_error(ErrorKind kind, const std::string& path, int err) {
   return make_error(kind, {path, std::strerror(err)});
 }
 
+const char* non_regular_kind(mode_t m) {
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "a special file";
+}
+
 // Closes the descriptor on every path out of open().
 struct Fd {
   int fd = -1;
@@ -29,14 +39,14 @@ struct Fd {
 Result<File> File::open(const std::string& path) {
   Fd fd;
   do {
-    fd.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   } while (fd.fd < 0 && errno == EINTR);
   if (fd.fd < 0) return io_error(ErrorKind::IoOpenFailed, path, errno);
   struct stat st {};
   if (::fstat(fd.fd, &st) != 0) return io_error(ErrorKind::IoReadFailed, path, errno);
   if (S_ISDIR(st.st_mode)) return io_error(ErrorKind::IoReadFailed, path, EISDIR);
   if (!S_ISREG(st.st_mode) || st.st_size < 0)
-    return make_error(ErrorKind::IoReadFailed, {path, "not a regular file"});
+    return make_error(ErrorKind::IoNotRegularFile, {path, non_regular_kind(st.st_mode)});
 
   File f;
   f.path_ = path;

@@ -1,0 +1,35 @@
+#include "cli/checkpoint_input.hpp"
+
+#include "cli/report.hpp"
+
+namespace w4a8::cli {
+
+Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt,
+                                       std::string* where) {
+  auto list = io::resolve_checkpoint(args);
+  if (!list.ok()) return std::move(list).error();
+  const std::vector<std::string> shards = list->shards;
+  std::string failed;
+  auto ck = io::Checkpoint::open(std::move(*list), &failed);
+  if (ck.ok()) return ck;
+  Error e = ck.error();
+  if (exit_status(e) == 1) {
+    // A container error: the validator opens shards one by one and may fail earlier, elsewhere.
+    validate::Options o = vopt;
+    o.strict = false;
+    auto upstream_first = validate::inspect_paths(shards, o);
+    if (!upstream_first.ok()) e = upstream_first.error();
+  }
+  // The first failing shard is the same in both orders; a marker error names its own file.
+  if (where && e.message.find(failed) == std::string::npos && e.kind == ck.error().kind) *where = failed;
+  return e;
+}
+
+std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck) {
+  std::vector<validate::ParsedFile> out;
+  out.reserve(ck.files().size());
+  for (const st::File& f : ck.files()) out.push_back({f.path(), f.bytes(), &f.header()});
+  return out;
+}
+
+}  // namespace w4a8::cli

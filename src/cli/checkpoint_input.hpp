@@ -1,0 +1,24 @@
+// A command's checkpoint argument(s) -> the open shard set, with the validator's precedence kept:
+// when a shard cannot be parsed, the error reported is the one sglang would raise first (an earlier
+// shard's marker error wins over a later shard's container error).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "io/checkpoint.hpp"
+#include "validate/inspect.hpp"
+
+namespace w4a8::cli {
+
+// @return the open checkpoint, or resolve_checkpoint()'s / the validator's / st::File::open's error;
+//         `where` then names the shard when the message does not (container errors).
+Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt,
+                                       std::string* where = nullptr);
+
+// The shards as the validator takes them (parsed once, by Checkpoint::open).
+std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck);
+
+}  // namespace w4a8::cli

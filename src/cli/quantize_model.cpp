@@ -1,0 +1,576 @@
+#include "cli/quantize_model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <numeric>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+
+#include "cli/checkpoint_input.hpp"
+#include "cli/ordered_pool.hpp"
+#include "cli/progress.hpp"
+#include "cli/report.hpp"
+#include "cli/suggest.hpp"
+#include "gemm/tensor_io.hpp"
+#include "io/atomic_file.hpp"
+#include "io/output_guard.hpp"
+#include "io/safetensors_out.hpp"
+#include "json/dump.hpp"
+#include "json/parse.hpp"
+#include "py/repr.hpp"
+
+namespace w4a8::cli {
+namespace {
+
+constexpr std::string_view kQuantMetaKey = "_quantization_metadata";
+constexpr std::size_t kListed = 10;  // skipped tensors named in the summary
+constexpr std::size_t kWorst = 5;    // worst layers named in the summary
+
+// One unit of output, in order: a quantized layer (its tensors) or a copied tensor.
+struct Item {
+  bool quantize = false;
+  std::string prefix;                // quantized: the layer prefix
+  io::Checkpoint::Ref src;           // quantized: the float weight; copied: the tensor itself
+  std::uint64_t n = 0, k = 0;
+  std::vector<io::OutTensor> outs;
+  std::uint64_t bytes = 0;
+  std::size_t shard = 0;
+  std::size_t job = 0;               // quantized: index among the quantized items
+};
+
+struct Skip {
+  std::string name, why;
+};
+
+struct LayerOut {
+  std::vector<st::TensorSpec> tensors;
+  double rel_l2 = 0;
+  std::optional<Error> error;  // about the layer named in `where`
+  std::string where;
+};
+
+bool ends_with(std::string_view s, std::string_view suf) {
+  return s.size() >= suf.size() && s.substr(s.size() - suf.size()) == suf;
+}
+
+std::string layer_prefix(std::string_view key) {
+  return std::string(ends_with(key, ".weight") ? key.substr(0, key.size() - 7) : key);
+}
+
+// Why a tensor cannot be quantized with these options (nullopt: it can).
+std::optional<std::string> not_quantizable(const st::TensorInfo& t, const gemm::QuantizeOptions& q) {
+  gemm::FloatDtype fd;
+  if (!gemm::float_dtype_of(t.dtype, fd)) return "dtype " + std::string(st::dtype_name(t.dtype)) + ", not F32/BF16/F16";
+  if (t.shape.size() != 2) return std::to_string(t.shape.size()) + "-D, not [N, K]";
+  const std::uint64_t n = t.shape[0], k = t.shape[1];
+  if (n == 0 || k == 0) return "empty (N=" + std::to_string(n) + ", K=" + std::to_string(k) + ")";
+  if (k % 16) return "K=" + std::to_string(k) + " not divisible by 16";
+  if (k % std::uint64_t(q.group_size)) return "K=" + std::to_string(k) + " not divisible by group_size=" + std::to_string(q.group_size);
+  if (k % std::uint64_t(q.convrot_groupsize))
+    return "K=" + std::to_string(k) + " not divisible by convrot_groupsize=" + std::to_string(q.convrot_groupsize);
+  return std::nullopt;
+}
+
+bool legal_options(const gemm::QuantizeOptions& q) {
+  const auto g = q.group_size, r = q.convrot_groupsize;
+  return g >= 4 && (16 % g == 0 || g % 16 == 0) && gemm::is_power_of_4(r);
+}
+
+// The marker a layer gets (it depends only on G and R): gemm::layer_tensors' own bytes.
+std::string marker_bytes(const gemm::QuantizeOptions& q) {
+  const auto lcm = std::lcm(std::lcm<std::int64_t>(16, q.group_size), q.convrot_groupsize);
+  const gemm::Layer l = gemm::make_zero_layer(1, std::uint64_t(lcm), q.group_size, q.convrot_groupsize);
+  for (const st::TensorSpec& t : gemm::layer_tensors(l, "p"))
+    if (t.name == "p.comfy_quant") return std::string(t.bytes.begin(), t.bytes.end());
+  return "{}";
+}
+
+// The tensors a quantized layer writes, in layer_tensors' order.
+std::vector<io::OutTensor> planned_layer(const std::string& p, std::uint64_t n, std::uint64_t k, const QuantizeJob& job,
+                                         std::size_t marker_len) {
+  std::vector<io::OutTensor> o;
+  o.push_back({p + ".weight", st::Dtype::I8, {n, k / 2}});
+  o.push_back({p + ".weight_s_rel", st::Dtype::F8_E4M3, {n, k / std::uint64_t(job.q.group_size)}});
+  o.push_back({p + ".weight_s_channel", st::Dtype::F32, {n}});
+  if (job.q.codebook) o.push_back({p + ".weight_codebook", st::Dtype::F32, {16}});
+  if (job.markers != MarkerChoice::Metadata) o.push_back({p + ".comfy_quant", st::Dtype::U8, {marker_len}});
+  return o;
+}
+
+LayerOut quantize_one(const Item& it, const QuantizeJob& job) {
+  LayerOut r;
+  r.where = "layer " + it.prefix;
+  try {
+    auto w = gemm::read_floats(*it.src.file, *it.src.info, "weights");
+    if (!w.ok()) return r.error = w.error(), r;
+    auto layer = gemm::quantize_weights(*w, it.n, it.k, job.q);
+    if (!layer.ok()) return r.error = layer.error(), r;
+    r.rel_l2 = gemm::relative_l2(gemm::dequantize_weights(*layer), *w);
+    for (st::TensorSpec& t : gemm::layer_tensors(*layer, it.prefix))
+      if (job.markers != MarkerChoice::Metadata || !ends_with(t.name, ".comfy_quant")) r.tensors.push_back(std::move(t));
+  } catch (const std::bad_alloc&) {
+    r.error = make_error(ErrorKind::SysResources, {"out of memory quantizing " + it.prefix, "std::bad_alloc"});
+  }
+  return r;
+}
+
+// The plan must match what the quantizer produced, byte for byte in size.
+bool matches_plan(const Item& it, const std::vector<st::TensorSpec>& t) {
+  if (t.size() != it.outs.size()) return false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto bytes = io::tensor_bytes(it.outs[i].dtype, it.outs[i].shape);
+    if (t[i].name != it.outs[i].name || t[i].dtype != it.outs[i].dtype || t[i].shape != it.outs[i].shape ||
+        !bytes || *bytes != t[i].bytes.size())
+      return false;
+  }
+  return true;
+}
+
+struct OutputNames {
+  std::string dir, stem;
+  bool single_file = false;  // --out FILE.safetensors
+  std::string out;
+  std::string shard(std::size_t i, std::size_t count) const {
+    if (count == 1) return single_file ? out : dir + "/" + stem + ".safetensors";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "-%05zu-of-%05zu.safetensors", i + 1, count);
+    return dir + "/" + stem + buf;
+  }
+  std::string index() const { return dir + "/" + stem + ".safetensors" + std::string(io::kIndexSuffix); }
+};
+
+Result<OutputNames> output_names(const std::string& out) {
+  OutputNames o;
+  o.out = out;
+  if (ends_with(out, ".safetensors")) {
+    o.single_file = true;
+    const auto slash = out.rfind('/');
+    o.dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : out.substr(0, slash));
+    const std::string base = slash == std::string::npos ? out : out.substr(slash + 1);
+    o.stem = base.substr(0, base.size() - 12);
+    return o;
+  }
+  o.dir = out;
+  o.stem = "model";
+  if (::mkdir(out.c_str(), 0777) != 0 && errno != EEXIST)
+    return make_error(ErrorKind::IoWriteFailed, {out, std::strerror(errno)});
+  struct stat st {};
+  if (::stat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return make_error(ErrorKind::IoWriteFailed, {out, "not a directory (name a FILE.safetensors or a directory)"});
+  return o;
+}
+
+// `_quantization_metadata` of one shard: the input's layers (kept) plus the new markers.
+std::string quant_metadata(const std::vector<std::pair<std::string, json::Value>>& kept,
+                           const std::vector<const Item*>& layers, const json::Value& marker) {
+  std::ostringstream s;
+  JsonWriter w(s);
+  w.begin_object().key("format_version").string("1.0").key("layers").begin_object();
+  for (const auto& [p, m] : kept) w.key(p).value(m);
+  for (const Item* it : layers) w.key(it->prefix).value(marker);
+  w.end_object().end_object();
+  return s.str();
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string human_bytes(std::uint64_t b) {
+  if (b >= 1'000'000'000) return fixed(double(b) / 1e9, 2) + " GB";
+  if (b >= 1'000'000) return fixed(double(b) / 1e6, 1) + " MB";
+  if (b >= 1'000) return fixed(double(b) / 1e3, 1) + " kB";
+  return std::to_string(b) + " bytes";
+}
+
+class QuantizeRun {
+ public:
+  QuantizeRun(const QuantizeJob& job, Reporter& report) : job_(job), report_(report) {}
+
+  void run() {
+    const bool single = !job_.key.empty();
+    if (single) {
+      // quantize_weights reports an illegal G or R itself (OpContract, as before).
+    } else if (!legal_options(job_.q)) {
+      return fail(make_error(ErrorKind::UsageError,
+                             {"--group-size " + std::to_string(job_.q.group_size) + " / --convrot-groupsize " +
+                              std::to_string(job_.q.convrot_groupsize) +
+                              ": group_size must be >= 4 and divide 16 or be a multiple of 16; convrot_groupsize a "
+                              "power of 4 >= 4"}));
+    }
+    validate::Options vopt;
+    std::string where;
+    auto ck = open_checkpoint(job_.inputs, vopt, &where);
+    if (!ck.ok()) return fail(ck.error(), where);
+    ck_ = &*ck;
+    if (auto idx = ck->check_index(); !idx.ok()) return fail(idx.error());
+    marker_ = marker_bytes(job_.q);
+    auto mj = json::loads_str(marker_);
+    marker_json_ = *mj;
+    if (!(single ? plan_single() : plan_model())) return;
+    if (!check_names() || !assign_shards()) return;
+    auto names = output_names(job_.out);
+    if (!names.ok()) return fail(names.error());
+    names_ = *names;
+    if (!guard_outputs() || !read_input_metadata()) return;
+    write_all();
+  }
+
+ private:
+  void fail(const Error& e, std::string_view where = {}) {
+    FailStyle style;
+    style.where = where;
+    report_.fail(e, style);
+  }
+
+  void add_copy(const std::string_view name, const io::Checkpoint::Ref& ref) {
+    Item c;
+    c.src = ref;
+    c.outs.push_back({std::string(name), ref.info->dtype, ref.info->shape});
+    c.bytes = ref.info->end - ref.info->begin;
+    items_.push_back(std::move(c));
+  }
+
+  void add_layer(const std::string& prefix, const io::Checkpoint::Ref& ref) {
+    Item q;
+    q.quantize = true;
+    q.prefix = prefix;
+    q.src = ref;
+    q.n = ref.info->shape[0];
+    q.k = ref.info->shape[1];
+    q.outs = planned_layer(prefix, q.n, q.k, job_, marker_.size());
+    for (const auto& o : q.outs) q.bytes += *io::tensor_bytes(o.dtype, o.shape);
+    q.job = jobs_.size();
+    jobs_.push_back(items_.size());
+    items_.push_back(std::move(q));
+  }
+
+  bool plan_single() {
+    const auto ref = ck_->find(job_.key);
+    if (!ref) {
+      std::vector<std::string_view> names;
+      for (const auto& [n, r] : ck_->tensors()) names.push_back(n);
+      std::string hint;
+      for (const auto& c : closest_names(job_.key, names)) hint += (hint.empty() ? "; closest: " : ", ") + py::repr_str(c);
+      fail(make_error(ErrorKind::UsageError, {ck_->describe() + " has no tensor " + py::repr_str(job_.key) + hint}));
+      return false;
+    }
+    const st::TensorInfo& t = *ref->info;
+    const std::string prefix = job_.prefix.empty() ? layer_prefix(job_.key) : job_.prefix;
+    if (t.shape.size() != 2) {
+      fail(make_error(ErrorKind::UsageError, {job_.key + " must be 2-D [N, K], got " + py::repr_shape(t.shape)}));
+      return false;
+    }
+    gemm::FloatDtype fd;
+    if (!gemm::float_dtype_of(t.dtype, fd)) {
+      fail(make_error(ErrorKind::OpDtype, {"weights", "F32, BF16 or F16", st::dtype_name(t.dtype)}));
+      return false;
+    }
+    if (t.shape[0] == 0 || t.shape[1] == 0) {
+      fail(make_error(ErrorKind::StrictZeroSized, {py::repr_str(prefix), std::to_string(t.shape[0]), std::to_string(t.shape[1])}));
+      return false;
+    }
+    // An illegal K, G or R: the quantizer's own operand error, before any data is read.
+    auto contract = gemm::quantize_weights({}, t.shape[0], t.shape[1], job_.q);
+    if (!contract.ok() && contract.error().kind != ErrorKind::UsageError) {
+      fail(contract.error());
+      return false;
+    }
+    add_layer(prefix, *ref);
+    if (auto bias = ck_->find(layer_prefix(job_.key) + ".bias")) {
+      // The layer keeps its bias (renamed with --prefix).
+      Item c;
+      c.src = *bias;
+      c.outs.push_back({prefix + ".bias", bias->info->dtype, bias->info->shape});
+      c.bytes = bias->info->end - bias->info->begin;
+      items_.push_back(std::move(c));
+    }
+    return true;
+  }
+
+  bool plan_model() {
+    std::vector<std::string> globs = job_.globs;
+    if (globs.empty()) globs.push_back("*.weight");
+    for (const auto& [name, ref] : ck_->tensors()) {
+      const std::string n(name);
+      const bool selected =
+          std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return ::fnmatch(g.c_str(), n.c_str(), 0) == 0; });
+      if (selected) {
+        if (auto why = not_quantizable(*ref.info, job_.q)) {
+          skipped_.push_back({n, *why});
+        } else {
+          add_layer(layer_prefix(n), ref);
+          continue;
+        }
+      }
+      add_copy(name, ref);
+    }
+    return true;
+  }
+
+  bool check_names() {
+    std::vector<std::string_view> all;
+    for (const Item& it : items_)
+      for (const auto& o : it.outs) all.push_back(o.name);
+    std::sort(all.begin(), all.end());
+    if (auto d = std::adjacent_find(all.begin(), all.end()); d != all.end()) {
+      fail(make_error(ErrorKind::UsageError,
+                      {"the output would hold tensor " + py::repr_str(*d) +
+                       " twice: an input tensor has the name of a quantized layer's tensor (exclude that layer with --keys)"}));
+      return false;
+    }
+    return true;
+  }
+
+  bool assign_shards() {
+    std::uint64_t size = 0;
+    std::size_t shard = 0;
+    for (Item& it : items_) {
+      if (size > 0 && size + it.bytes > job_.max_shard_bytes && job_.key.empty()) ++shard, size = 0;
+      it.shard = shard;
+      size += it.bytes;
+    }
+    shards_ = items_.empty() ? 1 : shard + 1;
+    return true;
+  }
+
+  bool guard_outputs() {
+    io::InputGuard guard;
+    for (const std::string& s : ck_->shards().shards) guard.add(s);
+    if (!ck_->shards().index.empty()) guard.add(ck_->shards().index);
+    std::vector<std::string> outs;
+    for (std::size_t s = 0; s < shards_; ++s) outs.push_back(names_.shard(s, shards_));
+    // An index left by an earlier run would make the directory name stale shards: rewrite it.
+    struct stat st {};
+    with_index_ = shards_ > 1 || ::stat(names_.index().c_str(), &st) == 0;
+    if (with_index_) outs.push_back(names_.index());
+    for (const std::string& o : outs)
+      if (auto g = guard.check_output(o); !g.ok()) return fail(g.error()), false;
+    return true;
+  }
+
+  // Input __metadata__ (first value of each key wins) and the input's own _quantization_metadata layers.
+  bool read_input_metadata() {
+    for (const st::File& f : ck_->files())
+      for (const auto& [k, v] : f.header().metadata) {
+        if (k == kQuantMetaKey) {
+          if (job_.markers == MarkerChoice::Tensor) {
+            if (!raw_quant_meta_) raw_quant_meta_ = v;
+            continue;
+          }
+          const auto doc = json::loads_str(v);
+          const json::Value* layers = doc.ok() && doc->is_object() ? doc->get("layers") : nullptr;
+          if (!layers || !layers->is_object())
+            return fail(make_error(ErrorKind::SgInvalidQuantMetadata, {f.path()})), false;
+          for (const auto& m : layers->members) kept_layers_.push_back(m);
+          continue;
+        }
+        const std::string& key = k;  // clang < 16 cannot capture a structured binding
+        if (std::none_of(meta_.begin(), meta_.end(), [&](const auto& e) { return e.first == key; })) meta_.emplace_back(k, v);
+      }
+    return true;
+  }
+
+  std::vector<std::pair<std::string, std::string>> shard_metadata(std::size_t s) const {
+    auto m = meta_;
+    if (job_.markers == MarkerChoice::Tensor) {
+      if (raw_quant_meta_) m.emplace_back(std::string(kQuantMetaKey), *raw_quant_meta_);
+      return m;
+    }
+    std::vector<const Item*> layers;
+    for (const Item& it : items_)
+      if (it.shard == s && it.quantize) layers.push_back(&it);
+    m.emplace_back(std::string(kQuantMetaKey), quant_metadata(kept_layers_, layers, marker_json_));
+    return m;
+  }
+
+  void write_all() {
+    const unsigned threads = std::max(1u, job_.threads);
+    OrderedPool<LayerOut> pool(jobs_.size(), threads, 2 * std::size_t(threads),
+                               [this](std::size_t j) { return quantize_one(items_[jobs_[j]], job_); });
+    if (pool.start_failed())
+      report_.note("started " + std::to_string(pool.workers()) + " of " + std::to_string(threads) +
+                   " threads (the system refused more); continuing with those");
+    std::vector<io::AtomicFile> files;
+    std::vector<double> errs(jobs_.size(), 0.0);
+    std::uint64_t total = 0;
+    {
+      Progress progress(report_.err(), Progress::pick(job_.quiet), jobs_.size(), "layers");
+      std::size_t next = 0;
+      for (std::size_t s = 0; s < shards_; ++s) {
+        const auto meta = shard_metadata(s);
+        std::vector<io::OutTensor> outs;
+        const std::size_t first = next;
+        while (next < items_.size() && items_[next].shard == s) {
+          for (const auto& o : items_[next].outs) outs.push_back(o);
+          ++next;
+        }
+        auto head = io::safetensors_prefix(outs, &meta);
+        if (!head.ok()) return fail(head.error());
+        const std::string path = names_.shard(s, shards_);
+        auto f = io::AtomicFile::create(path);
+        if (!f.ok()) return fail(f.error());
+        if (auto w = f->write({reinterpret_cast<const std::uint8_t*>(head->data()), head->size()}); !w.ok()) return fail(w.error());
+        for (std::size_t i = first; i < next; ++i) {
+          const Item& it = items_[i];
+          if (!it.quantize) {
+            if (auto w = f->write(it.src.file->data(*it.src.info)); !w.ok()) return fail(w.error());
+            continue;
+          }
+          LayerOut r = pool.take(it.job);
+          if (r.error) return fail(*r.error, r.where);
+          if (!matches_plan(it, r.tensors))
+            return fail(make_error(ErrorKind::UsageError, {"internal: layer " + it.prefix + " does not match its planned tensors"}));
+          for (const st::TensorSpec& t : r.tensors)
+            if (auto w = f->write(t.bytes); !w.ok()) return fail(w.error());
+          errs[it.job] = r.rel_l2;
+          progress.step(it.prefix + " [" + std::to_string(it.n) + " x " + std::to_string(it.k) + "] relative_l2=" + fixed(r.rel_l2, 6));
+        }
+        total += f->bytes_written();
+        if (auto fin = f->finish(); !fin.ok()) return fail(fin.error());
+        files.push_back(std::move(*f));
+      }
+    }
+    if (with_index_) {
+      auto idx = write_index();
+      if (!idx.ok()) return fail(idx.error());
+      files.push_back(std::move(*idx));
+    }
+    for (io::AtomicFile& f : files)  // index last: a reader never sees it before its shards
+      if (auto p = f.publish(); !p.ok()) return fail(p.error());
+    note_stale_shards();
+    summary(errs, total);
+  }
+
+  // Shards of an earlier run with another shard count stay (they are the user's files); say so.
+  void note_stale_shards() {
+    DIR* d = ::opendir(names_.dir.c_str());
+    if (!d) return;
+    const std::string pattern = names_.stem + "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors";
+    std::vector<std::string> stale;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (::fnmatch(pattern.c_str(), n.c_str(), 0) != 0) continue;
+      bool ours = false;
+      for (std::size_t s = 0; s < shards_ && !ours; ++s) ours = names_.shard(s, shards_) == names_.dir + "/" + n;
+      if (!ours) stale.push_back(n);
+    }
+    ::closedir(d);
+    if (stale.empty()) return;
+    std::sort(stale.begin(), stale.end());
+    std::string list;
+    for (std::size_t i = 0; i < stale.size() && i < kListed; ++i) list += (i ? ", " : "") + stale[i];
+    if (stale.size() > kListed) list += ", ...";
+    report_.note(std::to_string(stale.size()) + " shard file(s) in " + names_.dir + " are not part of this output and were left as they are: " + list);
+  }
+
+  Result<io::AtomicFile> write_index() {
+    std::vector<std::pair<std::string_view, std::size_t>> map;
+    std::uint64_t data = 0;
+    for (const Item& it : items_)
+      for (const auto& o : it.outs) {
+        map.emplace_back(o.name, it.shard);
+        data += *io::tensor_bytes(o.dtype, o.shape);
+      }
+    std::sort(map.begin(), map.end());
+    std::string text = "{\n  \"metadata\": {\n    \"total_size\": " + std::to_string(data) + "\n  },\n  \"weight_map\": {";
+    for (std::size_t i = 0; i < map.size(); ++i) {
+      std::string file = names_.shard(map[i].second, shards_);
+      file = file.substr(file.rfind('/') + 1);
+      text += (i ? ",\n    " : "\n    ") + json::dump_string(map[i].first) + ": " + json::dump_string(file);
+    }
+    text += "\n  }\n}\n";
+    auto f = io::AtomicFile::create(names_.index());
+    W4A8_TRY(f);
+    W4A8_TRY(f->write({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}));
+    W4A8_TRY(f->finish());
+    return f;
+  }
+
+  void summary(const std::vector<double>& errs, std::uint64_t total) {
+    std::ostream& out = report_.out();
+    report_.succeed();
+    if (!job_.key.empty()) {
+      const Item& it = items_[jobs_[0]];
+      out << "OK: " << it.prefix << " N=" << it.n << " K=" << it.k << " group_size=" << job_.q.group_size
+          << " convrot_groupsize=" << job_.q.convrot_groupsize << (job_.q.codebook ? " codebook" : " uniform")
+          << " relative_l2=" << fixed(errs[0], 6) << " -> " << job_.out << "\n";
+      return;
+    }
+    const std::size_t copied = items_.size() - jobs_.size();
+    out << "OK: quantized " << jobs_.size() << " layer(s), skipped " << skipped_.size() << ", copied " << copied
+        << " other tensor(s) -> ";
+    if (shards_ == 1) out << names_.shard(0, 1) << (with_index_ ? " + " + names_.index() : "");
+    else out << shards_ << " shards + " << names_.index();
+    out << " (" << human_bytes(total) << ", markers: " << choice_name<MarkerChoice>(kMarkers, job_.markers) << ")\n";
+    if (!errs.empty()) {
+      const double mean = std::accumulate(errs.begin(), errs.end(), 0.0) / double(errs.size());
+      std::vector<std::size_t> order(errs.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return errs[a] > errs[b]; });
+      out << "  relative L2 weight error: mean " << fixed(mean, 6) << ", max " << fixed(errs[order[0]], 6) << "\n  worst:";
+      for (std::size_t i = 0; i < order.size() && i < kWorst; ++i)
+        out << (i ? ", " : " ") << items_[jobs_[order[i]]].prefix << " " << fixed(errs[order[i]], 6);
+      out << "\n";
+    }
+    if (!skipped_.empty()) {
+      out << "  skipped (copied unchanged):";
+      for (std::size_t i = 0; i < skipped_.size() && i < kListed; ++i)
+        out << (i ? ", " : " ") << skipped_[i].name << " (" << skipped_[i].why << ")";
+      if (skipped_.size() > kListed) out << ", ... and " << skipped_.size() - kListed << " more";
+      out << "\n";
+    }
+  }
+
+  const QuantizeJob& job_;
+  Reporter& report_;
+  const io::Checkpoint* ck_ = nullptr;
+  std::string marker_;
+  json::Value marker_json_;
+  std::vector<Item> items_;
+  std::vector<std::size_t> jobs_;  // quantized items, by job index
+  std::vector<Skip> skipped_;
+  std::size_t shards_ = 1;
+  bool with_index_ = false;
+  OutputNames names_;
+  std::vector<std::pair<std::string, std::string>> meta_;
+  std::optional<std::string> raw_quant_meta_;
+  std::vector<std::pair<std::string, json::Value>> kept_layers_;
+};
+
+}  // namespace
+
+Result<std::uint64_t> parse_size(const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0 || i > 19) return make_error(ErrorKind::UsageError, {"--max-shard-size " + text + ": expected a size such as 5GB, 500MB or 1000000"});
+  std::uint64_t v = std::stoull(text.substr(0, i));
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
+  static const std::pair<const char*, std::uint64_t> kUnits[] = {
+      {"", 1}, {"B", 1}, {"KB", 1000}, {"MB", 1000'000}, {"GB", 1000'000'000}, {"TB", 1000'000'000'000},
+      {"KIB", 1ull << 10}, {"MIB", 1ull << 20}, {"GIB", 1ull << 30}, {"TIB", 1ull << 40}};
+  for (const auto& [u, mul] : kUnits)
+    if (unit == u) {
+      if (v > UINT64_MAX / mul) break;
+      if (v * mul == 0) return make_error(ErrorKind::UsageError, {"--max-shard-size must be positive"});
+      return v * mul;
+    }
+  return make_error(ErrorKind::UsageError, {"--max-shard-size " + text + ": expected a size such as 5GB, 500MB or 1000000"});
+}
+
+void run_quantize(const QuantizeJob& job, Reporter& report) { QuantizeRun(job, report).run(); }
+
+}  // namespace w4a8::cli

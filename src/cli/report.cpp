@@ -1,0 +1,98 @@
+#include "cli/report.hpp"
+
+#include <cmath>
+#include <ostream>
+
+#include "json/dump.hpp"
+#include "json/number.hpp"
+
+namespace w4a8::cli {
+
+int exit_status(const Error& e) { return error_info(e.kind).exit == ExitClass::Reject ? 1 : 2; }
+
+void JsonWriter::separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!first_.empty()) {
+    if (!first_.back()) os_ << ", ";
+    first_.back() = false;
+  }
+}
+
+JsonWriter& JsonWriter::begin_object() {
+  separate();
+  os_ << '{';
+  first_.push_back(true);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_object() {
+  os_ << '}';
+  first_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  separate();
+  os_ << json::dump_string(k) << ": ";
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::string(std::string_view v) {
+  separate();
+  os_ << json::dump_string(v);
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(bool v) {
+  separate();
+  os_ << (v ? "true" : "false");
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(std::uint64_t v) {
+  separate();
+  os_ << v;
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(double v) {
+  separate();
+  os_ << json::py_float_repr(v);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(const json::Value& v) {
+  separate();
+  os_ << json::dump(v);
+  return *this;
+}
+
+void Reporter::fail(const Error& e, const FailStyle& style) {
+  exit_ = exit_status(e);
+  if (style.format == Format::Json) {
+    JsonWriter w(out_);
+    w.begin_object().key("ok").boolean(false);
+    if (!style.upstream_sglang.empty()) w.key("upstream").begin_object().key("sglang").string(style.upstream_sglang).end_object();
+    w.key("error").begin_object();
+    w.key("type").string(e.type()).key("message").string(e.message).key("code").string(e.code());
+    if (!style.where.empty()) w.key("file").string(style.where);
+    w.end_object().end_object();
+    out_ << "\n";
+    return;
+  }
+  const std::string where = style.where.empty() ? "" : std::string(style.where) + ": ";
+  if (exit_ == 1) {
+    out_ << "REJECTED: " << where << e.type() << ": " << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]\n";
+  } else {
+    err_ << "w4a8check: " << where << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]\n";
+  }
+}
+
+void Reporter::warn(std::string_view text) { err_ << "w4a8check: warning: " << text << "\n"; }
+void Reporter::note(std::string_view text) { err_ << "w4a8check: note: " << text << "\n"; }
+
+}  // namespace w4a8::cli

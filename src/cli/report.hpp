@@ -1,0 +1,73 @@
+// The one reporter of the CLI: how an outcome is rendered (text or JSON) and which exit status it
+// gives. Exit statuses come from the error table (error_info(kind).exit): 0 success/accepted,
+// 1 Reject (the input was checked and refused), 2 Usage (usage, I/O, environment).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace w4a8::json { struct Value; }
+
+namespace w4a8::cli {
+
+enum class Format : std::uint8_t { Text, Json };
+
+// 1 for ExitClass::Reject, 2 for ExitClass::Usage.
+int exit_status(const Error& e);
+
+// Streams JSON text with Python json.dumps' separators (", ", ": "), so output of any size is
+// written as it is produced (no document tree is built).
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::ostream& os) : os_(os) {}
+  JsonWriter& begin_object();
+  JsonWriter& end_object();
+  JsonWriter& key(std::string_view k);  // an object member's key (WTF-8)
+  JsonWriter& string(std::string_view v);
+  JsonWriter& boolean(bool v);
+  JsonWriter& number(std::uint64_t v);
+  JsonWriter& number(double v);
+  JsonWriter& value(const json::Value& v);  // json.dumps(v)
+
+ private:
+  void separate();
+  std::ostream& os_;
+  std::vector<bool> first_;  // per open container: no member written yet
+  bool after_key_ = false;
+};
+
+struct FailStyle {
+  Format format = Format::Text;
+  std::string_view where;            // the file or option the error concerns when the message does not say
+  std::string_view upstream_sglang;  // JSON: "upstream": {"sglang": ...} (validate)
+  bool one_line = false;             // --quiet: the verdict on one line
+};
+
+class Reporter {
+ public:
+  Reporter(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+  std::ostream& out() { return out_; }
+  std::ostream& err() { return err_; }
+
+  // Renders e and sets the exit status from the error table.
+  // Text: Reject -> stdout "REJECTED: [WHERE: ]TYPE: MESSAGE" + "  [CODE]"; Usage -> stderr
+  // "w4a8check: [WHERE: ]MESSAGE" + "  [CODE]". JSON (stdout): {"ok": false, ["upstream": ...,]
+  // "error": {"type", "message", "code"[, "file"]}}.
+  void fail(const Error& e, const FailStyle& style = {});
+  void warn(std::string_view text);  // stderr "w4a8check: warning: TEXT"
+  void note(std::string_view text);  // stderr "w4a8check: note: TEXT"
+  void succeed() { exit_ = 0; }
+  int exit_code() const { return exit_; }
+
+ private:
+  std::ostream& out_;
+  std::ostream& err_;
+  int exit_ = 0;
+};
+
+}  // namespace w4a8::cli

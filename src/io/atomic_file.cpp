@@ -1,0 +1,222 @@
+#include "io/atomic_file.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace w4a8::io {
+namespace {
+
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+
+// Temporaries alive right now, for the signal handler: malloc'd paths in lock-free slots (a handler
+// may only unlink, so nothing here allocates or locks on its path).
+constexpr int kSlots = 256;
+std::atomic<char*> g_live[kSlots];
+
+int register_temp(const std::string& path) {
+  char* copy = ::strdup(path.c_str());
+  if (!copy) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    char* expected = nullptr;
+    if (g_live[i].compare_exchange_strong(expected, copy)) return i;
+  }
+  std::free(copy);  // more than kSlots live outputs: still removed on normal failure paths
+  return -1;
+}
+
+void unregister_temp(int slot) {
+  if (slot < 0) return;
+  std::free(g_live[slot].exchange(nullptr));
+}
+
+extern "C" void cleanup_on_signal(int sig) {
+  for (auto& slot : g_live)
+    if (char* p = slot.load()) ::unlink(p);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
+}
+
+Error write_error(const std::string& path, int err) { return make_error(ErrorKind::IoWriteFailed, {path, std::strerror(err)}); }
+Error write_error(const std::string& path, const char* why) { return make_error(ErrorKind::IoWriteFailed, {path, why}); }
+
+mode_t process_umask() {
+  static const mode_t m = [] {
+    const mode_t u = ::umask(0);
+    ::umask(u);
+    return u;
+  }();
+  return m;
+}
+
+std::string dir_of(const std::string& p) {
+  const auto slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+std::string base_of(const std::string& p) {
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+}  // namespace
+
+void install_output_cleanup() {
+  ::signal(SIGXFSZ, SIG_IGN);
+  for (int sig : kCleanupSignals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;  // keep an inherited SIG_IGN
+    struct sigaction sa {};
+    sa.sa_handler = cleanup_on_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+  (void)process_umask();  // read once now, while the process has one thread
+}
+
+struct AtomicFile::State {
+  std::string target;     // as given (messages)
+  std::string real;       // what gets replaced (symlinks followed)
+  std::string tmp;        // temporary beside `real`
+  int fd = -1;
+  int slot = -1;
+  bool direct = false;    // a character device, written in place
+  bool finished = false, published = false;
+  mode_t mode = 0644;
+  std::uint64_t written = 0;
+
+  ~State() {
+    if (fd >= 0) ::close(fd);
+    if (!direct && !published && !tmp.empty()) ::unlink(tmp.c_str());
+    unregister_temp(slot);
+  }
+};
+
+AtomicFile::AtomicFile(std::unique_ptr<State> s) : s_(std::move(s)) {}
+AtomicFile::AtomicFile(AtomicFile&&) noexcept = default;
+AtomicFile& AtomicFile::operator=(AtomicFile&&) noexcept = default;
+AtomicFile::~AtomicFile() = default;
+
+const std::string& AtomicFile::path() const { return s_->target; }
+std::uint64_t AtomicFile::bytes_written() const { return s_->written; }
+
+Result<AtomicFile> AtomicFile::create(const std::string& path) {
+  if (path.empty()) return write_error(path, "empty path");
+  auto s = std::make_unique<State>();
+  s->target = path;
+  s->real = path;
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    char buf[PATH_MAX];
+    if (!::realpath(path.c_str(), buf)) return write_error(path, "a symbolic link whose target cannot be resolved");
+    s->real = buf;
+  }
+  struct stat st {};
+  if (::stat(s->real.c_str(), &st) == 0) {
+    if (S_ISCHR(st.st_mode)) {  // /dev/null and friends: nothing to replace
+      s->direct = true;
+      do {
+        s->fd = ::open(s->real.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+      } while (s->fd < 0 && errno == EINTR);
+      if (s->fd < 0) return write_error(path, errno);
+      return AtomicFile(std::move(s));
+    }
+    if (S_ISDIR(st.st_mode)) return write_error(path, EISDIR);
+    if (!S_ISREG(st.st_mode)) return write_error(path, "not a regular file");
+    s->mode = st.st_mode & 07777;
+  } else if (errno != ENOENT) {
+    return write_error(path, errno);
+  } else {
+    s->mode = 0666 & ~process_umask();
+  }
+  std::string pattern = dir_of(s->real) + "/." + base_of(s->real) + ".w4a8tmp-XXXXXX";
+  // No cleanup signal between creating the temporary and registering it.
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int sig : kCleanupSignals) sigaddset(&block, sig);
+  ::pthread_sigmask(SIG_BLOCK, &block, &old);
+  s->fd = ::mkostemp(pattern.data(), O_CLOEXEC);
+  const int err = errno;
+  if (s->fd >= 0) {
+    s->tmp = pattern;
+    s->slot = register_temp(s->tmp);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (s->fd < 0) return write_error(path, err);
+  return AtomicFile(std::move(s));
+}
+
+Status AtomicFile::write(std::span<const std::uint8_t> bytes) {
+  State& s = *s_;
+  if (s.fd < 0 || s.finished) return write_error(s.target, "write after finish");
+  const std::uint8_t* p = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(s.fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return write_error(s.target, errno);
+    }
+    p += n;
+    left -= std::size_t(n);
+    s.written += std::uint64_t(n);
+  }
+  return Ok{};
+}
+
+Status AtomicFile::finish() {
+  State& s = *s_;
+  if (s.finished) return Ok{};
+  if (!s.direct) {
+    if (::fchmod(s.fd, s.mode) != 0) return write_error(s.target, errno);
+    if (::fsync(s.fd) != 0) return write_error(s.target, errno);
+  }
+  const int fd = s.fd;
+  s.fd = -1;
+  if (::close(fd) != 0 && errno != EINTR) return write_error(s.target, errno);
+  s.finished = true;
+  return Ok{};
+}
+
+Status AtomicFile::publish() {
+  State& s = *s_;
+  if (!s.finished) return write_error(s.target, "publish before finish");
+  if (s.direct || s.published) return Ok{};
+  if (::rename(s.tmp.c_str(), s.real.c_str()) != 0) return write_error(s.target, errno);
+  s.published = true;
+  unregister_temp(s.slot);
+  s.slot = -1;
+  // The rename itself must survive a crash: fsync the directory entry.
+  const std::string dir = dir_of(s.real);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    const int rc = ::fsync(dfd);
+    const int err = errno;
+    ::close(dfd);
+    if (rc != 0 && err != EINVAL) return write_error(s.target, err);
+  }
+  return Ok{};
+}
+
+Status AtomicFile::commit() {
+  W4A8_TRY(finish());
+  return publish();
+}
+
+Status write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes) {
+  auto f = AtomicFile::create(path);
+  W4A8_TRY(f);
+  W4A8_TRY(f->write(bytes));
+  return f->commit();
+}
+
+}  // namespace w4a8::io

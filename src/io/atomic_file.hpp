@@ -1,0 +1,54 @@
+// Outputs that never destroy the previous file: bytes go to a temporary file in the target's
+// directory, which is fsynced and then renamed over the target (and the directory fsynced). On any
+// failure before the rename (ENOSPC, EFBIG under `ulimit -f`, a signal) the old file is untouched
+// and the temporary is removed. Every command that writes uses this.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/result.hpp"
+
+namespace w4a8::io {
+
+// Process-wide set-up, once, before any output is created: SIGXFSZ is ignored (a write past
+// `ulimit -f` then fails with EFBIG instead of killing the process), and SIGINT, SIGTERM, SIGHUP
+// and SIGQUIT remove every live temporary file before the process dies of the signal.
+void install_output_cleanup();
+
+class AtomicFile {
+ public:
+  // Creates the temporary beside `path`. A symlink at `path` is followed: the file it points to is
+  // replaced and the link kept. An existing non-regular target is refused, except a character device
+  // (/dev/null), which is written in place.
+  // @return AtomicFile, or IoWriteFailed (naming path).
+  static Result<AtomicFile> create(const std::string& path);
+
+  AtomicFile(AtomicFile&&) noexcept;
+  AtomicFile& operator=(AtomicFile&&) noexcept;
+  ~AtomicFile();  // removes the temporary unless publish() succeeded
+
+  // Appends bytes (partial writes and EINTR retried). @return Ok or IoWriteFailed (naming path()).
+  Status write(std::span<const std::uint8_t> bytes);
+  // fsync + close: the data is durable under the temporary name. @return Ok or IoWriteFailed.
+  Status finish();
+  // Renames the finished temporary over the target, then fsyncs the directory. @return Ok or IoWriteFailed.
+  Status publish();
+  // finish() then publish().
+  Status commit();
+
+  const std::string& path() const;  // the target, as given
+  std::uint64_t bytes_written() const;
+
+ private:
+  struct State;
+  explicit AtomicFile(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+};
+
+// Writes a whole file atomically. @return Ok or IoWriteFailed.
+Status write_file_atomic(const std::string& path, std::span<const std::uint8_t> bytes);
+
+}  // namespace w4a8::io

@@ -1,0 +1,123 @@
+#include "plugin/plugin.hpp"
+
+#include <cstdlib>
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+
+namespace w4a8::plugin {
+namespace {
+
+#ifndef W4A8_CUDA_MODULE_NAME
+#define W4A8_CUDA_MODULE_NAME "libw4a8check_cuda.so"
+#endif
+
+Error incompatible(const std::string& path, std::string why) {
+  return make_error(ErrorKind::PluginIncompatible, {path, why});
+}
+
+std::string exe_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  std::string p(buf, std::size_t(n));
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? "" : p.substr(0, slash);
+}
+
+}  // namespace
+
+Result<Plugin> Plugin::load(const std::string& path) {
+  ::dlerror();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = ::dlerror();
+    return make_error(ErrorKind::PluginLoadFailed, {path, e ? e : "dlopen failed"});
+  }
+  auto entry = reinterpret_cast<w4a8_kernel_plugin_fn>(::dlsym(handle, W4A8_KERNEL_PLUGIN_SYMBOL));
+  if (!entry) {
+    ::dlclose(handle);
+    return make_error(ErrorKind::PluginLoadFailed, {path, "it does not export " W4A8_KERNEL_PLUGIN_SYMBOL});
+  }
+  const w4a8_kernel_plugin* t = entry();
+  if (!t) return incompatible(path, W4A8_KERNEL_PLUGIN_SYMBOL "() returned NULL");
+  if (t->abi_version != W4A8_KERNEL_ABI_VERSION)
+    return incompatible(path, "ABI version " + std::to_string(t->abi_version) + ", expected " +
+                                  std::to_string(W4A8_KERNEL_ABI_VERSION));
+  if (t->struct_size < sizeof(w4a8_kernel_plugin))
+    return incompatible(path, "table of " + std::to_string(t->struct_size) + " bytes, expected at least " +
+                                  std::to_string(sizeof(w4a8_kernel_plugin)));
+  if (!t->name || !t->check_problem || !t->workspace_size || !t->run || !t->last_error)
+    return incompatible(path, "name, check_problem, workspace_size, run and last_error must all be set");
+  if (t->memory != W4A8_MEMORY_HOST && t->memory != W4A8_MEMORY_CUDA_DEVICE)
+    return incompatible(path, "unknown memory space " + std::to_string(int(t->memory)));
+  if (t->memory == W4A8_MEMORY_CUDA_DEVICE &&
+      (!t->device_count || !t->alloc || !t->free || !t->copy_to_device || !t->copy_to_host || !t->synchronize))
+    return incompatible(path, "a CUDA_DEVICE plugin must set device_count, alloc, free, copy_to_device, "
+                              "copy_to_host and synchronize");
+  Plugin p;
+  p.table_ = t;
+  p.path_ = path;
+  return p;
+}
+
+std::string Plugin::describe() const {
+  std::string s(name());
+  if (!version().empty()) s += " " + std::string(version());
+  return s + " (" + path_ + ")";
+}
+
+std::string_view cuda_module_name() { return W4A8_CUDA_MODULE_NAME; }
+
+std::vector<std::string> cuda_module_candidates() {
+  if (const char* env = std::getenv("W4A8CHECK_CUDA_MODULE"); env && *env) return {env};
+  std::vector<std::string> out;
+  const std::string name(cuda_module_name());
+  const std::string dir = exe_dir();
+  if (!dir.empty()) {
+    out.push_back(dir + "/" + name);
+    out.push_back(dir + "/lib/" + name);  // the build tree: build/w4a8check, build/lib/<module>
+    out.push_back(dir + "/../lib/w4a8check/" + name);
+    out.push_back(dir + "/../lib/" + name);
+  }
+#ifdef W4A8_INSTALL_LIBDIR
+  out.push_back(std::string(W4A8_INSTALL_LIBDIR) + "/w4a8check/" + name);
+#endif
+  return out;
+}
+
+Result<Plugin> load_cuda_module() {
+  const auto candidates = cuda_module_candidates();
+  const bool from_env = std::getenv("W4A8CHECK_CUDA_MODULE") && *std::getenv("W4A8CHECK_CUDA_MODULE");
+  for (const std::string& c : candidates)
+    if (from_env || ::access(c.c_str(), F_OK) == 0) return Plugin::load(c);  // an explicit path reports its own error
+  std::string where;
+  for (const std::string& c : candidates) where += (where.empty() ? "" : ", ") + c;
+  return make_error(ErrorKind::CudaModuleMissing, {std::string(cuda_module_name()), where.empty() ? "nowhere" : where});
+}
+
+std::string caps_text(std::uint64_t caps) {
+  static const std::pair<std::uint64_t, const char*> kNames[] = {
+      {W4A8_CAP_INTEGER_PATH, "integer path"}, {W4A8_CAP_CORRECTION_PATH, "correction path"},
+      {W4A8_CAP_6BIT, "6-bit codes"},          {W4A8_CAP_F32_SCALES, "F32 group scales"},
+      {W4A8_CAP_EAGER_POLICY, "eager policy"}, {W4A8_CAP_INTERMEDIATES, "intermediates"}};
+  std::string s;
+  for (const auto& [bit, text] : kNames)
+    if (caps & bit) s += (s.empty() ? "" : ", ") + std::string(text);
+  return s.empty() ? "nothing" : s;
+}
+
+std::string_view status_name(w4a8_status s) {
+  switch (s) {
+    case W4A8_OK: return "W4A8_OK";
+    case W4A8_ERR_CONTRACT: return "W4A8_ERR_CONTRACT";
+    case W4A8_ERR_ARGUMENT: return "W4A8_ERR_ARGUMENT";
+    case W4A8_ERR_UNSUPPORTED: return "W4A8_ERR_UNSUPPORTED";
+    case W4A8_ERR_CUDA: return "W4A8_ERR_CUDA";
+    case W4A8_ERR_NO_DEVICE: return "W4A8_ERR_NO_DEVICE";
+  }
+  return "unknown status";
+}
+
+}  // namespace w4a8::plugin

@@ -1,0 +1,53 @@
+// Kernel plugins (kernels/w4a8_cuda.h): shared modules exporting w4a8_kernel_plugin_v1, loaded with
+// dlopen. Used by `gemm --kernel PATH.so` and `gemm --impl cuda` (this project's CUDA module), so
+// the w4a8check executable itself never links a GPU runtime.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+#include "kernels/w4a8_cuda.h"
+
+namespace w4a8::plugin {
+
+class Plugin {
+ public:
+  // dlopen(path) (RTLD_NOW | RTLD_LOCAL), the entry symbol, then the table: abi_version must be
+  // W4A8_KERNEL_ABI_VERSION, struct_size at least this build's sizeof(w4a8_kernel_plugin), name,
+  // check_problem, workspace_size, run and last_error set, and for CUDA_DEVICE modules every device
+  // function. The module stays loaded for the life of the process.
+  // @return Plugin, or PluginLoadFailed (dlopen/dlsym text: a missing dependency such as libcudart
+  //         shows here), PluginIncompatible (what does not match).
+  static Result<Plugin> load(const std::string& path);
+
+  const w4a8_kernel_plugin& table() const { return *table_; }
+  const std::string& path() const { return path_; }
+  std::string_view name() const { return table_->name; }
+  std::string_view version() const { return table_->version ? table_->version : ""; }
+  bool device() const { return table_->memory == W4A8_MEMORY_CUDA_DEVICE; }
+  // "NAME VERSION (PATH)", for messages and output metadata.
+  std::string describe() const;
+
+ private:
+  const w4a8_kernel_plugin* table_ = nullptr;
+  std::string path_;
+};
+
+// File name of this project's CUDA module (built next to w4a8check when CUDA is available).
+std::string_view cuda_module_name();
+// Where `--impl cuda` looks, in order: $W4A8CHECK_CUDA_MODULE alone when set; else next to the
+// executable, its lib/ (the build tree), then ../lib/w4a8check/ and ../lib/ relative to it, then the
+// install lib dir.
+std::vector<std::string> cuda_module_candidates();
+// The first candidate that exists, loaded. @return Plugin, or CudaModuleMissing listing the places
+//         searched, or load()'s errors.
+Result<Plugin> load_cuda_module();
+
+// Capability names for messages ("integer path", "6-bit", ...), comma-separated.
+std::string caps_text(std::uint64_t caps);
+std::string_view status_name(w4a8_status s);
+
+}  // namespace w4a8::plugin

@@ -1,0 +1,140 @@
+// Pieces of the CLI: the reporter's exit statuses (from the error table's exit column) and formats,
+// the streaming JSON writer against Python's json.dumps, enum option tables, the banded "did you
+// mean" distance against a plain dynamic program, --max-shard-size parsing, the --threads cap.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "cli/options.hpp"
+#include "cli/quantize_model.hpp"
+#include "cli/report.hpp"
+#include "cli/suggest.hpp"
+#include "json/value.hpp"
+#include "run_cli.hpp"
+
+namespace w4a8::cli {
+namespace {
+
+TEST(Reporter, ExitStatusComesFromTheErrorTable) {
+  int rejects = 0, usages = 0;
+  for (const ErrorInfo& info : kErrorTable) {
+    Error e{info.kind, "m"};
+    const int want = info.exit == ExitClass::Reject ? 1 : 2;
+    EXPECT_EQ(exit_status(e), want) << info.code;
+    std::ostringstream out, err;
+    Reporter r(out, err);
+    r.fail(e);
+    EXPECT_EQ(r.exit_code(), want);
+    (want == 1 ? rejects : usages)++;
+    if (want == 1) {
+      EXPECT_EQ(out.str(), "REJECTED: " + std::string(info.py_type) + ": m\n  [" + std::string(info.code) + "]\n");
+      EXPECT_TRUE(err.str().empty());
+    } else {
+      EXPECT_EQ(err.str(), "w4a8check: m\n  [" + std::string(info.code) + "]\n");
+      EXPECT_TRUE(out.str().empty());
+    }
+  }
+  EXPECT_GT(rejects, 0);
+  EXPECT_GT(usages, 0);
+}
+
+TEST(Reporter, JsonAndOneLineForms) {
+  std::ostringstream out, err;
+  Reporter r(out, err);
+  FailStyle s;
+  s.format = Format::Json;
+  s.upstream_sglang = "0.5.23";
+  s.where = "a\"b.safetensors";
+  r.fail(make_error(ErrorKind::SgW4a8Rank, {"'x'", "(1,)"}), s);
+  EXPECT_EQ(out.str(),
+            "{\"ok\": false, \"upstream\": {\"sglang\": \"0.5.23\"}, \"error\": {\"type\": \"ValueError\", \"message\": "
+            "\"Comfy W4A8 layer 'x' needs a 2D packed weight, got (1,)\", \"code\": \"sglang.w4a8.rank\", \"file\": "
+            "\"a\\\"b.safetensors\"}}\n");
+  std::ostringstream o2, e2;
+  Reporter q(o2, e2);
+  FailStyle one;
+  one.one_line = true;
+  q.fail(make_error(ErrorKind::IoOpenFailed, {"f", "No such file or directory"}), one);
+  EXPECT_EQ(e2.str(), "w4a8check: cannot open f: No such file or directory  [io.open_failed]\n");
+}
+
+TEST(JsonWriter, MatchesPythonJsonDumps) {
+  std::ostringstream s;
+  JsonWriter w(s);
+  json::Value v = json::Value::object();
+  v.set("k", json::Value::from_int(3));
+  w.begin_object().key("a\u00e9\n").string("x\u2028y").key("b").begin_object().end_object().key("c").number(std::uint64_t(7));
+  w.key("d").number(0.1).key("e").boolean(false).key("f").value(v).end_object();
+  const std::string py = std::string(W4A8_PYTHON) +
+                         " -c 'import json; print(json.dumps({\"a\\u00e9\\n\": \"x\\u2028y\", \"b\": {}, \"c\": 7, \"d\": 0.1, "
+                         "\"e\": False, \"f\": {\"k\": 3}}), end=\"\")'";
+  const auto r = testing::run_command(py);
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(s.str(), r.out);
+}
+
+TEST(Options, EnumTablesRoundTrip) {
+  for (const auto& c : kImpls) EXPECT_EQ(choice_name<ImplChoice>(kImpls, c.value), c.name);
+  EXPECT_EQ(choice_list<gemm::FloatDtype>(kOutDtypes), "f32, bf16, f16");
+  EXPECT_EQ(choice_list<MarkerChoice>(kMarkers), "tensor, metadata, both");
+  EXPECT_EQ(choice_list<int>(kBits), "4, 6");
+  EXPECT_EQ(choice_list<ScaleDtypeChoice>(kScaleDtypes), "fp8, f32");
+  ASSERT_EQ(comfy_kitchen_choices().size(), upstream::kComfyKitchenCount);
+  EXPECT_EQ(comfy_kitchen_choices().back().value, upstream::kLatestComfyKitchen);
+  ASSERT_EQ(sglang_choices().size(), upstream::kSglangCount);
+  EXPECT_EQ(sglang_choices().back().value, upstream::kLatestSglang);
+}
+
+std::size_t plain_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+  return d[a.size()][b.size()];
+}
+
+TEST(Suggest, BoundedDistanceAgreesWithThePlainDynamicProgram) {
+  std::mt19937 rng(3);
+  auto word = [&] {
+    std::string s(rng() % 12, 'a');
+    for (char& c : s) c = char('a' + rng() % 3);
+    return s;
+  };
+  for (int i = 0; i < 3000; ++i) {
+    const std::string a = word(), b = word();
+    const std::size_t limit = rng() % 6, d = plain_distance(a, b);
+    EXPECT_EQ(edit_distance(a, b, limit), std::min(d, limit + 1)) << a << " / " << b << " limit " << limit;
+  }
+  const std::vector<std::string_view> names = {"blocks.0.attn", "blocks.1.attn", "blocks.10.attn", "head"};
+  EXPECT_EQ(closest_names("blocks.1.atn", names), (std::vector<std::string>{"blocks.1.attn", "blocks.0.attn", "blocks.10.attn"}));
+  EXPECT_TRUE(closest_names("zzzzzzzzzzzzzzzzzzzzzzzz", names).empty());
+}
+
+TEST(ParseSize, UnitsAndErrors) {
+  EXPECT_EQ(*parse_size("5GB"), 5'000'000'000ull);
+  EXPECT_EQ(*parse_size("500mb"), 500'000'000ull);
+  EXPECT_EQ(*parse_size("2GiB"), 2ull << 30);
+  EXPECT_EQ(*parse_size("1000"), 1000ull);
+  EXPECT_EQ(*parse_size("64KiB"), 65536ull);
+  for (const char* bad : {"", "GB", "5 GB", "0", "-1", "5XB", "99999999999999999999", "20000000000TB"})
+    EXPECT_FALSE(parse_size(bad).ok()) << bad;
+}
+
+TEST(Threads, CappedAtTheHardwareWithANote) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  std::ostringstream out, err;
+  Reporter r(out, err);
+  EXPECT_EQ(resolve_threads(0, r), hw);
+  EXPECT_EQ(resolve_threads(1, r), 1u);
+  EXPECT_TRUE(err.str().empty());
+  EXPECT_EQ(resolve_threads(100000, r), hw);
+  EXPECT_EQ(err.str(), "w4a8check: note: --threads 100000 capped at " + std::to_string(hw) +
+                           " (the hardware threads of this machine)\n");
+}
+
+}  // namespace
+}  // namespace w4a8::cli

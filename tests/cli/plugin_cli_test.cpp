@@ -1,0 +1,124 @@
+// `gemm --kernel PATH.so` and `--impl cuda` through the binary: the example C plugin and a pretend
+// device module give the reference's output and intermediates bit for bit; a missing module, a
+// missing driver/device and an unsupported problem are clear errors (exit 2).
+#include <sys/stat.h>
+
+#include "cli_fixture.hpp"
+#include "gemm/quantizer.hpp"
+
+namespace w4a8::testing {
+namespace {
+
+std::vector<float> ramp(std::size_t n, float scale, int salt = 0) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = scale * float(int((i + std::size_t(salt)) * 53 % 97) - 48) / 48.0f;
+  return v;
+}
+
+class PluginCli : public CliFixture {
+ protected:
+  void SetUp() override {
+    CliFixture::SetUp();
+    gemm::QuantizeOptions q;
+    q.convrot_groupsize = 64;
+    q.group_size = 32;
+    auto l = gemm::quantize_weights(ramp(40 * 128, 1.0f), 40, 128, q);
+    ASSERT_TRUE(l.ok());
+    l->bias_shape = gemm::Shape{40};
+    l->bias_dtype = gemm::FloatDtype::F16;
+    l->bias = std::vector<float>(40, 0.75f);
+    write(p("ck.safetensors"), gemm::layer_tensors(*l, "blk"));
+  }
+  // Every tensor of two gemm outputs, byte for byte (metadata differs: impl, isa).
+  void expect_same_tensors(const std::string& a, const std::string& b) {
+    auto fa = st::File::open(a), fb = st::File::open(b);
+    ASSERT_TRUE(fa.ok() && fb.ok());
+    ASSERT_EQ(fa->header().tensors.size(), fb->header().tensors.size());
+    for (const auto& t : fa->header().tensors) {
+      const st::TensorInfo* u = fb->header().find(t.name);
+      ASSERT_NE(u, nullptr) << t.name;
+      EXPECT_EQ(t.shape, u->shape) << t.name;
+      const auto x = fa->data(t), y = fb->data(*u);
+      EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << t.name << " differs between " << a << " and " << b;
+    }
+  }
+  std::string run(const std::string& impl, const std::string& extra, const std::string& out, const std::string& env = "") {
+    const CliRun r = sh(env + " exec " + kBin + " gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " +
+                        p("x.safetensors") + " --out " + p(out) + " " + impl + " " + extra);
+    EXPECT_EQ(r.rc, 0) << impl << " " << extra << "\n" << r.out;
+    return r.out;
+  }
+};
+
+TEST_F(PluginCli, ExampleCPluginMatchesTheReferenceBitForBit) {
+  int cases = 0;
+  for (auto xdt : {gemm::FloatDtype::F32, gemm::FloatDtype::BF16, gemm::FloatDtype::F16})
+    for (const std::string odt : {"f32", "bf16", "f16"}) {
+      write(p("x.safetensors"), {gemm::float_tensor("input", xdt, {5, 128}, ramp(640, 4.0f, cases))});
+      const std::string extra = "--intermediates --out-dtype " + odt;
+      run("--impl fast", extra, "ref.safetensors");
+      const std::string said = run("--kernel " + std::string(W4A8_EXAMPLE_PLUGIN), extra, "plugin.safetensors");
+      EXPECT_NE(said.find("impl=kernel (w4a8-example-c 1.0.0 (" + std::string(W4A8_EXAMPLE_PLUGIN) + "))"), std::string::npos)
+          << said;
+      expect_same_tensors(p("ref.safetensors"), p("plugin.safetensors"));
+      ++cases;
+    }
+  EXPECT_EQ(cases, 9);
+  auto f = st::File::open(p("plugin.safetensors"));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f->header().meta("impl"), "kernel");
+  EXPECT_EQ(*f->header().meta("isa"), "w4a8-example-c 1.0.0");
+  EXPECT_NE(f->header().find("acc"), nullptr);
+}
+
+TEST_F(PluginCli, ImplCudaLoadsTheModuleAtRunTime) {
+  write(p("x.safetensors"), {gemm::float_tensor("input", gemm::FloatDtype::BF16, {3, 128}, ramp(384, 2.0f))});
+  run("--impl fast", "--intermediates", "ref.safetensors");
+  // A module named by the environment (here a pretend device: the device code path, no GPU).
+  run("--impl cuda", "--intermediates", "dev.safetensors", "W4A8CHECK_CUDA_MODULE=" + std::string(W4A8_FAKE_DEVICE_PLUGIN));
+  expect_same_tensors(p("ref.safetensors"), p("dev.safetensors"));
+  const std::string args = " gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " + p("x.safetensors") +
+                           " --out " + p("o.safetensors") + " --impl cuda";
+  // The device module present but no device / driver.
+  CliRun r = sh("W4A8CHECK_CUDA_MODULE=" + std::string(W4A8_FAKE_DEVICE_PLUGIN) + " W4A8_FAKE_DEVICE_COUNT=0 exec " + kBin + args);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("no CUDA device: cudaGetDeviceCount returned 100"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[cuda.no_device]"), std::string::npos) << r.out;
+  // A module path that does not exist.
+  r = sh("W4A8CHECK_CUDA_MODULE=" + p("nowhere.so") + " exec " + kBin + args);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot load kernel plugin " + p("nowhere.so") + ": "), std::string::npos) << r.out;
+  // No module anywhere: a copy of the binary in an empty directory.
+  ::mkdir(p("bin").c_str(), 0755);
+  fs::copy_file(kBin, p("bin/w4a8check"));
+  fs::permissions(p("bin/w4a8check"), fs::perms::owner_all);
+  r = sh("unset W4A8CHECK_CUDA_MODULE; exec " + p("bin/w4a8check") + args);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("--impl cuda needs the CUDA kernel module libw4a8check_cuda.so, which was not found (looked in: " +
+                       p("bin/libw4a8check_cuda.so")),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("[cuda.module_missing]"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(p("o.safetensors")));
+}
+
+TEST_F(PluginCli, WhatAPluginCannotRunIsRefusedBeforeCallingIt) {
+  write(p("x.safetensors"), {gemm::float_tensor("input", gemm::FloatDtype::BF16, {3, 128}, ramp(384, 2.0f))});
+  const std::string base = "gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " + p("x.safetensors") +
+                           " --out " + p("o.safetensors") + " --kernel " + W4A8_EXAMPLE_PLUGIN;
+  CliRun r = cli(base + " --policy eager");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot run this problem: it lacks eager policy (it offers integer path, intermediates)\n"
+                       "  [plugin.unsupported]"),
+            std::string::npos)
+      << r.out;
+  r = cli(base + " --impl fast");
+  EXPECT_EQ(r.rc, 2) << "--kernel and --impl exclude each other\n" << r.out;
+  r = cli("gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " + p("x.safetensors") + " --out " +
+          p("o.safetensors") + " --kernel " + kRoot + "/README.md");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("[plugin.load_failed]"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace w4a8::testing

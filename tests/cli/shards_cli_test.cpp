@@ -1,0 +1,187 @@
+// Checkpoints as shard sets in validate and gemm: files, a directory or an index give one verdict;
+// index defects have clear errors; a layer split across shards runs; gemm checks only its layer
+// (unless --check-all); a missing layer lists the closest names; JSON names the sglang profile.
+#include "cli_fixture.hpp"
+#include "gemm/quantizer.hpp"
+#include "validate/inspect.hpp"
+
+namespace w4a8::testing {
+namespace {
+
+std::vector<float> ramp(std::size_t n, float scale, int salt = 0) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = scale * float(int((i + std::size_t(salt)) * 37 % 101) - 50) / 50.0f;
+  return v;
+}
+
+std::vector<st::TensorSpec> layer(const std::string& prefix, int salt, bool bias = false) {
+  gemm::QuantizeOptions q;
+  q.convrot_groupsize = 16;
+  auto l = gemm::quantize_weights(ramp(16 * 64, 1.0f, salt), 16, 64, q);
+  EXPECT_TRUE(l.ok());
+  if (bias) {
+    l->bias_shape = gemm::Shape{16};
+    l->bias_dtype = gemm::FloatDtype::F32;
+    l->bias = ramp(16, 0.5f, salt);
+  }
+  return gemm::layer_tensors(*l, prefix);
+}
+
+class ShardsCli : public CliFixture {
+ protected:
+  void SetUp() override {
+    CliFixture::SetUp();
+    // blk.0 in shard 1, blk.1 split: weight in shard 1, the rest in shard 2.
+    auto a = layer("blk.0", 1, true), b = layer("blk.1", 2, true);
+    std::vector<st::TensorSpec> s1 = a, s2;
+    for (auto& t : b) (t.name == "blk.1.weight" ? s1 : s2).push_back(t);
+    ::mkdir(p("ck").c_str(), 0755);
+    write(p("ck/model-00001-of-00002.safetensors"), s1);
+    write(p("ck/model-00002-of-00002.safetensors"), s2);
+    std::string map;
+    for (const auto& t : s1) map += (map.empty() ? "" : ", ") + ("\"" + t.name + "\": \"model-00001-of-00002.safetensors\"");
+    for (const auto& t : s2) map += ", \"" + t.name + "\": \"model-00002-of-00002.safetensors\"";
+    spit(p("ck/model.safetensors.index.json"), "{\"metadata\": {}, \"weight_map\": {" + map + "}}");
+    std::vector<st::TensorSpec> all = a;
+    all.insert(all.end(), b.begin(), b.end());
+    write(p("single.safetensors"), all);
+    write(p("x.safetensors"), {gemm::float_tensor("input", gemm::FloatDtype::F32, {3, 64}, ramp(192, 2.0f))});
+  }
+};
+
+TEST_F(ShardsCli, FilesDirectoryAndIndexGiveOneVerdict) {
+  const CliRun ref = cli("validate --json --strict " + p("single.safetensors"));
+  ASSERT_EQ(ref.rc, 0) << ref.out;
+  for (const std::string& arg : {p("ck"), p("ck/model.safetensors.index.json"),
+                                 p("ck/model-00001-of-00002.safetensors") + " " + p("ck/model-00002-of-00002.safetensors")}) {
+    const CliRun r = cli("validate --json --strict " + arg);
+    EXPECT_EQ(r.rc, 0) << arg << "\n" << r.out;
+    EXPECT_EQ(r.out, ref.out) << arg;
+  }
+  EXPECT_NE(ref.out.find("\"upstream\": {\"sglang\": \"0.5.23\"}"), std::string::npos) << ref.out;
+  const CliRun old = cli("validate --json --sglang 0.5.19 " + p("ck"));
+  EXPECT_NE(old.out.find("\"upstream\": {\"sglang\": \"0.5.19\"}"), std::string::npos) << old.out;
+}
+
+TEST_F(ShardsCli, IndexDefectsAreClearErrors) {
+  const std::string idx = p("ck/model.safetensors.index.json");
+  std::string text = slurp(idx);
+  // A tensor mapped to the wrong shard.
+  const std::string wrong = "\"blk.0.weight\": \"model-00002-of-00002.safetensors\"";
+  std::string bad = text;
+  bad.replace(bad.find("\"blk.0.weight\": \"model-00001-of-00002.safetensors\""),
+              std::string("\"blk.0.weight\": \"model-00001-of-00002.safetensors\"").size(), wrong);
+  spit(idx, bad);
+  CliRun r = cli("validate " + p("ck"));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("REJECTED: ValueError: " + idx + " maps tensor 'blk.0.weight' to " + p("ck/model-00002-of-00002.safetensors") +
+                       ", which does not hold it\n  [index.tensor_not_in_shard]"),
+            std::string::npos)
+      << r.out;
+  // gemm checks only the mapping of the layer it runs, unless --check-all.
+  r = cli("gemm --checkpoint " + idx + " --layer blk.1 --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  r = cli("gemm --checkpoint " + idx + " --layer blk.1 --check-all --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  // A shard the index names is missing.
+  spit(idx, text);
+  ASSERT_EQ(std::rename(p("ck/model-00002-of-00002.safetensors").c_str(), p("moved.safetensors").c_str()), 0);
+  r = cli("validate --json " + p("ck"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("\"code\": \"index.missing_shard\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(p("ck/model-00002-of-00002.safetensors") + ", which cannot be opened: No such file or directory"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(ShardsCli, GemmRunsALayerSplitAcrossShardsAsFromOneFile) {
+  const std::string common = " --layer blk.1 --input " + p("x.safetensors") + " --intermediates --out ";
+  CliRun a = cli("gemm --checkpoint " + p("single.safetensors") + common + p("a.safetensors"));
+  ASSERT_EQ(a.rc, 0) << a.out;
+  CliRun b = cli("gemm --checkpoint " + p("ck") + common + p("b.safetensors"));
+  ASSERT_EQ(b.rc, 0) << b.out;
+  EXPECT_EQ(slurp(p("a.safetensors")), slurp(p("b.safetensors")));  // metadata names the layer, not the file
+  // Several files on the command line, in order.
+  CliRun c = cli("gemm --checkpoint " + p("ck/model-00001-of-00002.safetensors") + " " +
+                 p("ck/model-00002-of-00002.safetensors") + common + p("c.safetensors"));
+  ASSERT_EQ(c.rc, 0) << c.out;
+  EXPECT_EQ(slurp(p("a.safetensors")), slurp(p("c.safetensors")));
+}
+
+TEST_F(ShardsCli, GemmOpensEachShardOnce) {
+  if (run_command("command -v strace >/dev/null 2>&1").rc != 0) GTEST_SKIP() << "strace is not installed";
+  // LeakSanitizer cannot run under ptrace: off for this one run of a sanitizer build.
+  const CliRun r = sh("ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=openat,open -o " + p("trace.txt") + " " + kBin + " gemm --checkpoint " + p("ck") +
+                      " --layer blk.1 --check-all --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string trace = slurp(p("trace.txt"));
+  for (const std::string& f : {p("ck/model-00001-of-00002.safetensors"), p("ck/model-00002-of-00002.safetensors"),
+                               p("ck/model.safetensors.index.json"), p("x.safetensors")}) {
+    std::size_t n = 0;
+    for (std::size_t at = trace.find("\"" + f + "\""); at != std::string::npos; at = trace.find("\"" + f + "\"", at + 1)) ++n;
+    EXPECT_EQ(n, 1u) << f << " opened " << n << " times";
+  }
+}
+
+TEST_F(ShardsCli, MissingLayerListsTheClosestNames) {
+  CliRun r = cli("gemm --checkpoint " + p("ck") + " --layer blk.O --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("'blk.O' is not an asym_w4a8_int8 layer of " + p("ck/model.safetensors.index.json") +
+                       "; closest: 'blk.0', 'blk.1'\n  [cli.no_such_layer]"),
+            std::string::npos)
+      << r.out;
+  r = cli("gemm --checkpoint " + p("ck") + " --layer completely.different.name.here --input " + p("x.safetensors") +
+          " --out " + p("o.safetensors"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_EQ(r.out.find("closest"), std::string::npos) << r.out;
+}
+
+TEST_F(ShardsCli, GemmChecksOnlyItsLayerUnlessCheckAll) {
+  // blk.1 gets a NaN FP8 group scale: --strict rejects it, but it is not the layer gemm runs.
+  auto a = layer("blk.0", 1), b = layer("blk.1", 2);
+  for (auto& t : b)
+    if (t.name == "blk.1.weight_s_rel") t.bytes[3] = 0x7F;
+  a.insert(a.end(), b.begin(), b.end());
+  write(p("mixed.safetensors"), a);
+  const std::string base = "gemm --checkpoint " + p("mixed.safetensors") + " --input " + p("x.safetensors") + " --out " + p("o.safetensors");
+  CliRun r = cli(base + " --layer blk.1");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("Comfy W4A8 layer 'blk.1' has a NaN FP8 group scale"), std::string::npos) << r.out;
+  r = cli(base + " --layer blk.0 --check-all");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("Comfy W4A8 layer 'blk.1' has a NaN FP8 group scale"), std::string::npos) << r.out;
+  r = cli(base + " --layer blk.0");
+  EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+TEST_F(ShardsCli, QuietAndSummaryModes) {
+  CliRun r = cli("validate --quiet " + p("ck"));
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "OK: 2 quantized layer(s) accepted (sglang 0.5.23 rules)\n");
+  r = cli("validate --summary --strict " + p("ck"));
+  EXPECT_EQ(r.out, "OK: 2 quantized layer(s) accepted (sglang 0.5.23 rules + strict kernel/data checks)\n"
+                   "  asym_w4a8_int8: 2\n");
+  r = cli("validate --quiet " + kRoot + "/examples/broken-rank.safetensors");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "REJECTED: ValueError: Comfy W4A8 layer 'double_blocks.0.img_attn.qkv' needs a 2D packed weight, got "
+                   "(8, 8, 128)  [sglang.w4a8.rank]\n");
+  r = cli("validate --json --summary " + p("ck"));
+  EXPECT_EQ(r.out, "{\"ok\": true, \"upstream\": {\"sglang\": \"0.5.23\"}, \"strict\": false, \"layer_count\": 2, "
+                   "\"formats\": {\"asym_w4a8_int8\": 2}}\n");
+}
+
+TEST_F(ShardsCli, VersionsListsEveryProfile) {
+  const CliRun r = cli("versions");
+  EXPECT_EQ(r.rc, 0);
+  for (const auto& v : upstream::kSglangProfiles) EXPECT_NE(r.out.find("  " + std::string(v.version) + "  "), std::string::npos);
+  for (const auto& v : upstream::kComfyKitchenProfiles)
+    EXPECT_NE(r.out.find("  " + std::string(v.version) + "  " + std::string(v.note)), std::string::npos);
+  EXPECT_NE(r.out.find("0.5.19  whole-marker compare"), std::string::npos) << r.out;
+  const CliRun j = run_command(kBin + " versions --json | " + W4A8_PYTHON +
+                               " -c 'import json,sys; d=json.load(sys.stdin); print(d[\"sglang\"][\"default\"], len(d[\"sglang\"][\"profiles\"]))'");
+  EXPECT_EQ(j.out, std::string(upstream::profile(upstream::kLatestSglang).version) + " " +
+                       std::to_string(upstream::kSglangCount) + "\n");
+}
+
+}  // namespace
+}  // namespace w4a8::testing

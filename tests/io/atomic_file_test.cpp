@@ -1,0 +1,149 @@
+// AtomicFile: the previous file survives every failure byte for byte and no temporary remains.
+// Failures are real: a file-size limit (setrlimit RLIMIT_FSIZE, as `ulimit -f`), a fatal signal in
+// the middle of a write, a full device (/dev/full), a missing directory.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <span>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "io/atomic_file.hpp"
+#include "io_test_util.hpp"
+
+namespace w4a8::io {
+namespace {
+
+using test::as_bytes;
+using test::slurp;
+using test::spit;
+using test::TempDir;
+
+TEST(AtomicFile, CreatesAndReplacesWithNoTemporaryLeft) {
+  TempDir d("create");
+  const std::string p = d / "out.bin";
+  ASSERT_TRUE(write_file_atomic(p, as_bytes("first")).ok());
+  EXPECT_EQ(slurp(p), "first");
+  ASSERT_TRUE(write_file_atomic(p, as_bytes("second, longer")).ok());
+  EXPECT_EQ(slurp(p), "second, longer");
+  EXPECT_EQ(d.names(), std::vector<std::string>{"out.bin"});
+}
+
+TEST(AtomicFile, NewFilesFollowTheUmaskAndReplacedFilesKeepTheirMode) {
+  TempDir d("mode");
+  const std::string p = d / "f";
+  const mode_t old = ::umask(022);
+  ASSERT_TRUE(write_file_atomic(p, as_bytes("x")).ok());
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  ASSERT_EQ(::chmod(p.c_str(), 0600), 0);
+  ASSERT_TRUE(write_file_atomic(p, as_bytes("y")).ok());
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(AtomicFile, DroppedWithoutPublishLeavesTheOldFile) {
+  TempDir d("drop");
+  const std::string p = d / "keep";
+  spit(p, "old bytes");
+  {
+    auto f = AtomicFile::create(p);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(f->write(as_bytes("new")).ok());
+    ASSERT_TRUE(f->finish().ok());
+    EXPECT_EQ(d.names().size(), 2u);  // the temporary exists beside the target
+  }
+  EXPECT_EQ(slurp(p), "old bytes");
+  EXPECT_EQ(d.names(), std::vector<std::string>{"keep"});
+}
+
+TEST(AtomicFile, FileSizeLimitFailsCleanly) {
+  TempDir d("fsize");
+  const std::string p = d / "big";
+  const std::string old(3000, 'o');
+  spit(p, old);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    install_output_cleanup();  // SIGXFSZ ignored: the write returns EFBIG
+    struct rlimit rl {4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+    const std::string big(100000, 'n');
+    const Status s = write_file_atomic(p, as_bytes(big));
+    const bool named = !s.ok() && s.error().kind == ErrorKind::IoWriteFailed && s.error().message.find(p) != std::string::npos &&
+                       s.error().message.find("File too large") != std::string::npos;
+    ::_exit(named ? 0 : 1);
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st)) << "child died of signal " << WTERMSIG(st);
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "expected IoWriteFailed naming the file and EFBIG";
+  EXPECT_EQ(slurp(p), old);
+  EXPECT_EQ(d.names(), std::vector<std::string>{"big"});
+}
+
+TEST(AtomicFile, FatalSignalMidWriteRemovesTheTemporary) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    TempDir d("signal");
+    const std::string p = d / "model.safetensors";
+    spit(p, "the user's file");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      install_output_cleanup();
+      auto f = AtomicFile::create(p);
+      if (!f.ok()) ::_exit(3);
+      (void)f->write(as_bytes(std::string(5000, 'p')));
+      ::raise(sig);
+      ::_exit(4);  // not reached: the signal ends the process
+    }
+    int st = 0;
+    ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(st)) << "the child must die of the signal, as without the handler";
+    EXPECT_EQ(WTERMSIG(st), sig);
+    EXPECT_EQ(slurp(p), "the user's file");
+    EXPECT_EQ(d.names(), std::vector<std::string>{"model.safetensors"});
+  }
+}
+
+TEST(AtomicFile, FollowsASymlinkAndKeepsIt) {
+  TempDir d("symlink");
+  const std::string target = d / "real.bin", link = d / "link.bin";
+  spit(target, "old");
+  ASSERT_EQ(::symlink("real.bin", link.c_str()), 0);
+  ASSERT_TRUE(write_file_atomic(link, as_bytes("new")).ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(slurp(target), "new");
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"link.bin", "real.bin"}));
+}
+
+TEST(AtomicFile, CharacterDeviceIsWrittenInPlace) {
+  EXPECT_TRUE(write_file_atomic("/dev/null", as_bytes("discarded")).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));  // still the device, not replaced by a file
+  const Status full = write_file_atomic("/dev/full", as_bytes("x"));
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(full.error().message.find("No space left on device"), std::string::npos) << full.error().message;
+}
+
+TEST(AtomicFile, RefusesDirectoriesAndMissingDirectories) {
+  TempDir d("dirs");
+  const Status a = write_file_atomic(d.path.string(), as_bytes("x"));
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().kind, ErrorKind::IoWriteFailed);
+  const Status b = write_file_atomic(d / "no/such/dir/f", as_bytes("x"));
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find(d / "no/such/dir/f"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace w4a8::io

@@ -1,0 +1,159 @@
+// Checkpoints as shard sets: files, directories, Hugging Face indexes, and every index defect with
+// its message; FIFOs and devices refused without blocking.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include <sys/stat.h>
+
+#include "io/checkpoint.hpp"
+#include "io/read_file.hpp"
+#include "io_test_util.hpp"
+#include "safetensors/writer.hpp"
+
+namespace w4a8::io {
+namespace {
+
+using test::spit;
+using test::TempDir;
+
+void shard(const std::string& path, const std::vector<std::string>& names, std::uint8_t fill = 1) {
+  std::vector<st::TensorSpec> t;
+  for (const auto& n : names) t.push_back({n, st::Dtype::U8, {2}, {fill, fill}});
+  auto b = st::serialize(t);
+  ASSERT_TRUE(b.ok());
+  spit(path, std::string(b->begin(), b->end()));
+}
+
+Result<ShardList> resolve(std::vector<std::string> args) { return resolve_checkpoint(args); }
+
+TEST(Checkpoint, FilesAreTakenAsGivenInOrder) {
+  TempDir d("files");
+  shard(d / "b.safetensors", {"x"});
+  shard(d / "a.safetensors", {"y"});
+  auto l = resolve({d / "b.safetensors", d / "a.safetensors"});
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->shards, (std::vector<std::string>{d / "b.safetensors", d / "a.safetensors"}));
+  EXPECT_TRUE(l->index.empty());
+}
+
+TEST(Checkpoint, DirectoryWithoutIndexIsItsShardsSorted) {
+  TempDir d("dir");
+  shard(d / "m2.safetensors", {"x"});
+  shard(d / "m1.safetensors", {"y"});
+  shard(d / ".hidden.safetensors", {"z"});
+  spit(d / "notes.txt", "ignored");
+  auto l = resolve({d.path.string()});
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->shards, (std::vector<std::string>{d / "m1.safetensors", d / "m2.safetensors"}));
+  TempDir empty("empty");
+  auto e = resolve({empty.path.string()});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().kind, ErrorKind::UsageError);
+}
+
+TEST(Checkpoint, IndexNamesShardsSortedAndMapsTensors) {
+  TempDir d("index");
+  shard(d / "model-00002-of-00002.safetensors", {"b.weight", "c.weight"});
+  shard(d / "model-00001-of-00002.safetensors", {"a.weight"});
+  shard(d / "stray.safetensors", {"zzz"});  // not in the index: not part of the checkpoint
+  spit(d / "model.safetensors.index.json",
+       R"({"metadata": {"total_size": 6}, "weight_map": {"c.weight": "model-00002-of-00002.safetensors",
+           "a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00002-of-00002.safetensors"}})");
+  for (const std::string& arg : {d.path.string(), d / "model.safetensors.index.json"}) {
+    auto l = resolve({arg});
+    ASSERT_TRUE(l.ok()) << l.error().message;
+    EXPECT_EQ(l->index, d / "model.safetensors.index.json");
+    EXPECT_EQ(l->shards, (std::vector<std::string>{d / "model-00001-of-00002.safetensors", d / "model-00002-of-00002.safetensors"}));
+    ASSERT_EQ(l->weight_map.size(), 3u);
+    EXPECT_EQ(l->weight_map[0], (std::pair<std::string, std::size_t>{"a.weight", 0}));
+    EXPECT_EQ(l->weight_map[2], (std::pair<std::string, std::size_t>{"c.weight", 1}));
+    auto ck = Checkpoint::open(*l);
+    ASSERT_TRUE(ck.ok());
+    EXPECT_TRUE(ck->check_index().ok());
+    EXPECT_EQ(ck->tensors().size(), 3u);
+    EXPECT_EQ(ck->find("b.weight")->file->path(), d / "model-00002-of-00002.safetensors");
+    EXPECT_FALSE(ck->find("zzz").has_value());
+  }
+}
+
+TEST(Checkpoint, IndexDefectsHaveClearErrors) {
+  TempDir d("bad_index");
+  const std::string idx = d / "model.safetensors.index.json";
+  shard(d / "s1.safetensors", {"a"});
+  auto expect = [&](const std::string& text, ErrorKind kind, const std::string& message) {
+    spit(idx, text);
+    auto l = resolve({idx});
+    ASSERT_FALSE(l.ok()) << text;
+    EXPECT_EQ(l.error().kind, kind) << text;
+    EXPECT_EQ(l.error().message, message) << text;
+  };
+  spit(idx, "{not json");
+  EXPECT_NE(resolve({idx}).error().message.find(idx + " is not a valid safetensors index: not JSON"), std::string::npos);
+  expect("[]", ErrorKind::IndexInvalid, idx + " is not a valid safetensors index: the top level is not an object");
+  expect(R"({"metadata": {}})", ErrorKind::IndexInvalid, idx + " is not a valid safetensors index: no \"weight_map\" object");
+  expect(R"({"weight_map": {"a": 3}})", ErrorKind::IndexInvalid, idx + " is not a valid safetensors index: weight_map['a'] is not a string");
+  expect(R"({"weight_map": {"a": "../s1.safetensors"}})", ErrorKind::IndexInvalid,
+         idx + " is not a valid safetensors index: shard name '../s1.safetensors' leaves the index's directory");
+  expect(R"({"weight_map": {"a": "/etc/passwd"}})", ErrorKind::IndexInvalid,
+         idx + " is not a valid safetensors index: shard name '/etc/passwd' leaves the index's directory");
+  expect(R"({"weight_map": {"a": "s1.safetensors", "b": "gone.safetensors"}})", ErrorKind::IndexMissingShard,
+         idx + " maps tensors to " + (d / "gone.safetensors") + ", which cannot be opened: No such file or directory");
+  // Tensor mapped to a shard that lacks it: found once the shards are open.
+  spit(idx, R"({"weight_map": {"a": "s1.safetensors", "ghost": "s1.safetensors"}})");
+  auto l = resolve({idx});
+  ASSERT_TRUE(l.ok());
+  auto ck = Checkpoint::open(*l);
+  ASSERT_TRUE(ck.ok());
+  const Status s = ck->check_index();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::IndexTensorNotInShard);
+  EXPECT_EQ(s.error().message, idx + " maps tensor 'ghost' to " + (d / "s1.safetensors") + ", which does not hold it");
+  EXPECT_TRUE(ck->check_index(std::vector<std::string>{"a"}).ok());  // only the tensors asked about
+  EXPECT_FALSE(ck->check_index(std::vector<std::string>{"ghost"}).ok());
+}
+
+TEST(Checkpoint, LaterShardWinsForADuplicateTensor) {
+  TempDir d("dup");
+  shard(d / "1.safetensors", {"a", "b"}, 1);
+  shard(d / "2.safetensors", {"b"}, 2);
+  auto l = resolve({d / "1.safetensors", d / "2.safetensors"});
+  ASSERT_TRUE(l.ok());
+  auto ck = Checkpoint::open(*l);
+  ASSERT_TRUE(ck.ok());
+  ASSERT_EQ(ck->tensors().size(), 2u);
+  EXPECT_EQ(ck->tensors()[1].second.file->path(), d / "2.safetensors");
+  EXPECT_EQ(ck->find("b")->file->path(), d / "2.safetensors");
+  EXPECT_EQ(ck->find("a")->file->path(), d / "1.safetensors");
+}
+
+TEST(Checkpoint, FifosAndDevicesAreRefusedWithoutBlocking) {
+  TempDir d("fifo");
+  const std::string fifo = d / "pipe.safetensors";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const std::string& p : {fifo, std::string("/dev/zero")}) {
+    auto l = resolve({p});
+    ASSERT_TRUE(l.ok());
+    std::string failed;
+    auto ck = Checkpoint::open(*l, &failed);
+    ASSERT_FALSE(ck.ok());
+    EXPECT_EQ(ck.error().kind, ErrorKind::IoNotRegularFile);
+    EXPECT_EQ(failed, p);
+    EXPECT_NE(ck.error().message.find(p), std::string::npos);
+    auto r = read_small_file(p);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, ErrorKind::IoNotRegularFile);
+  }
+  EXPECT_EQ(resolve({fifo}).value().shards.size(), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  spit(d / "x.index.json", "{}");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo((d / "y.index.json").c_str(), 0600), 0);
+  auto idx = resolve({d / "y.index.json"});
+  ASSERT_FALSE(idx.ok());
+  EXPECT_EQ(idx.error().message, "cannot read " + (d / "y.index.json") + ": it is a FIFO, not a regular file");
+}
+
+}  // namespace
+}  // namespace w4a8::io

@@ -1,0 +1,190 @@
+// Kernel plugins: the loader refuses broken modules with the reason; a problem a plugin cannot run
+// is refused before any call into it; the example C plugin (an independent implementation written
+// from docs/gemm.md) and a pretend device plugin agree with the C++ reference bit for bit.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdlib>
+#include <numeric>
+
+#include <dlfcn.h>
+
+#include "gemm/reference.hpp"
+#include "kernels/layer_gen.hpp"
+#include "plugin/plugin.hpp"
+#include "plugin/runner.hpp"
+
+namespace w4a8::plugin {
+namespace {
+
+namespace kt = kern::test;
+
+Plugin must_load(const char* path) {
+  auto p = Plugin::load(path);
+  if (!p.ok()) ADD_FAILURE() << p.error().message;
+  return std::move(p).value();
+}
+
+int* module_int(const char* path, const char* symbol) {
+  void* h = ::dlopen(path, RTLD_NOW | RTLD_NOLOAD);  // already loaded by Plugin::load
+  return h ? static_cast<int*>(::dlsym(h, symbol)) : nullptr;
+}
+
+TEST(PluginLoader, RefusesBrokenModulesWithTheReason) {
+  struct Bad {
+    const char* path;
+    ErrorKind kind;
+    const char* says;
+  } cases[] = {
+      {W4A8_BAD_PLUGIN_NULL_TABLE, ErrorKind::PluginIncompatible, "w4a8_kernel_plugin_v1() returned NULL"},
+      {W4A8_BAD_PLUGIN_ABI, ErrorKind::PluginIncompatible, "ABI version 2, expected 1"},
+      {W4A8_BAD_PLUGIN_SMALL_STRUCT, ErrorKind::PluginIncompatible, "table of 16 bytes, expected at least"},
+      {W4A8_BAD_PLUGIN_NO_RUN, ErrorKind::PluginIncompatible, "run and last_error must all be set"},
+      {W4A8_BAD_PLUGIN_DEVICE_MISSING, ErrorKind::PluginIncompatible, "a CUDA_DEVICE plugin must set device_count"},
+      {"/nonexistent/libnothing.so", ErrorKind::PluginLoadFailed, "/nonexistent/libnothing.so: cannot open shared object file"},
+      {"libm.so.6", ErrorKind::PluginLoadFailed, "it does not export w4a8_kernel_plugin_v1"},
+  };
+  for (const Bad& b : cases) {
+    auto p = Plugin::load(b.path);
+    ASSERT_FALSE(p.ok()) << b.path;
+    EXPECT_EQ(p.error().kind, b.kind) << b.path;
+    EXPECT_NE(p.error().message.find(b.path), std::string::npos) << p.error().message;
+    EXPECT_NE(p.error().message.find(b.says), std::string::npos) << p.error().message;
+  }
+}
+
+TEST(PluginLoader, ExampleTable) {
+  const Plugin p = must_load(W4A8_EXAMPLE_PLUGIN);
+  EXPECT_EQ(p.name(), "w4a8-example-c");
+  EXPECT_EQ(p.version(), "1.0.0");
+  EXPECT_FALSE(p.device());
+  EXPECT_EQ(p.table().caps, W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES);
+  EXPECT_EQ(caps_text(p.table().caps), "integer path, intermediates");
+}
+
+// The example plugin's verdict on a case: refused for what it lacks, else the reference bit for bit.
+void check_against_reference(const Plugin& p, const kt::Case& c) {
+  const gemm::Layer layer = kt::make_layer(c);
+  const gemm::Activations x = kt::make_acts(c);
+  const gemm::GemmOptions opt = kt::options(c);
+  auto got = run_layer(p, layer, x, opt, true);
+  if (c.correction || c.policy == gemm::ActPolicy::Eager) {
+    RC_ASSERT(!got.ok());
+    RC_ASSERT(got.error().kind == ErrorKind::PluginUnsupported);
+    return;
+  }
+  RC_ASSERT(got.ok());
+  auto want = gemm::gemm_fast(layer, x, opt);
+  RC_ASSERT(want.ok());
+  const std::string diff = kt::diff_results(*got, *want);
+  RC_LOG() << kt::describe(c) << " " << diff;
+  RC_ASSERT(diff.empty());
+}
+
+RC_GTEST_PROP(PluginRunner, ExampleCPluginMatchesTheReferenceBitForBit, ()) {
+  static const Plugin p = must_load(W4A8_EXAMPLE_PLUGIN);
+  check_against_reference(p, kt::draw_case());
+}
+
+RC_GTEST_PROP(PluginRunner, DevicePathMatchesTheReferenceAndFreesEverything, ()) {
+  static const Plugin p = must_load(W4A8_FAKE_DEVICE_PLUGIN);
+  RC_ASSERT(p.device());
+  kt::Case c = kt::draw_case();
+  c.policy = gemm::ActPolicy::F32;
+  check_against_reference(p, c);
+  RC_ASSERT(*module_int(W4A8_FAKE_DEVICE_PLUGIN, "fake_live_allocs") == 0);
+}
+
+TEST(PluginRunner, IntegerPathGridWithoutIntermediates) {
+  const Plugin p = must_load(W4A8_EXAMPLE_PLUGIN);
+  int checked = 0;
+  for (std::int64_t g : {4, 8, 16, 32, 48, 64})
+    for (std::int64_t r : {4, 16, 64, 256})
+      for (auto dt : {gemm::FloatDtype::F32, gemm::FloatDtype::BF16, gemm::FloatDtype::F16}) {
+        kt::Case c;
+        c.g = g, c.r = r, c.k = std::uint64_t(std::lcm(std::lcm(std::int64_t(16), g), r));
+        c.m = 7, c.n = 13, c.codebook = (g + r) % 3 == 0, c.bias = true;
+        c.x_dtype = dt, c.out_dtype = dt, c.bias_dtype = gemm::FloatDtype::BF16;
+        c.seed = std::uint32_t(g * 1000 + r);
+        const auto layer = kt::make_layer(c);
+        const auto x = kt::make_acts(c);
+        auto got = run_layer(p, layer, x, kt::options(c), false);
+        ASSERT_TRUE(got.ok()) << got.error().message;
+        EXPECT_TRUE(got->x_q.empty() && got->acc.empty() && got->w_q.empty());  // not asked for
+        auto want = gemm::gemm_literal(layer, x, kt::options(c));
+        ASSERT_TRUE(want.ok());
+        ASSERT_EQ(got->out.size(), want->out.size());
+        for (std::size_t i = 0; i < got->out.size(); ++i)
+          ASSERT_EQ(gemm::f32_bits(got->out[i]), gemm::f32_bits(want->out[i])) << kt::describe(c) << " at " << i;
+        ++checked;
+      }
+  EXPECT_EQ(checked, 72);
+}
+
+TEST(PluginRunner, RefusedProblemsNeverReachThePlugin) {
+  const Plugin p = must_load(W4A8_PROBE_PLUGIN);
+  int* runs = module_int(W4A8_PROBE_PLUGIN, "probe_run_calls");
+  int* checks = module_int(W4A8_PROBE_PLUGIN, "probe_check_calls");
+  ASSERT_TRUE(runs && checks);
+  kt::Case c;
+  c.correction = true;  // the probe offers the integer path only
+  auto r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::PluginUnsupported);
+  EXPECT_NE(r.error().message.find("it lacks correction path (it offers integer path)"), std::string::npos) << r.error().message;
+  c.correction = false;
+  r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), true);  // intermediates: not offered
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("it lacks intermediates"), std::string::npos) << r.error().message;
+  EXPECT_EQ(*checks, 0);
+  EXPECT_EQ(*runs, 0);
+  c.m = 3;  // check_problem refuses: run is still not called
+  r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::PluginUnsupported);
+  EXPECT_NE(r.error().message.find("check_problem returned W4A8_ERR_UNSUPPORTED: m=3 is refused by the probe"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(*checks, 1);
+  EXPECT_EQ(*runs, 0);
+  c.m = 5;  // run fails: its status and last_error are reported
+  r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::PluginFailed);
+  EXPECT_NE(r.error().message.find("failed in run: W4A8_ERR_CUDA: the probe fails on m=5"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(*runs, 1);
+}
+
+TEST(PluginRunner, DevicePluginWithoutDeviceIsCudaNoDevice) {
+  const Plugin p = must_load(W4A8_FAKE_DEVICE_PLUGIN);
+  ::setenv("W4A8_FAKE_DEVICE_COUNT", "0", 1);
+  kt::Case c;
+  auto r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  ::unsetenv("W4A8_FAKE_DEVICE_COUNT");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::CudaNoDevice);
+  EXPECT_EQ(r.error().message, "no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable device is detected (fake))");
+}
+
+TEST(CudaModule, FoundThroughTheEnvironmentOrReportedMissing) {
+  ::setenv("W4A8CHECK_CUDA_MODULE", W4A8_FAKE_DEVICE_PLUGIN, 1);
+  auto p = load_cuda_module();
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->name(), "fake-device");
+  ::setenv("W4A8CHECK_CUDA_MODULE", "/nonexistent/libw4a8check_cuda.so", 1);
+  p = load_cuda_module();
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().kind, ErrorKind::PluginLoadFailed);
+  ::unsetenv("W4A8CHECK_CUDA_MODULE");
+  const auto where = cuda_module_candidates();
+  ASSERT_GE(where.size(), 4u);
+  EXPECT_NE(where[0].find(std::string("/tests/plugin/") + std::string(cuda_module_name())), std::string::npos) << where[0];
+  p = load_cuda_module();  // nothing next to this test binary
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().kind, ErrorKind::CudaModuleMissing);
+  EXPECT_NE(p.error().message.find(where[0]), std::string::npos) << p.error().message;
+}
+
+}  // namespace
+}  // namespace w4a8::plugin
