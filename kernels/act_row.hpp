@@ -18,8 +18,10 @@ struct ActArgs {
   w4a8_dtype x_dtype = W4A8_DTYPE_F32;
   long long ldx = 0;
   int policy = kPolicyF32;
-  std::int8_t* x_q = nullptr;  // [M, K], row stride k
-  float* x_scale = nullptr;    // [M]
+  std::int8_t* x_q = nullptr;       // [M, K] natural order, row stride k: written only when requested
+  std::int8_t* x_q_frag = nullptr;  // x_q in fragment order for the GEMM (index_math.hpp)
+  long long frag_chunks = 0;        // frag_chunks(K)
+  float* x_scale = nullptr;         // [M]
   // Side jobs spread over the blocks:
   std::int8_t* table = nullptr;       // the decode table [4096] to build (null: none)
   const float* codebook = nullptr;    // [16] or null
@@ -57,6 +59,27 @@ W4A8_HD float act_divisor(const ActArgs& a, float scale) {
 // Step 5: x_q of one element.
 W4A8_HD std::int8_t act_quantize(const ActArgs& a, float v, float divisor) {
   return gemm::quantize_act(v, divisor, act_policy(a.policy), float_dtype(a.x_dtype));
+}
+// Step 5, four elements k = 4q .. 4q + 3 of row m (row: the rotated values): one 4-byte store in
+// fragment order (zeros past K, up to the 128-padded row end), and the natural x_q when requested.
+W4A8_HD void act_store_quad(const ActArgs& a, long long m, long long q, const float* row, float divisor) {
+  std::uint32_t packed = 0;
+  for (int i = 0; i < 4; ++i) {
+    const long long k = 4 * q + i;
+    if (k >= a.k) break;
+    const std::int8_t v = act_quantize(a, row[k], divisor);
+    if (a.x_q) a.x_q[m * a.k + k] = v;
+    packed |= std::uint32_t(std::uint8_t(v)) << (8 * i);
+  }
+  *reinterpret_cast<std::uint32_t*>(a.x_q_frag + xq_frag_offset(m, 4 * q, a.frag_chunks)) = packed;
+}
+// Quads of a row: 128-padded K / 4.
+W4A8_HD long long act_quads(const ActArgs& a) { return a.frag_chunks * (kChunkK / 4); }
+// The last row's block also zeroes the padding rows M .. frag_rows(M) - 1 (quads t, t + T, ...).
+W4A8_HD void act_zero_pad_rows(const ActArgs& a, int t) {
+  for (long long m = a.m; m < frag_rows(a.m); ++m)
+    for (long long q = t; q < act_quads(a); q += kActThreads)
+      *reinterpret_cast<std::uint32_t*>(a.x_q_frag + xq_frag_offset(m, 4 * q, a.frag_chunks)) = 0u;
 }
 
 }  // namespace w4a8::kern

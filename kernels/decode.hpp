@@ -51,9 +51,15 @@ W4A8_HD void table_row(const std::uint8_t* table, std::uint32_t s, std::uint32_t
 // result is row entry (codes >> 4i) & 15.
 // post: equals the byte-wise table lookup for all 2^16 code patterns and any row (tested).
 W4A8_HD std::uint32_t decode4(std::uint32_t codes, const std::uint32_t (&t)[4]) {
-  const std::uint32_t idx = codes & 0x7777u;                      // entry within each half
+  const std::uint32_t idx = codes & 0x7777u;  // entry within each half
   const std::uint32_t lo = prmt(t[0], t[1], idx), hi = prmt(t[2], t[3], idx);
-  const std::uint32_t pick = ((codes >> 1) & 0x4444u) | 0x3210u;  // byte i of lo, or of hi if bit 3
+  // Byte i of lo, or of hi when bit 3 of code i is set: ((codes >> 1) & 0x4444) | 0x3210.
+#if defined(__CUDA_ARCH__)
+  std::uint32_t pick;  // one LOP3 (a & b) | c, which the compiler does not form from two immediates
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(pick) : "r"(codes >> 1), "r"(0x4444u), "r"(0x3210u));
+#else
+  const std::uint32_t pick = ((codes >> 1) & 0x4444u) | 0x3210u;
+#endif
   return prmt(lo, hi, pick);
 }
 

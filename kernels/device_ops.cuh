@@ -1,4 +1,4 @@
-// Device-only primitives of the GEMM kernel: cp.async copies (the Copy policy of issue_stage) and the
+// Device-only primitives of the GEMM kernel: cp.async copies (the Copy policy of StageProducer) and the
 // s8 tensor-core MMA (the Sink of compute_stage). The host emulation supplies its own versions of
 // both (emulate.cpp) with the same semantics, taken from the PTX ISA.
 #pragma once

@@ -55,7 +55,8 @@ class EmuCopy {
     if (p >= g_.weight && p < g_.weight + g_.n * (g_.k / 2)) st_.code_bytes_read += src_bytes;
     else if (p >= g_.s_rel && p < g_.s_rel + g_.s_rel_bytes) st_.scale_bytes_read += src_bytes;
     else if (p >= reinterpret_cast<const std::uint8_t*>(g_.x_q) &&
-             p < reinterpret_cast<const std::uint8_t*>(g_.x_q) + g_.m * g_.k)
+             p < reinterpret_cast<const std::uint8_t*>(g_.x_q) + frag_rows(g_.m) * g_.frag_chunks * kFragChunkBytes /
+                                                                      kFragRows)
       st_.a_bytes_read += src_bytes;
   }
   EmuStats& st_;
@@ -104,13 +105,16 @@ void emulate_prologue(const ActArgs& a) {
       mx = gemm::absmax_step(mx, row[i]);
     }
     const float scale = gemm::row_scale(mx), divisor = act_divisor(a, scale);
-    for (long long i = 0; i < a.k; ++i) a.x_q[m * a.k + i] = act_quantize(a, row[i], divisor);
+    for (int t = 0; t < kActThreads; ++t)
+      for (long long q = t; q < act_quads(a); q += kActThreads) act_store_quad(a, m, q, row.data(), divisor);
+    if (m == a.m - 1)
+      for (int t = 0; t < kActThreads; ++t) act_zero_pad_rows(a, t);
     a.x_scale[m] = scale;
   }
 }
 
 // One block (bx, by, bz) of w4a8_gemm_kernel<Kind, SmallG>, mirroring its barriers.
-template <TileKind Kind, bool SmallG>
+template <TileKind Kind, bool SmallG, bool Codes16>
 void emulate_block(const GemmArgs& g, const GemmPlan& plan, long long bx, long long by, int bz,
                    std::vector<std::uint8_t>& written, std::vector<std::uint32_t>& counters, EmuStats& st) {
   constexpr TileConfig C = tile_config(Kind);
@@ -128,11 +132,14 @@ void emulate_block(const GemmArgs& g, const GemmPlan& plan, long long bx, long l
   const long long nkt = ke - kb;
 
   std::vector<EmuCopy> cp(kThreads, EmuCopy(st, g));
+  std::vector<StageProducer<Kind, SmallG, Codes16>> producer;
+  for (int t = 0; t < kThreads; ++t) producer.emplace_back(g, m0, n0, t, ke - 1);  // descending k
   // Table, then the first stages-1 stages.
   for (int t = 0; t < kThreads; ++t) issue_table<Kind>(g, table, t, cp[t]);
   for (int s = 0; s < C.stages - 1; ++s)
     for (int t = 0; t < kThreads; ++t) {
-      if (s < nkt) issue_stage<Kind>(g, stage(s), kb + s, m0, n0, t, cp[t]);
+      if (s == 0) producer[t].template issue<false>(g, stage(s), n0, t, cp[t]);
+      else if (s < nkt) producer[t].template issue<true>(g, stage(s), n0, t, cp[t]);
       cp[t].commit();
     }
   std::vector<std::int32_t> acc(std::size_t(kWarps) * kWarp * FM * FN * 4, 0);
@@ -145,13 +152,13 @@ void emulate_block(const GemmArgs& g, const GemmPlan& plan, long long bx, long l
     // __syncthreads()
     const long long nxt = it + C.stages - 1;
     for (int t = 0; t < kThreads; ++t) {
-      if (nxt < nkt) issue_stage<Kind>(g, stage(nxt), kb + nxt, m0, n0, t, cp[t]);
+      if (nxt < nkt) producer[t].template issue<true>(g, stage(nxt), n0, t, cp[t]);
       cp[t].commit();
     }
     for (int w = 0; w < kWarps; ++w) {
       for (int lane = 0; lane < kWarp; ++lane) {
         sink.start_lane(lane);
-        compute_stage<Kind, SmallG>(g, stage(it), table, kb + it, n0, w, lane, sink);
+        compute_stage<Kind, SmallG>(g, stage(it), table, ke - 1 - it, n0, w, lane, sink);
       }
       for (int mi = 0; mi < FM; ++mi)
         for (int ni = 0; ni < FN; ++ni)
@@ -199,8 +206,9 @@ void emulate_gemm(const GemmArgs& g, const GemmPlan& plan, EmuStats& st) {
   for (long long by = 0; by < plan.tiles_m; ++by)
     for (long long bx = 0; bx < plan.tiles_n; ++bx)
       for (int bz = 0; bz < g.splits; ++bz) {
-        if (g.small_group) emulate_block<Kind, true>(g, plan, bx, by, bz, written, counters, st);
-        else emulate_block<Kind, false>(g, plan, bx, by, bz, written, counters, st);
+        if (g.small_group) emulate_block<Kind, true, false>(g, plan, bx, by, bz, written, counters, st);
+        else if (g.codes16) emulate_block<Kind, false, true>(g, plan, bx, by, bz, written, counters, st);
+        else emulate_block<Kind, false, false>(g, plan, bx, by, bz, written, counters, st);
         ++st.blocks;
       }
   st.missing_stores = std::count(written.begin(), written.end(), std::uint8_t{0});
@@ -230,7 +238,7 @@ void emulate_correction(const w4a8_problem& p, float* w_dequant_out) {
         s = gemm::f32_add(s, gemm::f32_mul(load_as_f32(p.x, a * p.ldx + j, p.x_dtype), w[r * k + j]));
       const float b = p.bias ? load_as_f32(p.bias, r, p.bias_dtype) : 0.f;
       store_from_f32(p.out, a * p.ldo + r, p.out_dtype,
-                     gemm::corrected_output(s, p.bias ? &b : nullptr, gemm_dtype, float_dtype(p.out_dtype)));
+                     gemm::corrected_output(s, p.bias != nullptr, b, gemm_dtype, float_dtype(p.out_dtype)));
     }
 }
 
@@ -285,17 +293,7 @@ w4a8_status emulate_w4a8_gemm(const w4a8_problem& p, EmuStats* stats, float* w_d
     emulate_correction(p, w_dequant);
     return W4A8_OK;
   }
-  w4a8_problem q = p;
-  std::vector<std::int8_t> xq_scratch;
-  std::vector<float> scale_scratch;
-  if (!q.x_q) {
-    xq_scratch.resize(static_cast<std::size_t>(p.m * p.k));
-    q.x_q = xq_scratch.data();
-  }
-  if (!q.x_scale) {
-    scale_scratch.resize(static_cast<std::size_t>(p.m));
-    q.x_scale = scale_scratch.data();
-  }
+  const w4a8_problem& q = p;
   const Workspace ws = workspace_layout(q);
   std::unique_ptr<unsigned char[]> ws_owner(new (std::align_val_t(256)) unsigned char[ws.total]);
   std::memset(ws_owner.get(), kPoison, ws.total);  // the prologue must zero what the GEMM sums into

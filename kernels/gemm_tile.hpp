@@ -26,7 +26,8 @@ namespace w4a8::kern {
 struct GemmArgs {
   long long m = 0, n = 0, k = 0;
   int group = 0;
-  const std::int8_t* x_q = nullptr;      // [M, K], row stride k
+  const std::int8_t* x_q = nullptr;      // x_q in fragment order (index_math.hpp), frag_chunks chunks
+  long long frag_chunks = 0;             // frag_chunks(K)
   const float* x_scale = nullptr;        // [M]
   const std::uint8_t* weight = nullptr;  // packed [N, K/2]
   const std::uint8_t* s_rel = nullptr;   // [N, K/G], 4-byte aligned
@@ -45,8 +46,9 @@ struct GemmArgs {
   std::int32_t* split_acc = nullptr;     // [M, N] zeroed int32 sums (splits > 1)
   std::uint32_t* split_count = nullptr;  // [tiles] zeroed arrival counters (splits > 1)
   int scale_words = 0;                   // scale_words(bk, G)
-  bool codes16 = false;                  // codes copied in 16-byte units (K % 32 == 0, 16-aligned)
+  bool codes16 = false;                  // codes copied in 16-byte units (K % 32 == 0, 16-aligned, G >= 16)
   bool small_group = false;              // G < 16 (G = 4 or 8)
+  long long kg = 0;                      // K / G
   int group_shift = 0;                   // log2 G when small_group
   std::uint32_t kg_mod4 = 0;             // (K / G) % 4
   FastDiv group_div;                     // x / G
@@ -96,52 +98,141 @@ W4A8_HD void issue_table(const GemmArgs& g, std::uint8_t* table, int t, Copy& cp
   const auto* src = reinterpret_cast<const std::uint8_t*>(g.table);
   for (int u = t; u < kDecodeTableBytes / 16; u += C.threads()) cp.copy16(table + 16 * u, src + 16 * u, 16);
 }
-// Issues thread t's copies of k tile kt into `stage`: x_q units, packed-code units and scale-window
-// words, zero-filled outside the matrices (a refused copy reads nothing). Copy: copy16/copy8/copy4.
-template <TileKind Kind, class Copy>
-W4A8_HD void issue_stage(const GemmArgs& g, std::uint8_t* stage, long long kt, long long m0, long long n0, int t,
-                         Copy& cp) {
-  constexpr TileConfig C = tile_config(Kind);
-  const long long k0 = kt * C.bk;
-  std::uint8_t* sa = stage;
-  std::uint8_t* sb = stage + C.a_bytes();
-  std::uint8_t* ss = sb + C.code_bytes();
-W4A8_UNROLL
-  for (int it = 0; it < C.a_iters(); ++it) {
-    const Unit u = copy_unit(C.bk / 16, C.threads(), t, it);
-    const long long row = m0 + u.row, kk = k0 + 16 * u.unit;
-    const bool ok = row < g.m && kk < g.k;
-    cp.copy16(sa + a_smem_offset(C, u.row, u.unit), ok ? g.x_q + row * g.k + kk : g.x_q, ok ? 16 : 0);
+
+// Thread t's copies of every k tile: fragment-order x_q runs, packed-code units (16 bytes, or two
+// 8-byte halves when rows are not 16-byte aligned: Codes16 false) and scale-window words, zero-filled
+// outside the matrices (a refused copy reads nothing). Which bytes a thread copies repeats from tile
+// to tile: its source pointers are set up once (rows past M or N point at a valid row and copy 0
+// bytes) and step back one tile per issue, for the tiles go in DESCENDING k order (an integer sum
+// does not care): the only tile that can end past K, the last one, is then a block's first, issued
+// by the pipeline prologue with Full = false, and the main loop only ever issues full tiles.
+// G >= 16 (SmallG false): the scale windows need at most kScaleSlots words a thread; G < 16: more,
+// computed per tile.
+template <TileKind Kind, bool SmallG, bool Codes16>
+struct StageProducer {
+  static constexpr int kAIters = tile_config(Kind).a_iters();
+  static constexpr int kBIters = tile_config(Kind).code_iters();
+  static constexpr int kCodeUnits = tile_config(Kind).bk / 32;                    // 16-byte units a row
+  static constexpr int kRowsPerIter = tile_config(Kind).threads() / kCodeUnits;  // code rows per iteration
+  static_assert(tile_config(Kind).threads() % kCodeUnits == 0 && kRowsPerIter % 2 == 0,
+                "a thread keeps its unit and row parity (the code swizzle) in every iteration");
+  static constexpr int kScaleSlots = scale_slots(tile_config(Kind));
+
+  long long kt = 0;                    // the tile the next issue copies
+  // Pointers are kept one tile ahead (at tile kt + 1): issue steps them back first.
+  const std::int8_t* a_ptr[kAIters];   // x_q run of iteration it
+  int a_bytes[kAIters];                // 16, or 0 for a row block past M
+  int a_chunk[kAIters];                // chunk of the run within a tile
+  const std::uint8_t* b_ptr[kBIters];  // code unit of iteration it
+  int b_bytes[kBIters];                // 16, or 0 for a row past N
+  int b_kk = 0;                        // k of the thread's unit within a tile
+  int b_dst = 0;                       // its shared offset in iteration 0 (iteration it: + it * kRowsPerIter rows)
+  // Scale slot s (word id = t + s T of the tile's windows), for the word of the window at group
+  // g_lo: src = s_src + ((s_mis + g_lo) & ~3), with s_src = row start - s_mis + 4 (id % words)
+  // (s_mis = row start % 4), and s_room - ((s_mis + g_lo) & ~3) bytes left before the end of s_rel
+  // (capped; very negative when the row is past N or the word past the windows: copies nothing).
+  const std::uint8_t* s_src[kScaleSlots];
+  int s_mis[kScaleSlots];
+  int s_room[kScaleSlots];
+
+  W4A8_HD StageProducer(const GemmArgs& g, long long m0, long long n0, int t, long long kt_first) : kt(kt_first) {
+    constexpr TileConfig C = tile_config(Kind);
+    W4A8_UNROLL
+    for (int it = 0; it < kAIters; ++it) {
+      const int id = it * C.threads() + t, run = id / 128, u = id % 128;
+      long long mb = m0 / kFragRows + run / C.chunks();
+      a_bytes[it] = mb * kFragRows < g.m ? 16 : 0;
+      if (!a_bytes[it]) mb = 0;  // a valid address; nothing is read
+      a_chunk[it] = run % C.chunks();
+      a_ptr[it] = g.x_q + (mb * g.frag_chunks + (kt + 1) * C.chunks() + a_chunk[it]) * kFragChunkBytes + 16 * u;
+    }
+    const Unit u0 = copy_unit(kCodeUnits, C.threads(), t, 0);
+    b_kk = 32 * u0.unit;
+    b_dst = code_smem_offset(C, u0.row, u0.unit);
+    W4A8_UNROLL
+    for (int it = 0; it < kBIters; ++it) {
+      long long n = n0 + u0.row + it * kRowsPerIter;
+      b_bytes[it] = n < g.n ? 16 : 0;
+      if (!b_bytes[it]) n = g.n - 1;
+      b_ptr[it] = g.weight + n * (g.k / 2) + (kt + 1) * (C.bk / 2) + 16 * u0.unit;
+    }
+    W4A8_UNROLL
+    for (int s = 0; s < kScaleSlots; ++s) scale_slot(g, n0, t + s * C.threads(), s_src[s], s_mis[s], s_room[s]);
   }
-W4A8_UNROLL
-  for (int it = 0; it < C.code_iters(); ++it) {
-    const Unit u = copy_unit(C.bk / 32, C.threads(), t, it);
-    const long long n = n0 + u.row, kk = k0 + 32 * u.unit;  // codes of real k [kk, kk + 32)
-    const std::uint8_t* src = g.weight + n * (g.k / 2) + kk / 2;
-    std::uint8_t* dst = sb + code_smem_offset(C, u.row, u.unit);
-    if (g.codes16) {
-      const bool ok = n < g.n && kk < g.k;
-      cp.copy16(dst, ok ? src : g.weight, ok ? 16 : 0);
-    } else {
-      for (int h = 0; h < 2; ++h) {
-        const bool ok = n < g.n && kk + 16 * h < g.k;
-        cp.copy8(dst + 8 * h, ok ? src + 8 * h : g.weight, ok ? 8 : 0);
+
+  // Slot of word `id` (see above).
+  W4A8_HD static void scale_slot(const GemmArgs& g, long long n0, int id, const std::uint8_t*& src, int& mis, int& room) {
+    const int r = static_cast<int>(fast_div(static_cast<std::uint32_t>(id), g.words_div));
+    const long long n = n0 + r, base = n * g.kg;
+    const int w4 = 4 * (id - r * g.scale_words);
+    const bool ok = n < g.n && id < tile_config(Kind).bn * g.scale_words;
+    mis = static_cast<int>(base & 3);
+    const long long left = g.s_rel_bytes - base + mis - w4;
+    src = ok ? g.s_rel + base - mis + w4 : g.s_rel;
+    room = ok ? static_cast<int>(left < (1 << 30) ? left : (1 << 30)) : -(1 << 30);
+  }
+  // One scale word of the tile whose first group is g_lo, trimmed at the end of s_rel.
+  template <class Copy>
+  W4A8_HD static void issue_scale_word(const GemmArgs& g, std::uint8_t* dst, const std::uint8_t* src, int mis, int room,
+                                       int g_lo, Copy& cp) {
+    const int off = (mis + g_lo) & ~3;
+    const int left = room - off;
+    const int bytes = left < 0 ? 0 : (left > 4 ? 4 : left);
+    cp.copy4(dst, bytes ? src + off : g.s_rel, bytes);
+  }
+
+  // The copies of tile kt into `stage`, then kt - 1. Full: the tile ends at or before K.
+  template <bool Full, class Copy>
+  W4A8_HD void issue(const GemmArgs& g, std::uint8_t* stage, long long n0, int t, Copy& cp) {
+    constexpr TileConfig C = tile_config(Kind);
+    const long long k0 = kt * C.bk;
+    W4A8_UNROLL
+    for (int it = 0; it < kAIters; ++it) a_ptr[it] -= C.chunks() * kFragChunkBytes;
+    W4A8_UNROLL
+    for (int it = 0; it < kBIters; ++it) b_ptr[it] -= C.bk / 2;
+    std::uint8_t* sa = stage;
+    std::uint8_t* sb = stage + C.a_bytes() + b_dst;
+    std::uint8_t* ss = stage + C.a_bytes() + C.code_bytes();
+    W4A8_UNROLL
+    for (int it = 0; it < kAIters; ++it) {
+      const int id = it * C.threads() + t;
+      std::uint8_t* dst = sa + (id / 128) * kFragChunkBytes + 16 * (id % 128);
+      if constexpr (Full) {
+        cp.copy16(dst, a_ptr[it], a_bytes[it]);
+      } else {
+        const bool ok = a_bytes[it] && kt * C.chunks() + a_chunk[it] < g.frag_chunks;
+        cp.copy16(dst, ok ? a_ptr[it] : g.x_q, ok ? 16 : 0);
       }
     }
+    W4A8_UNROLL
+    for (int it = 0; it < kBIters; ++it) {
+      std::uint8_t* dst = sb + it * kRowsPerIter * (C.bk / 2);
+      if constexpr (Full && Codes16) {
+        cp.copy16(dst, b_ptr[it], b_bytes[it]);
+      } else {
+        W4A8_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          const bool ok = b_bytes[it] && (Full || k0 + b_kk + 16 * h < g.k);
+          cp.copy8(dst + 8 * h, ok ? b_ptr[it] + 8 * h : g.weight, ok ? 8 : 0);
+        }
+      }
+    }
+    // Scale words: the window of each row starts at its group g_lo = k0 / G.
+    const int g_lo = static_cast<int>(fast_div(static_cast<std::uint32_t>(k0), g.group_div));
+    W4A8_UNROLL
+    for (int s = 0; s < kScaleSlots; ++s)
+      issue_scale_word(g, ss + 4 * (t + s * C.threads()), s_src[s], s_mis[s], s_room[s], g_lo, cp);
+    if constexpr (SmallG) {
+      for (int id = t + kScaleSlots * C.threads(); id < C.bn * g.scale_words; id += C.threads()) {
+        const std::uint8_t* row;
+        int mis, room;
+        scale_slot(g, n0, id, row, mis, room);
+        issue_scale_word(g, ss + 4 * id, row, mis, room, g_lo, cp);
+      }
+    }
+    --kt;
   }
-  const long long g_lo = fast_div(static_cast<std::uint32_t>(k0), g.group_div);
-  const long long kg = g.k / g.group;
-  const int words = g.scale_words, total = C.bn * words;
-  for (int id = t; id < total; id += C.threads()) {
-    const int row = static_cast<int>(fast_div(static_cast<std::uint32_t>(id), g.words_div));
-    const int w = id - row * words;
-    const long long n = n0 + row;
-    const long long byte = ((n * kg + g_lo) & ~3LL) + 4 * w;
-    const long long rem = g.s_rel_bytes - byte;
-    const int bytes = n >= g.n || rem <= 0 ? 0 : (rem >= 4 ? 4 : static_cast<int>(rem));
-    cp.copy4(ss + 4 * id, bytes ? g.s_rel + byte : g.s_rel, bytes);
-  }
-}
+};
 
 // ---- stage consumer (per lane) ---------------------------------------------------------------------
 // Lane `lane` of warp `warp` over the stage of k tile kt: all its MMAs, reported to sink.mma(mi, ni,
@@ -178,30 +269,28 @@ W4A8_UNROLL
 W4A8_UNROLL
   for (int c = 0; c < C.chunks(); ++c) {
     std::uint32_t codes[FN][4];
-W4A8_UNROLL
+    W4A8_UNROLL
     for (int ni = 0; ni < FN; ++ni)
       load16(codes[ni], sb + code_smem_offset(C, b_frag_row(C, warp, lane, ni), b_frag_unit(lane, c)));
-W4A8_UNROLL
+    W4A8_UNROLL
     for (int p = 0; p < 2; ++p) {
-      std::uint32_t a[FM][2][4];
-W4A8_UNROLL
-      for (int mi = 0; mi < FM; ++mi)
-W4A8_UNROLL
-        for (int h = 0; h < 2; ++h)
-          load16(a[mi][h], sa + a_smem_offset(C, a_frag_row(C, warp, lane, mi, h), a_frag_unit(lane, c, p)));
       std::uint32_t row16[FN][4];
       if constexpr (!SmallG) {
-W4A8_UNROLL
+        W4A8_UNROLL
         for (int ni = 0; ni < FN; ++ni) table_row(table, ss[srow[ni] + grp[c][p]], row16[ni]);
       }
-W4A8_UNROLL
+      W4A8_UNROLL
       for (int jj = 0; jj < 2; ++jj) {
         const int j = 2 * p + jj;
-W4A8_UNROLL
+        // A operands of this k-step: one 16-byte load per 16-row block, already in register order.
+        std::uint32_t a[FM][4];
+        W4A8_UNROLL
+        for (int mi = 0; mi < FM; ++mi) load16(a[mi], sa + a_frag_offset(C, warp_origin(C, warp).row / 16 + mi, c, j, lane));
+        W4A8_UNROLL
         for (int ni = 0; ni < FN; ++ni) {
           std::uint32_t b[2];
           if constexpr (SmallG) {
-W4A8_UNROLL
+            W4A8_UNROLL
             for (int r = 0; r < 2; ++r) {
               std::uint32_t row4[4];
               table_row(table, ss[srow[ni] + (kperm_first(c, j, tig, r) >> g.group_shift)], row4);
@@ -210,11 +299,8 @@ W4A8_UNROLL
           } else {
             decode8(codes[ni][j], row16[ni], b);
           }
-W4A8_UNROLL
-          for (int mi = 0; mi < FM; ++mi) {
-            const std::uint32_t af[4] = {a[mi][0][2 * jj], a[mi][1][2 * jj], a[mi][0][2 * jj + 1], a[mi][1][2 * jj + 1]};
-            sink.mma(mi, ni, af, b);
-          }
+          W4A8_UNROLL
+          for (int mi = 0; mi < FM; ++mi) sink.mma(mi, ni, a[mi], b);
         }
       }
     }
@@ -228,9 +314,8 @@ template <w4a8_dtype Out>
 W4A8_HD void store_result(const GemmArgs& g, long long m, long long n, std::int32_t acc) {
   if (g.acc_out) g.acc_out[m * g.n + n] = acc;
   const float e = gemm::epilogue(acc, g.x_scale[m], g.s_channel[n]);
-  float bias = 0.f;
-  if (g.bias) bias = load_as_f32(g.bias, n, g.bias_dtype);
-  store_as<Out>(g.out, m * g.ldo + n, gemm::finish_output(e, float_dtype(Out), g.bias ? &bias : nullptr));
+  const float bias = g.bias ? load_as_f32(g.bias, n, g.bias_dtype) : 0.f;
+  store_as<Out>(g.out, m * g.ldo + n, gemm::finish_output_value(e, float_dtype(Out), g.bias != nullptr, bias));
 }
 
 // Split-K, first half: thread's in-bounds partial sums added into g.split_acc.

@@ -97,7 +97,8 @@ struct TileConfig {
   W4A8_HD constexpr int code_iters() const { return (code_copies() + threads() - 1) / threads(); }
   W4A8_HD constexpr bool valid() const {
     return bm > 0 && bn > 0 && warps_m > 0 && warps_n > 0 && stages >= 2 && bk >= kChunkK && bk % kChunkK == 0 &&
-           bm % (warps_m * kMmaM) == 0 && bn % (warps_n * kMmaN) == 0 && (bk / 32) % 4 == 0;
+           bm % (warps_m * kMmaM) == 0 && bn % (warps_n * kMmaN) == 0 && a_copies() % threads() == 0 &&
+           code_copies() % threads() == 0 && threads() == 128;
   }
 };
 
@@ -112,13 +113,35 @@ W4A8_HD constexpr RowCol acc_element(const TileConfig& c, int warp, int lane, in
   return {o.row + mi * kMmaM + e.row, o.col + ni * kMmaN + e.col};
 }
 
+// ---- the GEMM's x_q layout: fragment order ------------------------------------------------------------
+// The prologue writes x_q for the GEMM in the order the MMA's A registers want it: per 16-row block
+// mb and 128-k chunk c, 4 k-steps j of 32 lanes x 16 bytes, where lane (gid, tig)'s 16 bytes are its
+// registers a0..a3 of k-step j: a0 / a2 from row gid, a1 / a3 from row gid + 8, each 4 of the real k
+// kperm names (a0, a1: 128c + 32 tig + 8j + [0, 4); a2, a3: the next 4). One 16-byte shared load
+// then yields one MMA's whole A operand, already in register order. Rows are padded to 16 and k to
+// 128 with zeros.
+inline constexpr int kFragRows = 16;
+inline constexpr int kFragChunkBytes = kFragRows * kChunkK;  // 2048
+W4A8_HD constexpr long long frag_rows(long long m) { return (m + kFragRows - 1) / kFragRows * kFragRows; }
+W4A8_HD constexpr long long frag_chunks(long long k) { return (k + kChunkK - 1) / kChunkK; }
+// Byte of x_q[m, k] in fragment order (chunks = frag_chunks(K)).
+// post: a bijection of [0, frag_rows(M)) x [0, 128 chunks) onto [0, frag_rows(M) * 128 chunks); the
+// 4 bytes k .. k + 3 (k % 4 == 0) are consecutive.
+W4A8_HD constexpr long long xq_frag_offset(long long m, long long k, long long chunks) {
+  const long long mb = m / kFragRows, c = k / kChunkK;
+  const int r = static_cast<int>(m % kFragRows), kl = static_cast<int>(k % kChunkK);
+  const int tig = kl / 32, j = (kl % 32) / 8, h = (kl % 8) / 4, i = kl % 4;
+  const int lane = (r % 8) * 4 + tig, q = r / 8 + 2 * h;
+  return ((mb * chunks + c) * 4 + j) * 512 + lane * 16 + q * 4 + i;
+}
+static_assert(xq_frag_offset(8, 4, 1) == 12 && xq_frag_offset(1, 32, 1) == 5 * 16 && xq_frag_offset(0, 8, 1) == 512);
+
 // ---- shared-memory layout of one stage -------------------------------------------------------------
-// A tile: bm rows of bk x_q bytes; 16-byte unit u of row r stored at unit u ^ (r & 1). A warp's
-// 16-byte loads (8 lanes at a time: rows 2q, 2q+1, units 8c + 2 tig + p) then hit 8 distinct
-// 16-byte bank groups.
-W4A8_HD constexpr int a_unit_swizzle(int row, int unit) { return unit ^ (row & 1); }
-W4A8_HD constexpr int a_smem_offset(const TileConfig& c, int row, int unit) {
-  return row * c.bk + 16 * a_unit_swizzle(row, unit);
+// A tile: (bm / 16) blocks x chunks() x 2048 bytes, a verbatim copy of the fragment-order runs
+// (block-major); 16-byte unit u of run b comes from global run (m0 / 16 + b / chunks(), k chunk
+// kt * chunks() + b % chunks()). A warp's fragment load reads 512 contiguous bytes: no conflicts.
+W4A8_HD constexpr int a_frag_offset(const TileConfig& c, int block, int chunk, int j, int lane) {
+  return ((block * c.chunks() + chunk) * 4 + j) * 512 + lane * 16;
 }
 // Code tile: bn rows of bk/2 packed bytes (bk/32 units of 32 codes). With 8 or more units a row,
 // unit u of row r is stored at u ^ 4(r & 1) so rows 2q and 2q+1 fall in opposite halves of the
@@ -141,12 +164,7 @@ W4A8_HD constexpr Unit copy_unit(int units_per_row, int threads, int t, int it) 
   return {id / units_per_row, id % units_per_row};
 }
 
-// The lane's loads in the consumer: x_q unit of (mi, row half h, chunk c, k-step pair p), and code
-// unit of (ni, chunk c). Rows are block-tile relative.
-W4A8_HD constexpr int a_frag_row(const TileConfig& c, int warp, int lane, int mi, int h) {
-  return warp_origin(c, warp).row + mi * kMmaM + group_id(lane) + 8 * h;
-}
-W4A8_HD constexpr int a_frag_unit(int lane, int chunk, int p) { return 8 * chunk + 2 * thread_in_group(lane) + p; }
+// The lane's code load in the consumer: unit of (ni, chunk c); rows block-tile relative.
 W4A8_HD constexpr int b_frag_row(const TileConfig& c, int warp, int lane, int ni) {
   return warp_origin(c, warp).col + ni * kMmaN + group_id(lane);
 }
@@ -159,8 +177,17 @@ W4A8_HD constexpr int b_frag_unit(int lane, int chunk) { return 4 * chunk + thre
 // group g sits at a % 4 + (g - g_lo).
 W4A8_HD constexpr int max_groups(int bk, long long g) { return int((bk - 1) / g) + 2; }
 W4A8_HD constexpr int scale_words(int bk, long long g) { return (3 + max_groups(bk, g) + 3) / 4; }
-// Bytes of one stage: A, codes, then the scale windows (bn rows of 4 * words), 16-byte aligned.
-W4A8_HD constexpr int scale_tile_bytes(const TileConfig& c, int words) { return (c.bn * 4 * words + 15) / 16 * 16; }
+// Scale words every thread copies in every tile (the widest window of G >= 16, that of G = 16,
+// spread over the threads); G < 16 copies more.
+W4A8_HD constexpr int scale_slots(const TileConfig& c) {
+  return (c.bn * scale_words(c.bk, 16) + c.threads() - 1) / c.threads();
+}
+// Bytes of one stage: A, codes, then the scale windows (bn rows of 4 * words, at least the slots
+// every thread writes), 16-byte aligned.
+W4A8_HD constexpr int scale_tile_bytes(const TileConfig& c, int words) {
+  const int windows = c.bn * 4 * words, slots = 4 * c.threads() * scale_slots(c);
+  return ((windows > slots ? windows : slots) + 15) / 16 * 16;
+}
 W4A8_HD constexpr int stage_bytes(const TileConfig& c, int words) {
   return c.a_bytes() + c.code_bytes() + scale_tile_bytes(c, words);
 }

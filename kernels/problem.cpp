@@ -135,7 +135,7 @@ Workspace workspace_layout(const w4a8_problem& p) {
     w.out_f32 = take(m * n * sizeof(float));
     return w;
   }
-  if (!p.x_q) w.x_q = take(m * k);
+  w.x_q_frag = take(std::size_t(frag_rows(p.m)) * std::size_t(frag_chunks(p.k)) * kChunkK);
   if (!p.x_scale) w.x_scale = take(m * sizeof(float));
   w.table = take(kDecodeTableBytes);
   const Tiles t = tiles_of(p);
@@ -166,7 +166,9 @@ ActArgs make_act_args(const w4a8_problem& p, const Workspace& w, unsigned char* 
   ActArgs a;
   a.m = p.m, a.k = p.k, a.r = p.convrot_groupsize, a.x = p.x, a.x_dtype = p.x_dtype, a.ldx = p.ldx;
   a.policy = p.act_policy;
-  a.x_q = p.x_q ? p.x_q : reinterpret_cast<std::int8_t*>(ws + w.x_q);
+  a.x_q = p.x_q;
+  a.x_q_frag = reinterpret_cast<std::int8_t*>(ws + w.x_q_frag);
+  a.frag_chunks = frag_chunks(p.k);
   a.x_scale = p.x_scale ? p.x_scale : reinterpret_cast<float*>(ws + w.x_scale);
   a.table = reinterpret_cast<std::int8_t*>(ws + w.table);
   a.codebook = p.codebook;
@@ -181,7 +183,8 @@ ActArgs make_act_args(const w4a8_problem& p, const Workspace& w, unsigned char* 
 GemmArgs make_gemm_args(const w4a8_problem& p, const Workspace& w, unsigned char* ws, const GemmPlan& plan) {
   GemmArgs g;
   g.m = p.m, g.n = p.n, g.k = p.k, g.group = p.group_size;
-  g.x_q = p.x_q ? p.x_q : reinterpret_cast<const std::int8_t*>(ws + w.x_q);
+  g.x_q = reinterpret_cast<const std::int8_t*>(ws + w.x_q_frag);
+  g.frag_chunks = frag_chunks(p.k);
   g.x_scale = p.x_scale ? p.x_scale : reinterpret_cast<const float*>(ws + w.x_scale);
   g.weight = reinterpret_cast<const std::uint8_t*>(p.weight);
   g.s_rel = p.s_rel;
@@ -196,10 +199,11 @@ GemmArgs make_gemm_args(const w4a8_problem& p, const Workspace& w, unsigned char
     g.split_count = reinterpret_cast<std::uint32_t*>(ws + w.split_count);
   }
   g.scale_words = plan.scale_words;
-  g.codes16 = p.k % 32 == 0 && aligned(p.weight, 16);
   g.small_group = p.group_size < 16;
+  g.codes16 = p.k % 32 == 0 && aligned(p.weight, 16) && !g.small_group;
   g.group_shift = p.group_size == 8 ? 3 : 2;
-  g.kg_mod4 = static_cast<std::uint32_t>((p.k / p.group_size) & 3);
+  g.kg = p.k / p.group_size;
+  g.kg_mod4 = static_cast<std::uint32_t>(g.kg & 3);
   g.group_div = make_fast_div(static_cast<std::uint32_t>(p.group_size));
   g.group16_div = make_fast_div(static_cast<std::uint32_t>(p.group_size >= 16 ? p.group_size / 16 : 1));
   g.words_div = make_fast_div(static_cast<std::uint32_t>(plan.scale_words));

@@ -34,7 +34,7 @@ const char* last_error();
 // Workspace layout: byte offsets of each scratch buffer (SIZE_MAX when the problem supplies it or
 // the path does not need it) and the total, each buffer 256-byte aligned.
 struct Workspace {
-  std::size_t x_q = SIZE_MAX, x_scale = SIZE_MAX;                          // integer path
+  std::size_t x_q_frag = SIZE_MAX, x_scale = SIZE_MAX;                     // integer path
   std::size_t table = SIZE_MAX, split_acc = SIZE_MAX, split_count = SIZE_MAX;  // integer path
   std::size_t w_dequant = SIZE_MAX, x_f32 = SIZE_MAX, out_f32 = SIZE_MAX;  // correction path
   std::size_t total = 0;

@@ -1,8 +1,9 @@
 // The two block shapes of the fused W4A8 GEMM, the rule that picks one, and the split-K plan.
 // Decode-shaped problems (M <= 16) are bound by streaming the packed weight from memory: one 16-row
-// MMA tile, 64 columns a block, 256 k a stage, 4 stages in flight, and split-K so that a few
-// hundred blocks cover every SM even when N / 64 is smaller than the number of SMs. Larger M reuses
-// each decoded weight fragment for 4 MMA row tiles (64 rows a block).
+// MMA tile, 128 columns a block (each A fragment serves 4 weight fragments), 256 k a stage, 3 stages
+// (2 in flight), and split-K so that a few hundred blocks cover every SM even when N / 128 is far
+// below the number of SMs. Larger M reuses each decoded weight fragment for 4 MMA row tiles (64 rows
+// a block).
 #pragma once
 
 #include "kernels/index_math.hpp"
@@ -15,7 +16,7 @@ enum class TileKind : int { kSmallM = 0, kLargeM = 1 };
 // device code.
 W4A8_HD constexpr TileConfig tile_config(TileKind k) {
   return k == TileKind::kSmallM
-             ? TileConfig{/*bm=*/16, /*bn=*/64, /*bk=*/256, /*warps_m=*/1, /*warps_n=*/4, /*stages=*/4}
+             ? TileConfig{/*bm=*/16, /*bn=*/128, /*bk=*/256, /*warps_m=*/1, /*warps_n=*/4, /*stages=*/3}
              : TileConfig{/*bm=*/64, /*bn=*/64, /*bk=*/128, /*warps_m=*/1, /*warps_n=*/4, /*stages=*/3};
 }
 inline constexpr TileConfig kSmallM = tile_config(TileKind::kSmallM);
@@ -23,7 +24,7 @@ inline constexpr TileConfig kLargeM = tile_config(TileKind::kLargeM);
 static_assert(kSmallM.valid() && kLargeM.valid());
 static_assert(kSmallM.threads() == 128 && kLargeM.threads() == 128);
 // Register budget of the accumulators: frags_m * frags_n * 4 int32 per thread.
-static_assert(kSmallM.frags_m() * kSmallM.frags_n() * kCElems == 8);
+static_assert(kSmallM.frags_m() * kSmallM.frags_n() * kCElems == 16);
 static_assert(kLargeM.frags_m() * kLargeM.frags_n() * kCElems == 32);
 
 // Rows at or below this use kSmallM.

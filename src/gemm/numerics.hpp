@@ -299,11 +299,15 @@ W4A8_HD float epilogue(std::int32_t acc, float scale_m, float s_channel_n) {
   const float sc = f32_mul(scale_m, s_channel_n);
   return f32_mul(i32_to_f32(acc), sc);
 }
-// Output cast then bias in the output dtype: round(round(v) + round(bias)); bias may be absent.
-W4A8_HD float finish_output(float v, FloatDtype out, const float* bias_n) {
+// Output cast then bias in the output dtype: round(round(v) + round(bias)) when has_bias.
+W4A8_HD float finish_output_value(float v, FloatDtype out, bool has_bias, float bias) {
   float o = round_to(out, v);
-  if (bias_n) o = round_to(out, f32_add(o, round_to(out, *bias_n)));
+  if (has_bias) o = round_to(out, f32_add(o, round_to(out, bias)));
   return o;
+}
+// The same with the bias by pointer (absent: null).
+W4A8_HD float finish_output(float v, FloatDtype out, const float* bias_n) {
+  return finish_output_value(v, out, bias_n != nullptr, bias_n ? *bias_n : 0.0f);
 }
 
 // ---- activation absmax -------------------------------------------------------------------------------
@@ -320,12 +324,10 @@ W4A8_HD float absmax_step(float acc, float v) {
 W4A8_HD float corrected_weight(std::int8_t w_q, float s_channel, float correction, FloatDtype gemm) {
   return round_to(gemm, f32_add(f32_mul(float(w_q), s_channel), correction));
 }
-// Output of the float GEMM's f32 sum: rounded to the GEMM dtype, bias added in that dtype, then cast
-// to the output dtype (torch's F.linear, then .to(out_dtype)). bias_n may be absent.
-W4A8_HD float corrected_output(float sum, const float* bias_n, FloatDtype gemm, FloatDtype out) {
-  float o = round_to(gemm, sum);
-  if (bias_n) o = round_to(gemm, f32_add(o, round_to(gemm, *bias_n)));
-  return round_to(out, o);
+// Output of the float GEMM's f32 sum: rounded to the GEMM dtype, bias added in that dtype (when
+// has_bias), then cast to the output dtype (torch's F.linear, then .to(out_dtype)).
+W4A8_HD float corrected_output(float sum, bool has_bias, float bias, FloatDtype gemm, FloatDtype out) {
+  return round_to(out, finish_output_value(sum, gemm, has_bias, bias));
 }
 
 }  // namespace w4a8::gemm

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -203,40 +204,73 @@ TEST(CudaDiffSmall, RowsIndependent) {
   }
 }
 
-// A NaN scale byte reaching the raw C ABI is reported through nan_scale_flag.
-TEST(CudaDiffSmall, NanScaleByteIsFlagged) {
+// Tile edges of both block shapes: M around 16 / 32 / 64 / 128, N around 64 / 128.
+TEST(CudaDiffSmall, TileEdgeShapes) {
   W4A8_REQUIRE_CUDA();
+  int idx = 0;
+  for (std::uint64_t m : {16, 17, 32, 33, 128, 129})
+    for (std::uint64_t n : {63, 64, 65, 127, 128, 129}) {
+      Case c;
+      c.m = m, c.n = n, c.k = 512, c.g = idx % 3 == 0 ? 8 : (idx % 3 == 1 ? 16 : 64), c.r = 64;
+      c.codebook = idx % 2, c.bias = idx % 4 != 0, c.out_dtype = idx % 5 == 0 ? FloatDtype::BF16 : FloatDtype::F32;
+      c.seed = 7000u + idx++;
+      check_exact(c);
+      if (HasFailure()) return;
+    }
+}
+
+// |acc| far above 2^24 (the epilogue's int32 -> float32 conversion rounds): x_q = 127, w_q = -127.
+TEST(CudaDiffSmall, AccumulatorsAbove2To24) {
+  W4A8_REQUIRE_CUDA();
+  for (std::uint64_t m : {1, 20})
+    for (std::uint64_t k : {2048, 8192}) {
+      gemm::Layer layer = gemm::make_zero_layer(64, k, 16, 4);
+      std::fill(layer.s_rel.begin(), layer.s_rel.end(), std::uint8_t(0x7E));
+      for (std::size_t i = 0; i < layer.s_channel.size(); ++i) layer.s_channel[i] = 1e-3f * float(i + 1);
+      std::fill(layer.weight.begin(), layer.weight.end(), std::uint8_t(0x00));
+      for (std::size_t i = 0; i < layer.weight.size(); i += 97) layer.weight[i] = 0x88;
+      gemm::Activations x;
+      x.shape = {m, k};
+      x.values.assign(m * k, 3.0f);
+      auto ref = gemm::gemm_literal(layer, x, {});
+      auto dev = gemm_cuda(layer, x, {});
+      ASSERT_TRUE(ref.ok() && dev.ok());
+      ASSERT_GT(std::abs(double(ref->acc[0])), double(1 << 24));
+      EXPECT_EQ(diff_results(*dev, *ref), "") << m << "x" << k;
+    }
+}
+
+// Every group-size class on uniform codes at long K (G = 48: scale windows straddle stages), on
+// the split-K shape (M <= 16) and the large-M shape.
+TEST(CudaDiff, GroupSizesAtLongK) {
+  W4A8_REQUIRE_CUDA();
+  int idx = 0;
+  for (std::int64_t g : {4, 8, 48, 128})
+    for (std::uint64_t m : {1, 16, 20}) {
+      Case c;
+      c.m = m, c.n = 200, c.k = 4608, c.g = g, c.r = 256, c.codebook = false, c.bias = true;
+      c.x_dtype = FloatDtype::BF16, c.out_dtype = FloatDtype::BF16, c.seed = 900u + idx++;
+      check_exact(c);
+    }
+}
+
+// K = 16384 on both paths: the activation / dequantize kernels opt into 64 KiB of shared memory.
+TEST(CudaDiff, K16384BothPaths) {
+  W4A8_REQUIRE_CUDA();
+  for (std::uint64_t m : {1, 33}) {
+    Case c;
+    c.m = m, c.n = 300, c.k = 16384, c.g = 128, c.r = 4096, c.bias = true, c.seed = 161;
+    check_exact(c);
+  }
   Case c;
-  c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16, c.seed = 3;
-  gemm::Layer layer = make_layer(c);
+  c.m = 3, c.n = 40, c.k = 16384, c.g = 128, c.r = 4096, c.correction = true, c.seed = 162;
+  const gemm::Layer layer = make_layer(c);
   const gemm::Activations x = make_acts(c);
-  auto lp = make_layer_problem(layer, x, options(c));
-  ASSERT_TRUE(lp.ok());
-  layer.s_rel[5] = 0xFF;
-  w4a8_problem d = (*lp)->p;
-  std::vector<void*> owned;
-  auto put = [&owned](const void* src, std::size_t bytes) {
-    void* p = nullptr;
-    EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess);
-    if (src) cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice);
-    else cudaMemset(p, 0, bytes);
-    owned.push_back(p);
-    return p;
-  };
-  d.x = put((*lp)->x.data(), (*lp)->x.size());
-  d.weight = static_cast<const std::int8_t*>(put(layer.weight.data(), layer.weight.size()));
-  d.s_rel = static_cast<const std::uint8_t*>(put(layer.s_rel.data(), layer.s_rel.size()));
-  d.s_channel = static_cast<const float*>(put(layer.s_channel.data(), layer.s_channel.size() * 4));
-  d.out = put(nullptr, (*lp)->out.size());
-  d.x_q = nullptr, d.x_scale = nullptr, d.acc = nullptr;
-  d.nan_scale_flag = static_cast<std::int32_t*>(put(nullptr, 4));
-  const std::size_t ws_bytes = w4a8_gemm_cuda_workspace_size(&d);
-  void* ws = put(nullptr, ws_bytes);
-  ASSERT_EQ(w4a8_gemm_cuda(&d, ws, ws_bytes, nullptr), W4A8_OK) << w4a8_cuda_last_error();
-  std::int32_t flag = 0;
-  ASSERT_EQ(cudaMemcpy(&flag, d.nan_scale_flag, 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(flag, 1);
-  for (void* p : owned) cudaFree(p);
+  auto ref = gemm::gemm_literal(layer, x, options(c));
+  auto dev = gemm_cuda(layer, x, options(c));
+  ASSERT_TRUE(ref.ok() && dev.ok()) << (dev.ok() ? "" : dev.error().message);
+  EXPECT_EQ(diff_results(*dev, *ref, /*compare_out=*/false), "");
+  EXPECT_LT(max_rel_diff(*dev, *ref), 1e-3);
 }
 
 // ---- host-side behaviour of the C entry point (runs with or without a device) -------------------

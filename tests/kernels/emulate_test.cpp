@@ -54,10 +54,12 @@ gemm::GemmResult check_case(const Case& c, const DeviceShape& dev = DeviceShape{
     EXPECT_EQ(st.missing_stores, 0) << describe(c);
     EXPECT_EQ(st.misaligned_copies, 0) << describe(c);
     // Each row tile streams every code byte of W once (whatever the split), and its own rows of
-    // x_q once per column tile; the scale windows cover every s_rel byte at least once.
+    // fragment-order x_q (padded to 16 rows, 128 k) once per column tile; the scale windows cover
+    // every s_rel byte at least once.
     const std::int64_t mtiles = ceil_div(std::int64_t(c.m), tc.bm), ntiles = ceil_div(std::int64_t(c.n), tc.bn);
     EXPECT_EQ(st.code_bytes_read, mtiles * std::int64_t(c.n * c.k / 2)) << describe(c);
-    EXPECT_EQ(st.a_bytes_read, ntiles * std::int64_t(c.m * c.k)) << describe(c);
+    EXPECT_EQ(st.a_bytes_read, ntiles * frag_rows(std::int64_t(c.m)) * frag_chunks(std::int64_t(c.k)) * kChunkK)
+        << describe(c);
     EXPECT_GE(st.scale_bytes_read, mtiles * std::int64_t(c.n * c.k) / c.g) << describe(c);
     EXPECT_EQ(st.blocks, mtiles * ntiles * st.splits);
     EXPECT_FALSE(st.nan_scale_seen);

@@ -164,6 +164,33 @@ TEST(KPerm, LaneRegistersHoldConsecutiveRealK) {
       }
 }
 
+// post (xq_frag_offset): a bijection onto the padded buffer, quads consecutive, and each lane's 16
+// bytes of a k-step are its A registers a0..a3 in ISA order: x_q[row(lane, i), k0 + kperm(j, col)].
+TEST(XqFrag, BijectionInRegisterOrder) {
+  for (long long m : {1, 16, 17, 40})
+    for (long long k : {16, 128, 144, 400}) {
+      const long long rows = frag_rows(m), chunks = frag_chunks(k), bytes = rows * chunks * kChunkK;
+      std::vector<int> seen(static_cast<std::size_t>(bytes), 0);
+      for (long long r = 0; r < rows; ++r)
+        for (long long kk = 0; kk < chunks * kChunkK; ++kk) {
+          const long long off = xq_frag_offset(r, kk, chunks);
+          ASSERT_TRUE(off >= 0 && off < bytes);
+          ++seen[static_cast<std::size_t>(off)];
+          if (kk % 4) ASSERT_EQ(off, xq_frag_offset(r, kk - kk % 4, chunks) + kk % 4);
+        }
+      for (int v : seen) ASSERT_EQ(v, 1);
+      for (long long mb = 0; mb < rows / 16; ++mb)
+        for (long long c = 0; c < chunks; ++c)
+          for (int j = 0; j < 4; ++j)
+            for (int lane = 0; lane < 32; ++lane)
+              for (int i = 0; i < 16; ++i) {
+                const RowCol e = isa_a(lane, i);
+                const long long off = ((mb * chunks + c) * 4 + j) * 512 + lane * 16 + i;
+                ASSERT_EQ(off, xq_frag_offset(mb * 16 + e.row, kperm(int(c), j, e.col), chunks));
+              }
+    }
+}
+
 // ---- 3. stage layout -----------------------------------------------------------------------------------
 const TileConfig kConfigs[] = {kSmallM, kLargeM};
 
@@ -173,10 +200,8 @@ TEST(StageLayout, CopiesCoverEachSlotOnce) {
     std::vector<int> a(c.a_bytes() / 16, 0), b(c.code_bytes() / 16, 0);
     for (int t = 0; t < c.threads(); ++t) {
       for (int it = 0; it < c.a_iters(); ++it) {
-        const Unit u = copy_unit(c.bk / 16, c.threads(), t, it);
-        ASSERT_LT(u.row, c.bm);
-        const int off = a_smem_offset(c, u.row, u.unit);
-        ASSERT_TRUE(off % 16 == 0 && off >= 0 && off < c.a_bytes());
+        const int id = it * c.threads() + t, off = (id / 128) * kFragChunkBytes + 16 * (id % 128);
+        ASSERT_TRUE(off >= 0 && off < c.a_bytes());
         ++a[off / 16];
       }
       for (int it = 0; it < c.code_iters(); ++it) {
@@ -199,14 +224,16 @@ TEST(StageLayout, ConsumerLoadsAreConflictFree) {
     for (int w = 0; w < c.threads() / 32; ++w)
       for (int ch = 0; ch < c.chunks(); ++ch) {
         for (int mi = 0; mi < c.frags_m(); ++mi)
-          for (int h = 0; h < 2; ++h)
-            for (int p = 0; p < 2; ++p)
-              for (int q = 0; q < 4; ++q) {
-                std::set<int> groups;
-                for (int lane = 8 * q; lane < 8 * q + 8; ++lane)
-                  groups.insert((a_smem_offset(c, a_frag_row(c, w, lane, mi, h), a_frag_unit(lane, ch, p)) / 16) % 8);
-                EXPECT_EQ(groups.size(), 8u);
+          for (int j = 0; j < 4; ++j)
+            for (int q = 0; q < 4; ++q) {
+              std::set<int> groups;
+              for (int lane = 8 * q; lane < 8 * q + 8; ++lane) {
+                const int off = a_frag_offset(c, warp_origin(c, w).row / 16 + mi, ch, j, lane);
+                ASSERT_TRUE(off % 16 == 0 && off >= 0 && off + 16 <= c.a_bytes());
+                groups.insert((off / 16) % 8);
               }
+              EXPECT_EQ(groups.size(), 8u);
+            }
         for (int ni = 0; ni < c.frags_n(); ++ni)
           for (int q = 0; q < 4; ++q) {
             std::set<int> groups;
@@ -255,7 +282,7 @@ std::int8_t byte_at(std::uint32_t w, int i) { return std::int8_t((w >> (8 * i)) 
 // their buffers, and every byte of every MMA fragment is the matrix element the ISA maps and kperm
 // name: x_q[m, k] for A; for B the code of (n, k) (table row s = identity on codes) and the scale byte
 // s_rel[n, k / G] (table row s = s) - zero outside the matrices.
-template <TileKind Kind, bool SmallG>
+template <TileKind Kind, bool SmallG, bool Codes16>
 void check_stages(long long M, long long N, long long K, int G, bool misalign_weight, std::mt19937& rng) {
   constexpr TileConfig C = tile_config(Kind);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -270,21 +297,27 @@ void check_stages(long long M, long long N, long long K, int G, bool misalign_we
   w4a8_problem p{};
   p.m = M, p.n = N, p.k = K, p.group_size = G, p.convrot_groupsize = 4, p.ldx = K, p.ldo = N;
   p.weight = reinterpret_cast<const std::int8_t*>(codes), p.s_rel = srel.data(), p.s_channel = sch.data();
-  p.x = sch.data(), p.out = sch.data(), p.x_q = xq.data();
+  p.x = sch.data(), p.out = sch.data();
   float xs = 1.f;
   p.x_scale = &xs;
   ASSERT_EQ(check_problem(p), W4A8_OK);
   const GemmPlan plan = plan_gemm(p, DeviceShape{});
   ASSERT_EQ(plan.kind, Kind);
   const Workspace ws = workspace_layout(p);
-  std::vector<unsigned char> wsb(ws.total);
+  std::vector<unsigned char> wsb(ws.total, 0);
+  // x_q in fragment order where the prologue would put it (zeros in the padding).
+  std::int8_t* frag = reinterpret_cast<std::int8_t*>(wsb.data() + ws.x_q_frag);
+  for (long long m = 0; m < M; ++m)
+    for (long long k = 0; k < K; ++k) frag[xq_frag_offset(m, k, frag_chunks(K))] = xq[std::size_t(m * K + k)];
   const GemmArgs g = make_gemm_args(p, ws, wsb.data(), plan);
   ASSERT_EQ(g.small_group, SmallG);
-  ASSERT_EQ(g.codes16, K % 32 == 0 && !misalign_weight);
+  ASSERT_EQ(g.codes16, Codes16) << M << "x" << N << "x" << K << " G=" << G << " misaligned=" << misalign_weight;
   std::vector<std::uint8_t> stage(std::size_t(stage_bytes(C, plan.scale_words)));
   std::vector<std::uint8_t> table(kDecodeTableBytes);
   CheckedCopy cp;
-  cp.bufs = {{reinterpret_cast<const std::uint8_t*>(xq.data()), M * K}, {codes, N * K / 2}, {srel.data(), N * (K / G)}};
+  cp.bufs = {{reinterpret_cast<const std::uint8_t*>(frag), frag_rows(M) * frag_chunks(K) * kChunkK},
+             {codes, N * K / 2},
+             {srel.data(), N * (K / G)}};
   for (int pass = 0; pass < 2; ++pass) {
     for (int s = 0; s < 256; ++s)
       for (int c = 0; c < 16; ++c) table[std::size_t(decode_table_index(s, c))] = std::uint8_t(pass == 0 ? c : s);
@@ -293,7 +326,12 @@ void check_stages(long long M, long long N, long long K, int G, bool misalign_we
         for (long long kt = 0; kt < plan.k_tiles; ++kt) {
           const long long m0 = by * C.bm, n0 = bx * C.bn, k0 = kt * C.bk;
           std::fill(stage.begin(), stage.end(), 0xCD);
-          for (int t = 0; t < C.threads(); ++t) issue_stage<Kind>(g, stage.data(), kt, m0, n0, t, cp);
+          // Only the last tile may end past K (the kernel issues it with Full = false).
+          for (int t = 0; t < C.threads(); ++t) {
+            StageProducer<Kind, SmallG, Codes16> producer(g, m0, n0, t, kt);
+            if (kt == plan.k_tiles - 1) producer.template issue<false>(g, stage.data(), n0, t, cp);
+            else producer.template issue<true>(g, stage.data(), n0, t, cp);
+          }
           ASSERT_EQ(cp.violations, 0) << M << "x" << N << "x" << K << " G=" << G;
           for (int w = 0; w < C.threads() / 32; ++w)
             for (int lane = 0; lane < 32; ++lane) {
@@ -334,19 +372,22 @@ TEST(Stages, FragmentsHoldTheNamedElements) {
   std::mt19937 rng(23);
   for (long long M : {1, 5, 16})
     for (long long N : {8, 63, 65})
-      for (long long K : {16, 48, 272, 528})
+      for (long long K : {16, 48, 256, 272, 528})
         for (int G : {4, 8, 16, 48}) {
           if (K % G) continue;
-          if (G < 16) check_stages<TileKind::kSmallM, true>(M, N, K, G, K % 64 == 0, rng);
-          else check_stages<TileKind::kSmallM, false>(M, N, K, G, false, rng);
+          if (G < 16) check_stages<TileKind::kSmallM, true, false>(M, N, K, G, K % 64 == 0, rng);
+          else if (K % 32 == 0) check_stages<TileKind::kSmallM, false, true>(M, N, K, G, false, rng);
+          else check_stages<TileKind::kSmallM, false, false>(M, N, K, G, false, rng);
         }
   for (long long M : {17, 64, 65})
     for (long long N : {64, 129})
       for (long long K : {32, 144, 384})
         for (int G : {8, 16, 32, 96, 128}) {
           if (K % G) continue;
-          if (G < 16) check_stages<TileKind::kLargeM, true>(M, N, K, G, false, rng);
-          else check_stages<TileKind::kLargeM, false>(M, N, K, G, K == 384, rng);
+          if (G < 16) check_stages<TileKind::kLargeM, true, false>(M, N, K, G, false, rng);
+          else if (K == 384) check_stages<TileKind::kLargeM, false, false>(M, N, K, G, /*misalign=*/true, rng);
+          else if (K % 32 == 0) check_stages<TileKind::kLargeM, false, true>(M, N, K, G, false, rng);
+          else check_stages<TileKind::kLargeM, false, false>(M, N, K, G, false, rng);
         }
 }
 
@@ -373,13 +414,13 @@ TEST(SplitK, PlanBoundsAndTheDecodeShape) {
           EXPECT_GE(kt / s, kMinTilesPerSplit);     // each split fills its pipeline
         }
       }
-  // N = K = 8192 at M <= 16 on an H200-sized device (132 SMs, 3 blocks each): 128 column tiles
-  // alone would leave 4 SMs idle and hold one block per SM; with split-K every SM holds more than two.
+  // N = K = 8192 at M <= 16 on an H200-sized device (132 SMs, 3 blocks each): 64 column tiles
+  // alone would leave half the SMs idle; with split-K every SM holds more than two blocks.
   w4a8_problem p{};
   p.m = 16, p.n = 8192, p.k = 8192, p.group_size = 16;
   const GemmPlan plan = plan_gemm(p, DeviceShape{132, 3});
-  EXPECT_EQ(plan.tiles_n * plan.tiles_m, 128);
-  EXPECT_EQ(plan.splits, 3);
+  EXPECT_EQ(plan.tiles_n * plan.tiles_m, 64);
+  EXPECT_EQ(plan.splits, 6);
   EXPECT_GE(plan.tiles_n * plan.splits, 2 * 132);
 }
 
@@ -495,15 +536,17 @@ TEST(ProblemCheck, ArgumentsAlignmentAndWorkspace) {
   p.out = f, p.ldo = 8;
   EXPECT_EQ(check_problem(p), W4A8_OK);
   Workspace w = workspace_layout(p);
-  EXPECT_EQ(w.x_q, 0u);
-  EXPECT_EQ(w.x_scale, 256u);  // 3 * 64 bytes rounded up to 256
-  EXPECT_EQ(w.table, 512u);
+  EXPECT_EQ(w.x_q_frag, 0u);   // 16 rows x 128 k, fragment order
+  EXPECT_EQ(w.x_scale, 2048u);
+  EXPECT_EQ(w.table, 2048u + 256u);
   EXPECT_EQ(w.split_acc, SIZE_MAX);  // one k tile: never split
-  EXPECT_EQ(w.total, 512u + 4096u);
-  EXPECT_EQ(w4a8_gemm_cuda_workspace_size(&p), 512u + 4096u);
-  p.x_q = buf + 16;
+  EXPECT_EQ(w.total, 2048u + 256u + 4096u);
+  EXPECT_EQ(w4a8_gemm_cuda_workspace_size(&p), 2048u + 256u + 4096u);
+  p.x_q = buf + 16, p.x_scale = f;
   EXPECT_EQ(check_problem(p), W4A8_OK);
-  EXPECT_EQ(workspace_layout(p).x_q, SIZE_MAX);
+  EXPECT_EQ(workspace_layout(p).x_scale, SIZE_MAX);
+  EXPECT_EQ(workspace_layout(p).total, 2048u + 4096u);
+  p.x_scale = nullptr;
   p.x_q = buf + 8;
   EXPECT_EQ(check_problem(p), W4A8_ERR_ARGUMENT);  // x_q must be 16-byte aligned
   p.x_q = nullptr;
@@ -542,10 +585,10 @@ TEST(ProblemCheck, ArgumentsAlignmentAndWorkspace) {
   // Split-K needs the [M, N] sums and one counter per tile.
   p.m = 1, p.n = 64, p.k = 8192, p.ldx = 8192, p.ldo = 64;
   w = workspace_layout(p);
-  EXPECT_EQ(w.table, 8192u + 256u);
-  EXPECT_EQ(w.split_acc, 8192u + 256u + 4096u);
-  EXPECT_EQ(w.split_count, 8192u + 256u + 4096u + 256u);
-  EXPECT_EQ(w.total, 8192u + 256u + 4096u + 256u + 256u);
+  EXPECT_EQ(w.table, 16u * 8192u + 256u);
+  EXPECT_EQ(w.split_acc, 16u * 8192u + 256u + 4096u);
+  EXPECT_EQ(w.split_count, 16u * 8192u + 256u + 4096u + 256u);
+  EXPECT_EQ(w.total, 16u * 8192u + 256u + 4096u + 256u + 256u);
   p.m = 3, p.n = 8, p.k = 64, p.ldx = 64, p.ldo = 8, p.correction = f;
   w = workspace_layout(p);
   EXPECT_EQ(w.w_dequant, 0u);
