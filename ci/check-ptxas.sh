@@ -11,12 +11,16 @@ if [[ ${1:-} == --no-fma ]]; then
   trap 'rm -rf "$tmp"' EXIT
   status=0
   for f in w4a8_gemm act_quant correction; do
-    "$nvcc" -std=c++17 -arch=sm_80 -I"$root" -ptx "$root/kernels/$f.cu" -o "$tmp/$f.ptx"
+    "$nvcc" -std=c++17 -arch=sm_80 -I"$root" -I"$root/src" --expt-relaxed-constexpr -ptx "$root/kernels/$f.cu" -o "$tmp/$f.ptx"
     n=$(grep -c 'fma\.rn\.f32' "$tmp/$f.ptx" || true)
     echo "check-ptxas: $f.cu: $n fma.rn.f32 in PTX"
     [[ $n == 0 ]] || status=1
   done
   grep -q 'mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32' "$tmp/w4a8_gemm.ptx" || { echo "check-ptxas: no s8 mma in w4a8_gemm.ptx" >&2; status=1; }
+  # The 0.2 design's instructions: the register-table decode (prmt) and the cp.async pipeline.
+  for op in prmt.b32 cp.async.cg.shared.global cp.async.wait_group; do
+    grep -q "$op" "$tmp/w4a8_gemm.ptx" || { echo "check-ptxas: no $op in w4a8_gemm.ptx" >&2; status=1; }
+  done
   exit $status
 fi
 log_dir=${1:-build-cuda/ptxas}

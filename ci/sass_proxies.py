@@ -12,8 +12,8 @@ main k loop (the outermost backward branch whose body holds the IMMA instruction
   - blocks per SM for N = K = 8192, M <= 16 on an H200 (132 SMs): min(occupancy from registers and
     shared memory under sm_90's limits, grid blocks / SMs rounded up).
 Usage: sass_proxies.py SASS PTXAS_LOG --kernel NAME_REGEX --bn N --bk N --threads N --stages N
-         --smem BYTES|auto --grid-blocks N [--pipelined] [--check-max-ipw X] [--check-min-bps N]
-         [--check-min-bytes N] [--label TEXT]
+         --smem BYTES --stage-bytes BYTES --grid-blocks N [--pipelined] [--check-max-ipw X]
+         [--check-min-bps N] [--check-min-bytes N] [--label TEXT] [--print-occupancy]
 Prints one markdown table row; exits 1 when a --check bound fails, 2 when the kernel is not found.
 """
 import argparse
@@ -103,6 +103,7 @@ def main():
     ap.add_argument('--check-max-ipw', type=float)
     ap.add_argument('--check-min-bps', type=int)
     ap.add_argument('--check-min-bytes', type=int)
+    ap.add_argument('--print-occupancy', action='store_true', help='print resident blocks per SM only')
     a = ap.parse_args()
 
     funcs = functions(open(a.sass).read())
@@ -124,6 +125,9 @@ def main():
     weights = a.bn * a.bk / a.threads
     regs, static_smem = res
     smem = static_smem + int(a.smem)
+    if a.print_occupancy:
+        print(occupancy(regs, smem, a.threads))
+        return 0
     blocks = min(occupancy(regs, smem, a.threads), math.ceil(a.grid_blocks / SMS))
     in_flight = a.stage_bytes * ((a.stages - 1) if a.pipelined else 1) * blocks
     count = lambda prefix: sum(op.startswith(prefix) for op in ops)

@@ -110,10 +110,15 @@ GemmKernel gemm_kernel(TileKind kind, bool small_group, bool codes16) {
 // Per device: its SM count and opt-in limit, and each GEMM kernel opted into the most shared memory
 // any group size needs (once; the attribute is per device).
 constexpr int kMaxDevices = 64;
+struct Occupancy {
+  int smem_bytes = 0, blocks = 0;
+};
+constexpr int kOccupancyEntries = 8;  // distinct shared-memory sizes (scale windows) remembered
 struct DeviceState {
   bool ready = false;
   DeviceInfo info;
-  int error = 0;
+  // Resident blocks per SM by [kind][variant: G < 16, 16-byte codes, 8-byte codes], per size.
+  Occupancy occupancy[2][3][kOccupancyEntries] = {};
 };
 DeviceState g_devices[kMaxDevices];
 std::mutex g_devices_mutex;
@@ -151,10 +156,26 @@ DeviceInfo device_info() {
 }
 
 int gemm_blocks_per_sm(TileKind kind, bool small_group, bool codes16, int smem_bytes) {
+  // Cached per device and shared-memory size: the query costs more host time than a decode-shaped
+  // GEMM takes on the device.
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return -1;
+  Occupancy* cache = g_devices[dev].occupancy[static_cast<int>(kind)][small_group ? 0 : (codes16 ? 1 : 2)];
+  {
+    std::lock_guard<std::mutex> lock(g_devices_mutex);
+    for (int i = 0; i < kOccupancyEntries; ++i)
+      if (cache[i].smem_bytes == smem_bytes && cache[i].blocks > 0) return cache[i].blocks;
+  }
   int blocks = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, gemm_kernel(kind, small_group, codes16),
                                                     tile_config(kind).threads(), smem_bytes) != cudaSuccess)
     return -1;
+  std::lock_guard<std::mutex> lock(g_devices_mutex);
+  for (int i = 0; i < kOccupancyEntries; ++i)
+    if (cache[i].blocks == 0) {
+      cache[i] = {smem_bytes, blocks};
+      break;
+    }
   return blocks;
 }
 

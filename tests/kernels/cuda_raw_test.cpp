@@ -20,6 +20,8 @@
 namespace w4a8::kern::test {
 namespace {
 
+using gemm::FloatDtype;
+
 #define W4A8_REQUIRE_CUDA()                                                                     \
   do {                                                                                          \
     int code_ = 0;                                                                              \
