@@ -185,17 +185,12 @@ void emulate_block(const GemmArgs& g, const GemmPlan& plan, long long bx, long l
   for (int w = 0; w < kWarps; ++w)
     for (int lane = 0; lane < kWarp; ++lane) {
       store_tile_any<Kind>(g, lane_acc(w, lane), m0, n0, w, lane);
-      for (int mi = 0; mi < FM; ++mi)
-        for (int ni = 0; ni < FN; ++ni)
-          for (int i = 0; i < 4; ++i) {
-            const RowCol e = acc_element(C, w, lane, mi, ni, i);
-            const long long m = m0 + e.row, n = n0 + e.col;
-            if (!store_in_bounds(m, n, g.m, g.n)) continue;
-            ++st.stores;
-            std::uint8_t& cnt = written[static_cast<std::size_t>(m * g.n + n)];
-            if (cnt) ++st.duplicate_stores;
-            cnt = 1;
-          }
+      for_each_output<Kind>(g, lane_acc(w, lane), m0, n0, w, lane, [&](long long m, long long n, std::int32_t) {
+        ++st.stores;
+        std::uint8_t& cnt = written[static_cast<std::size_t>(m * g.n + n)];
+        if (cnt) ++st.duplicate_stores;
+        cnt = 1;
+      });
     }
 }
 

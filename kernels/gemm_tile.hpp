@@ -318,40 +318,39 @@ W4A8_HD void store_result(const GemmArgs& g, long long m, long long n, std::int3
   store_as<Out>(g.out, m * g.ldo + n, gemm::finish_output_value(e, float_dtype(Out), g.bias != nullptr, bias));
 }
 
-// Split-K, first half: thread's in-bounds partial sums added into g.split_acc.
+// Calls f(m, n, acc) for each of the thread's accumulators whose output exists.
+template <TileKind Kind, class F>
+W4A8_HD void for_each_output(const GemmArgs& g, const std::int32_t (&acc)[tile_config(Kind).frags_m()]
+                                                                        [tile_config(Kind).frags_n()][4],
+                             long long m0, long long n0, int warp, int lane, F&& f) {
+  constexpr TileConfig C = tile_config(Kind);
+  W4A8_UNROLL
+  for (int mi = 0; mi < C.frags_m(); ++mi)
+    W4A8_UNROLL
+    for (int ni = 0; ni < C.frags_n(); ++ni)
+      W4A8_UNROLL
+      for (int i = 0; i < 4; ++i) {
+        const RowCol e = acc_element(C, warp, lane, mi, ni, i);
+        const long long m = m0 + e.row, n = n0 + e.col;
+        if (store_in_bounds(m, n, g.m, g.n)) f(m, n, acc[mi][ni][i]);
+      }
+}
+// Split-K, first half: the thread's partial sums added into g.split_acc.
 template <TileKind Kind>
 W4A8_HD void add_partial_sums(const GemmArgs& g, const std::int32_t (&acc)[tile_config(Kind).frags_m()]
                                                                           [tile_config(Kind).frags_n()][4],
                               long long m0, long long n0, int warp, int lane) {
-  constexpr TileConfig C = tile_config(Kind);
-W4A8_UNROLL
-  for (int mi = 0; mi < C.frags_m(); ++mi)
-W4A8_UNROLL
-    for (int ni = 0; ni < C.frags_n(); ++ni)
-W4A8_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const RowCol e = acc_element(C, warp, lane, mi, ni, i);
-        const long long m = m0 + e.row, n = n0 + e.col;
-        if (store_in_bounds(m, n, g.m, g.n)) atomic_add_i32(&g.split_acc[m * g.n + n], acc[mi][ni][i]);
-      }
+  for_each_output<Kind>(g, acc, m0, n0, warp, lane,
+                        [&](long long m, long long n, std::int32_t v) { atomic_add_i32(&g.split_acc[m * g.n + n], v); });
 }
 // The thread's outputs: from its own accumulators (one split), or from the completed split sums.
 template <TileKind Kind, w4a8_dtype Out>
 W4A8_HD void store_tile(const GemmArgs& g, const std::int32_t (&acc)[tile_config(Kind).frags_m()]
                                                                     [tile_config(Kind).frags_n()][4],
                         long long m0, long long n0, int warp, int lane) {
-  constexpr TileConfig C = tile_config(Kind);
-W4A8_UNROLL
-  for (int mi = 0; mi < C.frags_m(); ++mi)
-W4A8_UNROLL
-    for (int ni = 0; ni < C.frags_n(); ++ni)
-W4A8_UNROLL
-      for (int i = 0; i < 4; ++i) {
-        const RowCol e = acc_element(C, warp, lane, mi, ni, i);
-        const long long m = m0 + e.row, n = n0 + e.col;
-        if (!store_in_bounds(m, n, g.m, g.n)) continue;
-        store_result<Out>(g, m, n, g.splits > 1 ? load_cg(&g.split_acc[m * g.n + n]) : acc[mi][ni][i]);
-      }
+  for_each_output<Kind>(g, acc, m0, n0, warp, lane, [&](long long m, long long n, std::int32_t v) {
+    store_result<Out>(g, m, n, g.splits > 1 ? load_cg(&g.split_acc[m * g.n + n]) : v);
+  });
 }
 // The same with the output dtype chosen at run time (one switch per block).
 template <TileKind Kind>

@@ -17,6 +17,7 @@
 #include "kernels/cuda_layer.hpp"
 #include "kernels/layer_problem.hpp"
 #include "kernels/w4a8_cuda.h"
+#include "cuda_require.hpp"
 #include "layer_gen.hpp"
 
 namespace w4a8::kern::test {
@@ -25,13 +26,6 @@ namespace {
 using gemm::ActPolicy;
 using gemm::FloatDtype;
 
-#define W4A8_REQUIRE_CUDA()                                                                     \
-  do {                                                                                          \
-    int code_ = 0;                                                                              \
-    if (w4a8_cuda_device_count(&code_) <= 0)                                                    \
-      GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount returned " << code_ << " ("          \
-                   << cudaGetErrorString(static_cast<cudaError_t>(code_)) << ")";              \
-  } while (0)
 
 gemm::GemmOptions ref_options(const Case& c) {
   gemm::GemmOptions o = options(c);
@@ -207,51 +201,24 @@ TEST(CudaDiffSmall, RowsIndependent) {
 // Tile edges of both block shapes: M around 16 / 32 / 64 / 128, N around 64 / 128.
 TEST(CudaDiffSmall, TileEdgeShapes) {
   W4A8_REQUIRE_CUDA();
-  int idx = 0;
-  for (std::uint64_t m : {16, 17, 32, 33, 128, 129})
-    for (std::uint64_t n : {63, 64, 65, 127, 128, 129}) {
-      Case c;
-      c.m = m, c.n = n, c.k = 512, c.g = idx % 3 == 0 ? 8 : (idx % 3 == 1 ? 16 : 64), c.r = 64;
-      c.codebook = idx % 2, c.bias = idx % 4 != 0, c.out_dtype = idx % 5 == 0 ? FloatDtype::BF16 : FloatDtype::F32;
-      c.seed = 7000u + idx++;
-      check_exact(c);
-      if (HasFailure()) return;
-    }
+  for (const Case& c : tile_edge_cases()) {
+    check_exact(c);
+    if (HasFailure()) return;
+  }
 }
 
 // |acc| far above 2^24 (the epilogue's int32 -> float32 conversion rounds): x_q = 127, w_q = -127.
 TEST(CudaDiffSmall, AccumulatorsAbove2To24) {
   W4A8_REQUIRE_CUDA();
-  for (std::uint64_t m : {1, 20})
-    for (std::uint64_t k : {2048, 8192}) {
-      gemm::Layer layer = gemm::make_zero_layer(64, k, 16, 4);
-      std::fill(layer.s_rel.begin(), layer.s_rel.end(), std::uint8_t(0x7E));
-      for (std::size_t i = 0; i < layer.s_channel.size(); ++i) layer.s_channel[i] = 1e-3f * float(i + 1);
-      std::fill(layer.weight.begin(), layer.weight.end(), std::uint8_t(0x00));
-      for (std::size_t i = 0; i < layer.weight.size(); i += 97) layer.weight[i] = 0x88;
-      gemm::Activations x;
-      x.shape = {m, k};
-      x.values.assign(m * k, 3.0f);
-      auto ref = gemm::gemm_literal(layer, x, {});
-      auto dev = gemm_cuda(layer, x, {});
-      ASSERT_TRUE(ref.ok() && dev.ok());
-      ASSERT_GT(std::abs(double(ref->acc[0])), double(1 << 24));
-      EXPECT_EQ(diff_results(*dev, *ref), "") << m << "x" << k;
-    }
+  EXPECT_EQ(large_accumulator_diff([](const gemm::Layer& l, const gemm::Activations& x) { return gemm_cuda(l, x, {}); }),
+            "");
 }
 
 // Every group-size class on uniform codes at long K (G = 48: scale windows straddle stages), on
 // the split-K shape (M <= 16) and the large-M shape.
 TEST(CudaDiff, GroupSizesAtLongK) {
   W4A8_REQUIRE_CUDA();
-  int idx = 0;
-  for (std::int64_t g : {4, 8, 48, 128})
-    for (std::uint64_t m : {1, 16, 20}) {
-      Case c;
-      c.m = m, c.n = 200, c.k = 4608, c.g = g, c.r = 256, c.codebook = false, c.bias = true;
-      c.x_dtype = FloatDtype::BF16, c.out_dtype = FloatDtype::BF16, c.seed = 900u + idx++;
-      check_exact(c);
-    }
+  for (const Case& c : long_k_group_cases({1, 16, 20}, 200)) check_exact(c);
 }
 
 // K = 16384 on both paths: the activation / dequantize kernels opt into 64 KiB of shared memory.

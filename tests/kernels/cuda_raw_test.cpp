@@ -15,6 +15,7 @@
 #include "kernels/dtype_io.hpp"
 #include "kernels/layer_problem.hpp"
 #include "kernels/w4a8_cuda.h"
+#include "cuda_require.hpp"
 #include "layer_gen.hpp"
 
 namespace w4a8::kern::test {
@@ -22,13 +23,6 @@ namespace {
 
 using gemm::FloatDtype;
 
-#define W4A8_REQUIRE_CUDA()                                                                     \
-  do {                                                                                          \
-    int code_ = 0;                                                                              \
-    if (w4a8_cuda_device_count(&code_) <= 0)                                                    \
-      GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount returned " << code_ << " ("          \
-                   << cudaGetErrorString(static_cast<cudaError_t>(code_)) << ")";              \
-  } while (0)
 
 // Device copies of a LayerProblem's operands (all pointers in `d` are device pointers), freed on
 // destruction. Intermediates are requested only when `intermediates` is set; the NaN flag always.
@@ -184,13 +178,10 @@ TEST(CudaRaw, TwoThreads) {
 // (Every pointer in the problem is a device pointer: no intermediates requested.)
 TEST(CudaRaw, NanScaleByteIsFlagged) {
   W4A8_REQUIRE_CUDA();
-  Case c;
-  c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16, c.seed = 3;
-  gemm::Layer layer = make_layer(c);
-  auto lp = make_layer_problem(layer, make_acts(c), options(c));
-  ASSERT_TRUE(lp.ok());
-  layer.s_rel[5] = 0xFF;  // after the shared validation, which would refuse it
-  DeviceProblem dp(**lp, layer, false);
+  OwnedProblem o = small_problem();
+  ASSERT_TRUE(o.lp);
+  o.layer.s_rel[5] = 0xFF;  // after the shared validation, which would refuse it
+  DeviceProblem dp(*o.lp, o.layer, false);
   ASSERT_EQ(dp.run(nullptr), W4A8_OK) << w4a8_cuda_last_error();
   std::int32_t flag = 0;
   dp.out(nullptr, &flag);

@@ -230,16 +230,10 @@ RC_GTEST_PROP(Emulation, RandomCasesMatchReference, ()) {
 // ---- the shapes and paths of the 0.2 kernel ------------------------------------------------------------
 // Tile edges of both block shapes: M around 16 / 32 / 64 / 128, N around 64 / 128.
 TEST(Emulation, TileEdgeShapes) {
-  int idx = 0;
-  for (std::uint64_t m : {16, 17, 32, 33, 128, 129})
-    for (std::uint64_t n : {63, 64, 65, 127, 128, 129}) {
-      Case c;
-      c.m = m, c.n = n, c.k = 512, c.g = idx % 3 == 0 ? 8 : (idx % 3 == 1 ? 16 : 64), c.r = 64;
-      c.codebook = idx % 2, c.bias = idx % 4 != 0, c.out_dtype = idx % 5 == 0 ? FloatDtype::BF16 : FloatDtype::F32;
-      c.seed = 7000u + idx++;
-      check_case(c);
-      if (HasFailure()) return;
-    }
+  for (const Case& c : tile_edge_cases()) {
+    check_case(c);
+    if (HasFailure()) return;
+  }
 }
 
 // Split-K changes nothing: the same result with 1 split and with as many as the plan allows, and
@@ -264,35 +258,13 @@ TEST(Emulation, SplitKIsExact) {
 // |acc| far above 2^24, where the int32 -> float32 conversion of the epilogue rounds: every x_q is
 // 127 (a constant row stays constant under R = 4) and every w_q is -127 (code 0, scale 448).
 TEST(Emulation, AccumulatorsAbove2To24) {
-  for (std::uint64_t m : {1, 20})
-    for (std::uint64_t k : {2048, 8192}) {
-      gemm::Layer layer = gemm::make_zero_layer(64, k, 16, 4);
-      std::fill(layer.s_rel.begin(), layer.s_rel.end(), std::uint8_t(0x7E));
-      for (std::size_t i = 0; i < layer.s_channel.size(); ++i) layer.s_channel[i] = 1e-3f * float(i + 1);
-      std::fill(layer.weight.begin(), layer.weight.end(), std::uint8_t(0x00));  // code 0: v = -8
-      for (std::size_t i = 0; i < layer.weight.size(); i += 97) layer.weight[i] = 0x88;  // a few zero weights
-      gemm::Activations x;
-      x.shape = {m, k};
-      x.values.assign(m * k, 3.0f);
-      gemm::GemmOptions opt;
-      auto ref = gemm::gemm_literal(layer, x, opt);
-      auto emu = gemm_emulated(layer, x, opt);
-      ASSERT_TRUE(ref.ok() && emu.ok());
-      ASSERT_GT(std::abs(double(ref->acc[0])), double(1 << 24));
-      EXPECT_EQ(diff_results(*emu, *ref), "") << m << "x" << k;
-    }
+  EXPECT_EQ(large_accumulator_diff([](const gemm::Layer& l, const gemm::Activations& x) { return gemm_emulated(l, x, {}); }),
+            "");
 }
 
 // Every group-size class on uniform codes at long K (scale windows straddling stages: G = 48).
 TEST(Emulation, GroupSizesAtLongK) {
-  int idx = 0;
-  for (std::int64_t g : {4, 8, 48, 128})
-    for (std::uint64_t m : {1, 20}) {
-      Case c;
-      c.m = m, c.n = 72, c.k = 4608, c.g = g, c.r = 256, c.codebook = false, c.bias = true;
-      c.x_dtype = FloatDtype::BF16, c.out_dtype = FloatDtype::BF16, c.seed = 900u + idx++;
-      check_case(c);
-    }
+  for (const Case& c : long_k_group_cases({1, 20}, 72)) check_case(c);
 }
 
 // K = 16384: the activation and dequantize kernels hold a 64 KiB row in shared memory (the > 48 KiB
@@ -332,26 +304,20 @@ TEST(Emulation, ProductionConfigurationOutOnly) {
 
 // A NaN scale byte reaching the raw ABI (outside the contract) is reported through the flag.
 TEST(Emulation, NanScaleByteIsFlagged) {
-  Case c;
-  c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16, c.seed = 3;
-  gemm::Layer layer = make_layer(c);
-  auto lp = make_layer_problem(layer, make_acts(c), options(c));
-  ASSERT_TRUE(lp.ok());
-  layer.s_rel[5] = 0xFF;  // after validation: the problem points at the layer's bytes
+  OwnedProblem o = small_problem();
+  ASSERT_TRUE(o.lp);
+  o.layer.s_rel[5] = 0xFF;  // after validation: the problem points at the layer's bytes
   EmuStats st;
-  ASSERT_EQ(emulate_w4a8_gemm((*lp)->p, &st), W4A8_OK);
-  EXPECT_EQ((*lp)->nan_flag, 1);
+  ASSERT_EQ(emulate_w4a8_gemm(o.lp->p, &st), W4A8_OK);
+  EXPECT_EQ(o.lp->nan_flag, 1);
   EXPECT_TRUE(st.nan_scale_seen);
 }
 
 // Refused storage variants reach the emulation as ABI statuses with the reason in last_error.
 TEST(Emulation, RefusesSixBitAndF32Scales) {
-  Case c;
-  c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16;
-  const gemm::Layer layer = make_layer(c);
-  auto lp = make_layer_problem(layer, make_acts(c), options(c));
-  ASSERT_TRUE(lp.ok());
-  w4a8_problem p = (*lp)->p;
+  const OwnedProblem o = small_problem();
+  ASSERT_TRUE(o.lp);
+  w4a8_problem p = o.lp->p;
   p.bits = 6;
   EXPECT_EQ(emulate_w4a8_gemm(p), W4A8_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(last_error()).find("unsupported by this kernel"), std::string::npos) << last_error();

@@ -428,6 +428,16 @@ TEST(SplitK, PlanBoundsAndTheDecodeShape) {
 const long long kRows[] = {1, 7, 8, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257};
 const long long kCols[] = {1, 8, 13, 63, 64, 65, 127, 128, 129, 200};
 
+// Every accumulator element of a block tile (all warps, lanes, fragments), block-tile relative.
+template <class F>
+void for_each_acc(const TileConfig& c, F&& f) {
+  for (int w = 0; w < c.threads() / 32; ++w)
+    for (int lane = 0; lane < 32; ++lane)
+      for (int mi = 0; mi < c.frags_m(); ++mi)
+        for (int ni = 0; ni < c.frags_n(); ++ni)
+          for (int i = 0; i < 4; ++i) f(acc_element(c, w, lane, mi, ni, i));
+}
+
 // post: over the grid, every stored (m, n) is inside M x N and each is stored exactly once.
 TEST(Grid, EveryOutputStoredOnce) {
   for (long long m : kRows)
@@ -436,15 +446,10 @@ TEST(Grid, EveryOutputStoredOnce) {
       std::vector<int> seen(static_cast<std::size_t>(m * n), 0);
       for (long long by = 0; by < ceil_div(m, c.bm); ++by)
         for (long long bx = 0; bx < ceil_div(n, c.bn); ++bx)
-          for (int w = 0; w < c.threads() / 32; ++w)
-            for (int lane = 0; lane < 32; ++lane)
-              for (int mi = 0; mi < c.frags_m(); ++mi)
-                for (int ni = 0; ni < c.frags_n(); ++ni)
-                  for (int i = 0; i < 4; ++i) {
-                    const RowCol e = acc_element(c, w, lane, mi, ni, i);
-                    const long long gm = by * c.bm + e.row, gn = bx * c.bn + e.col;
-                    if (store_in_bounds(gm, gn, m, n)) ++seen[gm * n + gn];
-                  }
+          for_each_acc(c, [&](RowCol e) {
+            const long long gm = by * c.bm + e.row, gn = bx * c.bn + e.col;
+            if (store_in_bounds(gm, gn, m, n)) ++seen[gm * n + gn];
+          });
       for (int s : seen) ASSERT_EQ(s, 1) << m << "x" << n;
     }
 }
@@ -453,15 +458,10 @@ TEST(Grid, EveryOutputStoredOnce) {
 TEST(TileAccumulators, CoverTileOnce) {
   for (const TileConfig& c : kConfigs) {
     std::vector<int> seen(static_cast<std::size_t>(c.bm * c.bn), 0);
-    for (int w = 0; w < c.threads() / 32; ++w)
-      for (int lane = 0; lane < 32; ++lane)
-        for (int mi = 0; mi < c.frags_m(); ++mi)
-          for (int ni = 0; ni < c.frags_n(); ++ni)
-            for (int i = 0; i < 4; ++i) {
-              const RowCol e = acc_element(c, w, lane, mi, ni, i);
-              ASSERT_TRUE(e.row >= 0 && e.row < c.bm && e.col >= 0 && e.col < c.bn);
-              ++seen[e.row * c.bn + e.col];
-            }
+    for_each_acc(c, [&](RowCol e) {
+      ASSERT_TRUE(e.row >= 0 && e.row < c.bm && e.col >= 0 && e.col < c.bn);
+      ++seen[e.row * c.bn + e.col];
+    });
     for (int s : seen) EXPECT_EQ(s, 1);
   }
 }

@@ -60,12 +60,9 @@ void expect_abi(const Module& m, const char* name, w4a8_memory memory) {
 }
 
 void expect_refusals(const Module& m) {
-  Case c;
-  c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16;
-  const gemm::Layer layer = make_layer(c);
-  auto lp = make_layer_problem(layer, make_acts(c), options(c));
-  ASSERT_TRUE(lp.ok());
-  w4a8_problem p = (*lp)->p;
+  const OwnedProblem o = small_problem();
+  ASSERT_TRUE(o.lp);
+  w4a8_problem p = o.lp->p;
   p.bits = 6;
   EXPECT_EQ(m.table->check_problem(&p), W4A8_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(m.table->last_error()).find("unsupported by this kernel"), std::string::npos)
