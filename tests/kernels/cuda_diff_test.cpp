@@ -183,19 +183,10 @@ TEST(CudaDiffSmall, RowsIndependent) {
   W4A8_REQUIRE_CUDA();
   Case c;
   c.m = 100, c.n = 72, c.k = 256, c.g = 16, c.r = 64, c.bias = true, c.seed = 9;
-  const gemm::Layer layer = make_layer(c);
-  const gemm::Activations x = make_acts(c);
-  auto all = gemm_cuda(layer, x, options(c));
-  ASSERT_TRUE(all.ok());
-  for (std::uint64_t row : {0, 50, 99}) {
-    gemm::Activations one;
-    one.dtype = x.dtype;
-    one.shape = {1, c.k};
-    one.values.assign(x.values.begin() + long(row * c.k), x.values.begin() + long((row + 1) * c.k));
-    auto r = gemm_cuda(layer, one, options(c));
-    ASSERT_TRUE(r.ok());
-    for (std::uint64_t j = 0; j < c.n; ++j) ASSERT_EQ(r->out[j], all->out[row * c.n + j]);
-  }
+  const gemm::GemmOptions opt = options(c);
+  EXPECT_EQ(rows_independent_diff([&](const gemm::Layer& l, const gemm::Activations& x) { return gemm_cuda(l, x, opt); },
+                                  c, {0, 50, 99}),
+            "");
 }
 
 // Tile edges of both block shapes: M around 16 / 32 / 64 / 128, N around 64 / 128.

@@ -212,6 +212,25 @@ std::string large_accumulator_diff(const LayerImpl& impl) {
   return "";
 }
 
+std::string rows_independent_diff(const LayerImpl& impl, const Case& c, std::initializer_list<std::uint64_t> rows) {
+  const gemm::Layer layer = make_layer(c);
+  const gemm::Activations x = make_acts(c);
+  auto all = impl(layer, x);
+  if (!all.ok()) return all.error().message;
+  for (std::uint64_t row : rows) {
+    gemm::Activations one;
+    one.dtype = x.dtype;
+    one.shape = {1, c.k};
+    one.values.assign(x.values.begin() + long(row * c.k), x.values.begin() + long((row + 1) * c.k));
+    auto r = impl(layer, one);
+    if (!r.ok()) return r.error().message;
+    for (std::uint64_t j = 0; j < c.n; ++j)
+      if (r->acc[j] != all->acc[row * c.n + j] || fbits(r->out[j]) != fbits(all->out[row * c.n + j]))
+        return "row " + std::to_string(row) + " col " + std::to_string(j);
+  }
+  return "";
+}
+
 OwnedProblem small_problem() {
   Case c;
   c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16, c.seed = 3;

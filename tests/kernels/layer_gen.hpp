@@ -59,6 +59,9 @@ using LayerImpl = std::function<Result<gemm::GemmResult>(const gemm::Layer&, con
 // "" when impl agrees with gemm_literal bit for bit on the large_acc_layer shapes (M 1 and 20, K 2048
 // and 8192), which do reach |acc| > 2^24; else what failed.
 std::string large_accumulator_diff(const LayerImpl& impl);
+// "" when each listed row of case c, computed alone by impl, equals that row of the whole batch
+// (acc and out); else the first difference.
+std::string rows_independent_diff(const LayerImpl& impl, const Case& c, std::initializer_list<std::uint64_t> rows);
 
 // A layer and its problem (host pointers into the layer), for raw-ABI tests.
 struct OwnedProblem {
