@@ -59,7 +59,7 @@ int main() {
     const TileConfig c = tile_config(kind);
     const GemmPlan plan = plan_gemm(p, DeviceShape{132, 1});
     const int stage_global = c.a_bytes() + c.code_bytes() + c.bn * 4 * plan.scale_words;
-    std::printf("%d %d %d %d %d %d %d %lld", int(kind), c.bn, c.bk, c.threads(), c.stages, plan.smem_bytes,
+    std::printf("%d %d %d %d %d %d %d %d %lld", int(kind), c.bm, c.bn, c.bk, c.threads(), c.stages, plan.smem_bytes,
                 stage_global, plan.tiles_m * plan.tiles_n);
     for (int occ = 1; occ <= 8; ++occ) std::printf(" %d", plan_gemm(p, DeviceShape{132, occ}).splits);
     std::printf("\n");
@@ -93,7 +93,7 @@ if [[ -n $old ]]; then
     --stage-bytes $((128 * 64 + 128 * 32 + 128 * 4)) --grid-blocks $((32 * 64)) || status=1
 fi
 measure "$root" new
-while read -r kind bn bk threads stages smem stage_bytes tiles s1 s2 s3 s4 s5 s6 s7 s8; do
+while read -r kind bm bn bk threads stages smem stage_bytes tiles s1 s2 s3 s4 s5 s6 s7 s8; do
   splits=($s1 $s2 $s3 $s4 $s5 $s6 $s7 $s8)
   name=$([[ $kind == 0 ]] && echo small-M || echo large-M)
   for variant in "Lb0ELb1:G>=16, 16-byte codes" "Lb0ELb0:G>=16, 8-byte codes" "Lb1ELb0:G<16"; do
@@ -106,7 +106,7 @@ while read -r kind bn bk threads stages smem stage_bytes tiles s1 s2 s3 s4 s5 s6
     args=(--check-max-ipw 3.0 --check-min-bps 2 --check-min-bytes 65536)
     [[ $check == 1 && $kind == 0 && $tag == Lb0ELb1 ]] || args=()
     python3 "$here/sass_proxies.py" "$tmp/k.sass" "$tmp/ptxas.log" --kernel "TileKindE${kind}E${tag}E" \
-      --label "0.2 $name ${bn}x${bk}, $what" --bn "$bn" --bk "$bk" --threads "$threads" --stages "$stages" \
+      --label "0.2 $name ${bm}x${bn} (k ${bk}/stage), $what" --bn "$bn" --bk "$bk" --threads "$threads" --stages "$stages" \
       --smem "$smem" --stage-bytes "$stage_bytes" --grid-blocks "$grid" --pipelined "${args[@]}" || status=1
   done
 done <"$tmp/shapes.txt"

@@ -1,8 +1,10 @@
 #include "kernels/emulate.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "kernels/act_row.hpp"
 #include "kernels/gemm_tile.hpp"
@@ -11,6 +13,17 @@ namespace w4a8::kern {
 namespace {
 
 constexpr std::uint8_t kPoison = 0xCD;  // what shared memory holds while a copy is in flight
+
+// Exactly-sized aligned host memory (an access past it is a heap overflow under ASan).
+struct FreeDeleter {
+  void operator()(std::uint8_t* p) const { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<std::uint8_t[], FreeDeleter>;
+AlignedBuffer aligned_buffer(std::size_t align, std::size_t bytes) {
+  auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(align, bytes ? bytes : align));
+  if (!p) throw std::bad_alloc();
+  return AlignedBuffer(p);
+}
 
 std::int8_t byte_of(std::uint32_t reg, int i) { return static_cast<std::int8_t>((reg >> (8 * (i & 3))) & 0xFFu); }
 
@@ -120,8 +133,8 @@ void emulate_block(const GemmArgs& g, const GemmPlan& plan, long long bx, long l
   constexpr TileConfig C = tile_config(Kind);
   constexpr int FM = C.frags_m(), FN = C.frags_n(), kThreads = C.threads(), kWarps = kThreads / kWarp;
   // Exactly-sized, 16-byte aligned "shared memory": an access past it is a heap overflow under ASan.
-  const std::size_t bytes = std::size_t(plan.smem_bytes);
-  std::unique_ptr<std::uint8_t[]> smem_owner(new (std::align_val_t(16)) std::uint8_t[bytes]);
+  const std::size_t bytes = std::size_t(plan.smem_bytes);  // a multiple of 16
+  const AlignedBuffer smem_owner = aligned_buffer(16, bytes);
   std::uint8_t* smem = smem_owner.get();
   std::memset(smem, kPoison, bytes);
   std::uint8_t* table = smem;
@@ -290,7 +303,7 @@ w4a8_status emulate_w4a8_gemm(const w4a8_problem& p, EmuStats* stats, float* w_d
   }
   const w4a8_problem& q = p;
   const Workspace ws = workspace_layout(q);
-  std::unique_ptr<unsigned char[]> ws_owner(new (std::align_val_t(256)) unsigned char[ws.total]);
+  const AlignedBuffer ws_owner = aligned_buffer(256, ws.total);  // ws.total: a multiple of 256
   std::memset(ws_owner.get(), kPoison, ws.total);  // the prologue must zero what the GEMM sums into
   const GemmPlan plan = plan_gemm(q, dev);
   emulate_prologue(make_act_args(q, ws, ws_owner.get(), plan));

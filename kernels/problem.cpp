@@ -1,5 +1,6 @@
 #include "kernels/problem.hpp"
 
+#include <cstring>
 #include <string>
 
 namespace w4a8::kern {
@@ -56,6 +57,16 @@ constexpr ReasonRow kReasons[kReasonCount] = {
     {W4A8_ERR_UNSUPPORTED, "more than 65535 row tiles unsupported by this kernel"},
 };
 
+// An enum field as the int a C caller stored (any value: reading it as the C++ enum is undefined
+// when the value is outside the enum's range).
+template <class E>
+int raw(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 bool is_power_of_4(std::int64_t r) { return r >= 4 && (r & (r - 1)) == 0 && (r & 0x5555555555555555LL) != 0; }
 bool dtype_ok(int d) { return d >= W4A8_DTYPE_F32 && d <= W4A8_DTYPE_F16; }
 // a * b <= kMaxProblemElements, for 0 <= a, b.
@@ -67,13 +78,14 @@ Reason first_failure(const w4a8_problem& p) {
   if (p.m < 0 || p.n <= 0 || p.k <= 0) return kShape;
   if (p.bits == 6) return kBits6;
   if (p.bits != 0 && p.bits != 4) return kBitsBad;
-  if (p.s_rel_dtype == W4A8_SCALE_F32) return kScaleF32;
-  if (p.s_rel_dtype != W4A8_SCALE_FP8_E4M3) return kScaleDtypeBad;
+  if (raw(p.s_rel_dtype) == W4A8_SCALE_F32) return kScaleF32;
+  if (raw(p.s_rel_dtype) != W4A8_SCALE_FP8_E4M3) return kScaleDtypeBad;
   const std::int64_t g = p.group_size, r = p.convrot_groupsize;
   if (g < 4 || p.k % 16 != 0 || p.k % g != 0 || r <= 0 || p.k % r != 0 || (16 % g != 0 && g % 16 != 0))
     return kContract;
   if (!is_power_of_4(r)) return kRotation;
-  if (!dtype_ok(p.x_dtype) || !dtype_ok(p.out_dtype) || (p.bias && !dtype_ok(p.bias_dtype))) return kDtypeBad;
+  if (!dtype_ok(raw(p.x_dtype)) || !dtype_ok(raw(p.out_dtype)) || (p.bias && !dtype_ok(raw(p.bias_dtype))))
+    return kDtypeBad;
   if (p.act_policy != kPolicyF32 && p.act_policy != kPolicyEager) return kPolicyBad;
   if (!p.weight || !p.s_rel || !p.s_channel) return kNullOperand;
   if (p.m > 0 && (!p.x || !p.out || p.ldx < p.k || p.ldo < p.n)) return kNullIo;
