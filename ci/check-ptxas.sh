@@ -17,6 +17,10 @@ if [[ ${1:-} == --no-fma ]]; then
     [[ $n == 0 ]] || status=1
   done
   grep -q 'mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32' "$tmp/w4a8_gemm.ptx" || { echo "check-ptxas: no s8 mma in w4a8_gemm.ptx" >&2; status=1; }
+  # The 0.2 design's instructions: the register-table decode (prmt) and the cp.async pipeline.
+  for op in prmt.b32 cp.async.cg.shared.global cp.async.wait_group; do
+    grep -q "$op" "$tmp/w4a8_gemm.ptx" || { echo "check-ptxas: no $op in w4a8_gemm.ptx" >&2; status=1; }
+  done
   exit $status
 fi
 log_dir=${1:-build-cuda/ptxas}

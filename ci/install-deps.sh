@@ -28,6 +28,12 @@ fi
 "$py" -c 'import safetensors, numpy; print("python oracles: safetensors", safetensors.__version__, "numpy", numpy.__version__)'
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "CUDA: $( (command -v nvcc || echo /usr/local/cuda/bin/nvcc) ) found; CUDA kernels will be compiled"
+  # nvdisasm for the SASS-proxy test (ci/sass-proxies.sh), when the toolkit lacks it.
+  nvd_dir=$HOME/.cache/w4a8check/nvdisasm
+  if ! command -v nvdisasm >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvdisasm ] && [ ! -x "$nvd_dir/nvidia/cu13/bin/nvdisasm" ]; then
+    "$py" -m pip install -q --disable-pip-version-check --target "$nvd_dir" nvidia-cuda-nvdisasm==13.5.37 ||
+      echo "CUDA: nvdisasm not installed; the SASS-proxy test will report SKIPPED"
+  fi
 else
   echo "CUDA: nvcc not found; CUDA kernels will be skipped at configure time"
 fi

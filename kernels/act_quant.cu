@@ -1,5 +1,6 @@
-// Activation ConvRot + per-row int8 quantization (float32 or eager policy): one block per row, the
-// row held in dynamic shared memory as float32. Steps from act_row.hpp, shared with the emulation.
+// The GEMM's prologue: one block per activation row (ConvRot + per-row int8 quantization, float32 or
+// eager policy, the row held in dynamic shared memory as float32), the blocks also building the
+// decode table and zeroing the split-K sums. Steps from act_row.hpp, shared with the emulation.
 #include <cuda_runtime.h>
 
 #include "kernels/launch.hpp"
@@ -13,6 +14,7 @@ __global__ void __launch_bounds__(kActThreads) act_quant_kernel(const ActArgs a)
   const int t = static_cast<int>(threadIdx.x);
   const long long m = blockIdx.x;
 
+  prologue_side_jobs(a, m, gridDim.x, t);
   for (long long i = t; i < a.k; i += kActThreads) row[i] = act_load(a, m, i);
   for (long long s = 1; s < a.r; s *= 4) {
     __syncthreads();
@@ -23,30 +25,24 @@ __global__ void __launch_bounds__(kActThreads) act_quant_kernel(const ActArgs a)
   for (long long i = t; i < a.k; i += kActThreads) {
     const float v = act_rotated_value(a, row[i]);
     row[i] = v;
-    mx = max_abs(mx, v);
+    mx = gemm::absmax_step(mx, v);
   }
-  // max is exact, so the reduction order does not matter.
-  for (int off = kWarp / 2; off > 0; off /= 2) mx = max_abs(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+  // The max is exact and a NaN sticks, so the reduction order does not matter.
+  for (int off = kWarp / 2; off > 0; off /= 2) mx = gemm::absmax_step(mx, __shfl_xor_sync(0xffffffffu, mx, off));
   if (t % kWarp == 0) warp_max[t / kWarp] = mx;
   __syncthreads();
   mx = 0.f;
-  for (int w = 0; w < kActThreads / kWarp; ++w) mx = max_abs(mx, warp_max[w]);
-  const float scale = row_scale(mx), divisor = act_divisor(a, scale);
-  for (long long i = t; i < a.k; i += kActThreads) a.x_q[m * a.k + i] = act_quantize(a, row[i], divisor);
+  for (int w = 0; w < kActThreads / kWarp; ++w) mx = gemm::absmax_step(mx, warp_max[w]);
+  const float scale = gemm::row_scale(mx), divisor = act_divisor(a, scale);
+  for (long long q = t; q < act_quads(a); q += kActThreads) act_store_quad(a, m, q, row, divisor);
+  if (m == a.m - 1) act_zero_pad_rows(a, t);
   if (t == 0) a.x_scale[m] = scale;
 }
 
 }  // namespace
 
-long long max_dynamic_smem() {
-  int dev = 0, v = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return -1;
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return -1;
-  return v;
-}
-
-int launch_act_quant(const ActArgs& a, void* stream) {
-  const std::size_t smem = act_smem_bytes(a.k);
+int launch_prologue(const ActArgs& a, void* stream) {
+  const std::size_t smem = row_smem_bytes(a.k);
   if (smem > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(act_quant_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                static_cast<int>(smem));

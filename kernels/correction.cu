@@ -11,43 +11,43 @@ namespace w4a8::kern {
 namespace {
 
 // One block per weight row n; the row lives in dynamic shared memory as float32.
-__global__ void __launch_bounds__(kActThreads) dequant_kernel(const CorrectionArgs c, int gemm_dtype) {
+__global__ void __launch_bounds__(kActThreads) dequant_kernel(const CorrectionArgs c, w4a8_dtype gemm_dtype) {
   extern __shared__ float row[];
   const int t = static_cast<int>(threadIdx.x);
   const long long n = blockIdx.x;
   const std::uint8_t* codes = c.weight + n * (c.k / 2);
-  bool nan_seen = false;
+  const gemm::FloatDtype gd = float_dtype(gemm_dtype);
   for (long long j = t; j < c.k; j += kActThreads) {
     const std::uint8_t s = c.s_rel[s_rel_index(n, j, c.k, c.group)];
-    nan_seen |= fp8_is_nan(s);
-    const std::int8_t w = decode_weight(nibble(codes[j / 2], static_cast<int>(j & 1)), s, c.codebook);
-    row[j] = corrected_weight(w, c.s_channel[n], c.correction[(j / c.group) * c.n + n], gemm_dtype);
+    const std::int8_t w =
+        gemm::decode_weight(static_cast<std::uint8_t>(nibble(codes[j / 2], static_cast<int>(j & 1))), s, c.codebook);
+    row[j] = gemm::corrected_weight(w, c.s_channel[n], c.correction[(j / c.group) * c.n + n], gd);
   }
-  if (nan_seen && c.nan_flag) atomicExch(c.nan_flag, 1);
   for (long long s = 1; s < c.r; s *= 4) {
     __syncthreads();
     for (long long b = t; b < c.k / 4; b += kActThreads) rotate_butterfly(row, b, c.r, s);
   }
   __syncthreads();
-  for (long long j = t; j < c.k; j += kActThreads) c.w_dequant[n * c.k + j] = round_to_dtype(row[j], gemm_dtype);
+  for (long long j = t; j < c.k; j += kActThreads) c.w_dequant[n * c.k + j] = gemm::round_to(gd, row[j]);
 }
 
 // x (any float dtype, stride ldx) -> contiguous f32 [M, K].
-__global__ void to_f32_kernel(const void* x, int dtype, long long ldx, long long m, long long k, float* y) {
+__global__ void to_f32_kernel(const void* x, w4a8_dtype dtype, long long ldx, long long m, long long k, float* y) {
   const long long total = m * k;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<long long>(gridDim.x) * blockDim.x)
     y[i] = load_as_f32(x, (i / k) * ldx + i % k, dtype);
 }
 
-__global__ void finish_kernel(const float* sum, long long m, long long n, const void* bias, int bias_dtype,
-                              int gemm_dtype, void* out, int out_dtype, long long ldo) {
+__global__ void finish_kernel(const float* sum, long long m, long long n, const void* bias, w4a8_dtype bias_dtype,
+                              w4a8_dtype gemm_dtype, void* out, w4a8_dtype out_dtype, long long ldo) {
   const long long total = m * n;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const long long r = i / n, col = i % n;
     const float b = bias ? load_as_f32(bias, col, bias_dtype) : 0.f;
-    store_from_f32(out, r * ldo + col, out_dtype, corrected_output(sum[i], bias != nullptr, b, gemm_dtype, out_dtype));
+    store_from_f32(out, r * ldo + col, out_dtype,
+                   gemm::corrected_output(sum[i], bias != nullptr, b, float_dtype(gemm_dtype), float_dtype(out_dtype)));
   }
 }
 
@@ -58,11 +58,11 @@ unsigned grid_for(long long total) {
 
 }  // namespace
 
-int launch_correction(const CorrectionArgs& c, const void* x, int x_dtype, long long ldx, long long m,
-                      const void* bias, int bias_dtype, void* out, int out_dtype, long long ldo,
-                      float* x_f32, float* out_f32, int gemm_dtype, void* stream) {
+int launch_correction(const CorrectionArgs& c, const void* x, w4a8_dtype x_dtype, long long ldx, long long m,
+                      const void* bias, w4a8_dtype bias_dtype, void* out, w4a8_dtype out_dtype, long long ldo,
+                      float* x_f32, float* out_f32, w4a8_dtype gemm_dtype, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
-  const std::size_t smem = static_cast<std::size_t>(c.k) * sizeof(float);
+  const std::size_t smem = row_smem_bytes(c.k);
   if (smem > 48 * 1024) {
     const cudaError_t e =
         cudaFuncSetAttribute(dequant_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));

@@ -6,6 +6,7 @@
 
 #include "kernels/act_row.hpp"
 #include "kernels/gemm_tile.hpp"
+#include "kernels/problem.hpp"
 
 namespace w4a8::kern {
 
@@ -18,23 +19,32 @@ struct CorrectionArgs {
   const float* codebook = nullptr;
   const float* correction = nullptr;  // [K/G, N]
   float* w_dequant = nullptr;         // [N, K] f32 workspace
-  std::int32_t* nan_flag = nullptr;
 };
 
-// Dynamic shared memory the activation kernel needs for a row of k floats.
-inline std::size_t act_smem_bytes(long long k) { return static_cast<std::size_t>(k) * sizeof(float); }
+// Dynamic shared memory of the row-resident kernels (activation, dequantize) for a row of k floats.
+inline std::size_t row_smem_bytes(long long k) { return static_cast<std::size_t>(k) * sizeof(float); }
 
-int launch_act_quant(const ActArgs& a, void* stream);
-int launch_w4a8_gemm(TileKind kind, const GemmArgs& g, void* stream);
-// Writes g.w_q_out [N, K]: the decoded grid exactly as the GEMM's B loads produce it.
-int launch_w4a8_decode(TileKind kind, const GemmArgs& g, void* stream);
+// The prologue: activation rotation + quantization, the decode table, zeroed split-K sums.
+int launch_prologue(const ActArgs& a, void* stream);
+int launch_w4a8_gemm(const GemmPlan& plan, const GemmArgs& g, void* stream);
+// Writes g.w_q_out [N, K]: the decoded grid through the GEMM's table and decode4.
+int launch_w4a8_decode(const GemmArgs& g, void* stream);
+// Sets *flag = 1 when any of the bytes is an FP8 NaN (0x7F / 0xFF).
+int launch_nan_scan(const std::uint8_t* s_rel, long long bytes, std::int32_t* flag, void* stream);
 // W = un-rotate(w_q * s_channel + correction) into c.w_dequant, then out = x @ W^T (+ bias) with a
 // float32 cuBLAS GEMM, rounded as a GEMM in gemm_dtype (the activation dtype under Eager, else f32).
 // Returns a cudaError_t, or -1 for a cuBLAS failure.
-int launch_correction(const CorrectionArgs& c, const void* x, int x_dtype, long long ldx, long long m,
-                      const void* bias, int bias_dtype, void* out, int out_dtype, long long ldo,
-                      float* x_f32_scratch, float* out_f32_scratch, int gemm_dtype, void* stream);
-// Largest dynamic shared memory a block may opt into on the current device (bytes), or -1.
-long long max_dynamic_smem();
+int launch_correction(const CorrectionArgs& c, const void* x, w4a8_dtype x_dtype, long long ldx, long long m,
+                      const void* bias, w4a8_dtype bias_dtype, void* out, w4a8_dtype out_dtype, long long ldo,
+                      float* x_f32_scratch, float* out_f32_scratch, w4a8_dtype gemm_dtype, void* stream);
+
+// The current device: SMs, the largest dynamic shared memory a block may opt into, and the GEMM
+// blocks of a plan's kind / kernel variant / shared memory resident per SM. -1 when a query fails.
+struct DeviceInfo {
+  int sms = -1;
+  long long smem_optin = -1;
+};
+DeviceInfo device_info();
+int gemm_blocks_per_sm(TileKind kind, bool small_group, bool codes16, int smem_bytes);
 
 }  // namespace w4a8::kern

@@ -4,24 +4,25 @@
 #include <string>
 
 #include "gemm/operands.hpp"
-#include "kernels/kernel_numerics.hpp"
+#include "kernels/dtype_io.hpp"
 #include "kernels/problem.hpp"
 
 namespace w4a8::kern {
 
-int to_abi_dtype(gemm::FloatDtype d) {
+w4a8_dtype to_abi_dtype(gemm::FloatDtype d) {
   switch (d) {
     case gemm::FloatDtype::BF16: return W4A8_DTYPE_BF16;
     case gemm::FloatDtype::F16: return W4A8_DTYPE_F16;
     default: return W4A8_DTYPE_F32;
   }
 }
-std::size_t dtype_bytes(int abi_dtype) { return abi_dtype == W4A8_DTYPE_F32 ? 4 : 2; }
+std::size_t dtype_bytes(w4a8_dtype d) { return d == W4A8_DTYPE_F32 ? 4 : 2; }
 
 namespace {
 
 // values (exactly representable in dtype) -> bytes of that dtype at element stride ld.
-void pack(const float* v, std::int64_t rows, std::int64_t cols, std::int64_t ld, int dtype, std::vector<std::uint8_t>& out) {
+void pack(const float* v, std::int64_t rows, std::int64_t cols, std::int64_t ld, w4a8_dtype dtype,
+          std::vector<std::uint8_t>& out) {
   out.assign(static_cast<std::size_t>(rows * ld) * dtype_bytes(dtype), 0xFF);  // padding: NaN bytes
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) store_from_f32(out.data(), r * ld + c, dtype, v[r * cols + c]);
@@ -40,7 +41,7 @@ Result<std::unique_ptr<LayerProblem>> make_layer_problem(const gemm::Layer& laye
   p.m = m, p.n = n, p.k = k;
   p.group_size = static_cast<std::int32_t>(layer.group_size);
   p.convrot_groupsize = static_cast<std::int32_t>(layer.convrot_groupsize);
-  p.x_dtype = static_cast<w4a8_dtype>(to_abi_dtype(x.dtype));
+  p.x_dtype = to_abi_dtype(x.dtype);
   p.ldx = k + layout.ldx_pad;
   pack(x.values.data(), m, k, p.ldx, p.x_dtype, lp->x);
   p.x = lp->x.data();
@@ -50,15 +51,15 @@ Result<std::unique_ptr<LayerProblem>> make_layer_problem(const gemm::Layer& laye
   p.codebook = layer.has_codebook() ? layer.codebook.data() : nullptr;
   p.correction = layer.has_correction() ? layer.correction.data() : nullptr;
   if (layer.has_bias()) {
-    p.bias_dtype = static_cast<w4a8_dtype>(to_abi_dtype(layer.bias_dtype));
+    p.bias_dtype = to_abi_dtype(layer.bias_dtype);
     pack(layer.bias.data(), 1, n, n, p.bias_dtype, lp->bias);
     p.bias = lp->bias.data();
   }
-  p.out_dtype = static_cast<w4a8_dtype>(to_abi_dtype(opt.out_dtype));
+  p.out_dtype = to_abi_dtype(opt.out_dtype);
   p.ldo = n + layout.ldo_pad;
   lp->out.assign(static_cast<std::size_t>(m * p.ldo) * dtype_bytes(p.out_dtype), 0);
   p.out = lp->out.data();
-  p.act_policy = opt.policy == gemm::ActPolicy::Eager ? 1 : 0;
+  p.act_policy = opt.policy == gemm::ActPolicy::Eager ? kPolicyEager : kPolicyF32;
   if (!p.correction) {
     lp->x_q.assign(static_cast<std::size_t>(m * k), 0);
     lp->x_scale.assign(static_cast<std::size_t>(m), 0.f);
@@ -101,11 +102,12 @@ gemm::GemmResult collect_result(const LayerProblem& lp, const gemm::GemmOptions&
 }
 
 Result<gemm::GemmResult> gemm_emulated(const gemm::Layer& layer, const gemm::Activations& x,
-                                       const gemm::GemmOptions& opt, const LayoutOptions& layout, EmuStats* stats) {
+                                       const gemm::GemmOptions& opt, const LayoutOptions& layout, EmuStats* stats,
+                                       const DeviceShape& dev) {
   auto lp = make_layer_problem(layer, x, opt, layout);
   if (!lp.ok()) return std::move(lp).error();
   LayerProblem& l = **lp;
-  const w4a8_status s = emulate_w4a8_gemm(l.p, stats, l.w_dequant.empty() ? nullptr : l.w_dequant.data());
+  const w4a8_status s = emulate_w4a8_gemm(l.p, stats, l.w_dequant.empty() ? nullptr : l.w_dequant.data(), dev);
   if (s != W4A8_OK) return make_error(ErrorKind::CudaUnsupported, {"emulate returned " + std::to_string(int(s))});
   gemm::GemmResult r = collect_result(l, opt, l.p.correction != nullptr);
   if (r.w_q.empty()) r.w_q = gemm::decode_weights(layer);  // correction path / M == 0: the reference's grid

@@ -35,8 +35,8 @@ struct LayerProblem {
   std::int32_t nan_flag = 0;
 };
 
-int to_abi_dtype(gemm::FloatDtype d);
-std::size_t dtype_bytes(int abi_dtype);
+w4a8_dtype to_abi_dtype(gemm::FloatDtype d);
+std::size_t dtype_bytes(w4a8_dtype d);
 
 // The shared operand validation (gemm::validate_call, then gemm::check_decodable: the reference's
 // errors, byte for byte), then the problem. It has no NaN-decoding weights by construction.
@@ -49,10 +49,10 @@ Result<std::unique_ptr<LayerProblem>> make_layer_problem(const gemm::Layer& laye
 // The GemmResult the problem's buffers hold (out read at stride ldo; intermediates as filled).
 gemm::GemmResult collect_result(const LayerProblem& lp, const gemm::GemmOptions& opt, bool correction_path);
 
-// The CUDA path emulated on the CPU (emulate_w4a8_gemm), as a GemmResult.
+// The CUDA path emulated on the CPU (emulate_w4a8_gemm) on a device of shape `dev`, as a GemmResult.
 // @return GemmResult or make_layer_problem()'s error.
 Result<gemm::GemmResult> gemm_emulated(const gemm::Layer& layer, const gemm::Activations& x,
                                        const gemm::GemmOptions& opt, const LayoutOptions& layout = {},
-                                       EmuStats* stats = nullptr);
+                                       EmuStats* stats = nullptr, const DeviceShape& dev = DeviceShape{132, 3});
 
 }  // namespace w4a8::kern

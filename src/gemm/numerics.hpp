@@ -1,7 +1,10 @@
-// Scalar numerics of the asym_w4a8_int8 layer (../shared/spec/w4a8-gemm.md): FP8 E4M3FN decode,
-// bf16/fp16 <-> f32 with round-to-nearest-even, rne-to-int, 4-bit codes, the int8-grid weight decode,
-// the regular-Hadamard ConvRot in its canonical float32 order, and per-row activation quantization.
-// Header-only and C++17-clean so host code, the reference and CUDA kernels share one definition.
+// Scalar numerics of the asym_w4a8_int8 layer (docs/gemm.md): FP8 E4M3FN decode, bf16/fp16 <-> f32
+// with round-to-nearest-even, rne-to-int, 4-bit codes, the int8-grid weight decode, the
+// regular-Hadamard ConvRot in its canonical float32 order, per-row activation quantization and the
+// epilogue. Header-only and C++17-clean: the CPU reference and the CUDA kernels (kernels/) compile
+// these same definitions. Every float operation goes through the f32_* wrappers below, one IEEE
+// operation each, so nvcc cannot contract a multiply and an add into an FMA (which rounds once
+// instead of twice) and the device rounds exactly as the host.
 #pragma once
 
 #include <cmath>
@@ -20,8 +23,70 @@ enum class FloatDtype : std::uint8_t { F32, BF16, F16 };
 // (rotated row and the division's scale rounded to the activation dtype for bf16/fp16).
 enum class ActPolicy : std::uint8_t { F32, Eager };
 
-W4A8_HD std::uint32_t f32_bits(float f) { std::uint32_t u; std::memcpy(&u, &f, 4); return u; }
-W4A8_HD float f32_from_bits(std::uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+// ---- single IEEE float32 operations (round to nearest even), host and device --------------------
+// Under __CUDA_ARCH__ the _rn intrinsics: never fused, never flushed, whatever nvcc's --fmad says.
+W4A8_HD std::uint32_t f32_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+W4A8_HD float f32_from_bits(std::uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+W4A8_HD float f32_mul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+W4A8_HD float f32_add(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+W4A8_HD float f32_sub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+W4A8_HD float f32_div(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+// int32 -> float32, round to nearest even (inexact once |v| > 2^24).
+W4A8_HD float i32_to_f32(std::int32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __int2float_rn(v);
+#else
+  return static_cast<float>(v);  // the default rounding mode: to nearest, ties to even
+#endif
+}
+// Nearest integer value, ties to even; NaN and +-inf pass through.
+W4A8_HD float f32_rint(float v) {
+#if defined(__CUDA_ARCH__)
+  return rintf(v);
+#else
+  return std::nearbyint(v);  // the default rounding mode: to nearest, ties to even
+#endif
+}
 
 // ---- FP8 E4M3FN -------------------------------------------------------------------------------
 // post: exact for all 256 bytes; NaN only for 0x7F and 0xFF (sign kept); no infinities.
@@ -32,7 +97,7 @@ W4A8_HD float fp8_e4m3fn_to_f32(std::uint8_t b) {
   if (e == 0xF && m == 0x7) return f32_from_bits(sign | 0x7FC00000u);
   if (e == 0) {
     // Subnormal m/8 * 2^-6 = m * 2^-9: exact in float32.
-    const float v = float(m) * 0.001953125f;
+    const float v = f32_mul(float(m), 0.001953125f);
     return sign ? -v : v;
   }
   return f32_from_bits(sign | ((e - 7 + 127) << 23) | (m << 20));
@@ -70,7 +135,7 @@ W4A8_HD float f16_to_f32(std::uint16_t h) {
   const std::uint32_t e = (h >> 10) & 0x1F, m = h & 0x3FF;
   if (e == 0x1F) return f32_from_bits(sign | 0x7F800000u | (m << 13));
   if (e == 0) {
-    const float v = float(m) * 5.9604644775390625e-08f;  // m * 2^-24, exact
+    const float v = f32_mul(float(m), 5.9604644775390625e-08f);  // m * 2^-24, exact
     return sign ? -v : v;
   }
   return f32_from_bits(sign | ((e - 15 + 127) << 23) | (m << 13));
@@ -84,8 +149,8 @@ W4A8_HD std::uint16_t f32_to_f16_rne(float f) {
   if (a >= 0x477FF000u) return std::uint16_t(sign | 0x7C00u);  // >= 65520 rounds to inf
   if (a < 0x38800000u) {
     // Result is subnormal or zero: round a * 2^24 to an integer count of 2^-24 units.
-    const float scaled = f32_from_bits(a) * 16777216.0f;  // exact (power of two, no overflow)
-    return std::uint16_t(sign | std::uint16_t(std::nearbyint(scaled)));
+    const float scaled = f32_mul(f32_from_bits(a), 16777216.0f);  // exact (power of two, no overflow)
+    return std::uint16_t(sign | std::uint16_t(f32_rint(scaled)));
   }
   const std::uint32_t lsb = (a >> 13) & 1u;
   const std::uint32_t r = a + 0xFFFu + lsb;  // round mantissa to 10 bits
@@ -108,13 +173,41 @@ W4A8_HD float dtype_tiny(FloatDtype d) {
 }
 
 // ---- rounding to integers -----------------------------------------------------------------------
-// rne(v) clamped to [lo, hi]; NaN (outside the contract: NaN/inf activations) maps to 0.
-W4A8_HD std::int32_t rne_clamp(float v, std::int32_t lo, std::int32_t hi) {
+// rne(v) clamped to [lo, hi] (|lo|, |hi| < 2^24); NaN (outside the contract: NaN/inf activations)
+// maps to 0. This is the definition; on the device rne_clamp_cvt computes it (see below).
+W4A8_HD std::int32_t rne_clamp_ref(float v, std::int32_t lo, std::int32_t hi) {
   if (v != v) return 0;
-  const float r = std::nearbyint(v);  // default rounding mode: to nearest, ties to even
+  const float r = f32_rint(v);
   if (r <= float(lo)) return lo;
   if (r >= float(hi)) return hi;
   return std::int32_t(r);
+}
+// cvt.rni.s32.f32: nearest integer, ties to even, saturated to [INT32_MIN, INT32_MAX] (PTX: float to
+// integer conversions clamp to the destination range). NaN is handled by the caller. On the host, a
+// model of that instruction from its documented semantics.
+W4A8_HD std::int32_t cvt_rni_sat_s32(float v) {
+#if defined(__CUDA_ARCH__)
+  return __float2int_rn(v);
+#else
+  const float r = std::nearbyint(v);
+  if (r >= 2147483648.0f) return INT32_MAX;
+  if (r <= -2147483648.0f) return INT32_MIN;
+  return std::int32_t(r);
+#endif
+}
+// The device's formulation of rne_clamp_ref: one conversion, then an integer clamp (tests check the
+// two agree on every input class, and the GPU check compares the device conversion with the model).
+W4A8_HD std::int32_t rne_clamp_cvt(float v, std::int32_t lo, std::int32_t hi) {
+  if (v != v) return 0;
+  const std::int32_t r = cvt_rni_sat_s32(v);
+  return r < lo ? lo : (r > hi ? hi : r);
+}
+W4A8_HD std::int32_t rne_clamp(float v, std::int32_t lo, std::int32_t hi) {
+#if defined(__CUDA_ARCH__)
+  return rne_clamp_cvt(v, lo, hi);
+#else
+  return rne_clamp_ref(v, lo, hi);
+#endif
 }
 
 // ---- 4-bit codes and the int8-grid weight decode -------------------------------------------------
@@ -130,12 +223,12 @@ W4A8_HD float code_value(std::uint8_t code, const float* codebook) {
 // w_q = clamp(rne(f32(v * fp8(s_rel))), -127, 127); the channel scale is not applied here.
 // pre: !fp8_e4m3fn_is_nan(s_rel_byte) and the code value is not NaN (callers report those).
 W4A8_HD std::int8_t decode_weight(std::uint8_t code, std::uint8_t s_rel_byte, const float* codebook) {
-  const float prod = code_value(code, codebook) * fp8_e4m3fn_to_f32(s_rel_byte);
+  const float prod = f32_mul(code_value(code, codebook), fp8_e4m3fn_to_f32(s_rel_byte));
   return std::int8_t(rne_clamp(prod, -127, 127));
 }
 // True when decode_weight's product is NaN (a NaN scale byte or a NaN codebook entry).
 W4A8_HD bool decode_is_nan(std::uint8_t code, std::uint8_t s_rel_byte, const float* codebook) {
-  const float prod = code_value(code, codebook) * fp8_e4m3fn_to_f32(s_rel_byte);
+  const float prod = f32_mul(code_value(code, codebook), fp8_e4m3fn_to_f32(s_rel_byte));
   return prod != prod;
 }
 
@@ -158,10 +251,10 @@ W4A8_HD int hadamard_sign(std::int64_t r, std::int64_t i, std::int64_t j) {
 // evaluated left to right in float32 as written. This order IS the definition every implementation
 // must follow to be bit-exact (any two orders agree when the sums are exact, e.g. small integers).
 W4A8_HD void convrot_butterfly(float& a, float& b, float& c, float& d) {
-  const float y0 = (((a + b) + c) - d) * 0.5f;
-  const float y1 = (((a + b) - c) + d) * 0.5f;
-  const float y2 = (((a - b) + c) + d) * 0.5f;
-  const float y3 = (((b - a) + c) + d) * 0.5f;
+  const float y0 = f32_mul(f32_sub(f32_add(f32_add(a, b), c), d), 0.5f);
+  const float y1 = f32_mul(f32_add(f32_sub(f32_add(a, b), c), d), 0.5f);
+  const float y2 = f32_mul(f32_add(f32_add(f32_sub(a, b), c), d), 0.5f);
+  const float y3 = f32_mul(f32_add(f32_add(f32_sub(b, a), c), d), 0.5f);
   a = y0; b = y1; c = y2; d = y3;
 }
 // Rotates one block of R floats in place: x := x @ H_R, as stages of stride 1, 4, 16, ... R/4.
@@ -182,7 +275,7 @@ W4A8_HD void convrot_row(float* x, std::int64_t k, std::int64_t r) {
 // Float32 scale of a rotated row: max(f32(absmax / 127), 1e-30f); NaN (non-finite activations, outside
 // the contract) propagates so the row's outputs are NaN, as upstream's.
 W4A8_HD float row_scale(float absmax) {
-  const float s = absmax / 127.0f;
+  const float s = f32_div(absmax, 127.0f);
   return (s > 1e-30f || s != s) ? s : 1e-30f;  // NaN stays NaN, as torch's clamp(min=...)
 }
 // The divisor actually used: the f32 scale, or under Eager for bf16/fp16 the scale rounded to that
@@ -195,7 +288,7 @@ W4A8_HD float division_scale(float scale, ActPolicy p, FloatDtype act) {
 // x_q of one rotated element: clamp(rne(q), -128, 127) where q = f32(x / div), rounded to the
 // activation dtype under Eager (torch's bf16/fp16 division rounds its result).
 W4A8_HD std::int8_t quantize_act(float x_rot, float div, ActPolicy p, FloatDtype act) {
-  float q = x_rot / div;
+  float q = f32_div(x_rot, div);
   if (p == ActPolicy::Eager) q = round_to(act, q);
   return std::int8_t(rne_clamp(q, -128, 127));
 }
@@ -203,14 +296,38 @@ W4A8_HD std::int8_t quantize_act(float x_rot, float div, ActPolicy p, FloatDtype
 // ---- epilogue ---------------------------------------------------------------------------------------
 // out before the output cast: f32(f32(acc) * f32(scale_m * s_channel_n)).
 W4A8_HD float epilogue(std::int32_t acc, float scale_m, float s_channel_n) {
-  const float sc = scale_m * s_channel_n;
-  return float(acc) * sc;
+  const float sc = f32_mul(scale_m, s_channel_n);
+  return f32_mul(i32_to_f32(acc), sc);
 }
-// Output cast then bias in the output dtype: round(round(v) + round(bias)); bias may be absent.
-W4A8_HD float finish_output(float v, FloatDtype out, const float* bias_n) {
+// Output cast then bias in the output dtype: round(round(v) + round(bias)) when has_bias.
+W4A8_HD float finish_output_value(float v, FloatDtype out, bool has_bias, float bias) {
   float o = round_to(out, v);
-  if (bias_n) o = round_to(out, o + round_to(out, *bias_n));
+  if (has_bias) o = round_to(out, f32_add(o, round_to(out, bias)));
   return o;
+}
+// The same with the bias by pointer (absent: null).
+W4A8_HD float finish_output(float v, FloatDtype out, const float* bias_n) {
+  return finish_output_value(v, out, bias_n != nullptr, bias_n ? *bias_n : 0.0f);
+}
+
+// ---- activation absmax -------------------------------------------------------------------------------
+// One step of the row's absmax: NaN sticks (like torch's amax), so any reduction order gives the same
+// result (max of non-NaN values is exact).
+W4A8_HD float absmax_step(float acc, float v) {
+  const float a = v < 0.0f ? -v : v;
+  return (a > acc || a != a) ? a : acc;
+}
+
+// ---- correction path --------------------------------------------------------------------------------
+// W_rot element before un-rotation: round(f32(f32(w_q * s_channel) + correction)) in the GEMM dtype
+// (the activation dtype under Eager, else f32).
+W4A8_HD float corrected_weight(std::int8_t w_q, float s_channel, float correction, FloatDtype gemm) {
+  return round_to(gemm, f32_add(f32_mul(float(w_q), s_channel), correction));
+}
+// Output of the float GEMM's f32 sum: rounded to the GEMM dtype, bias added in that dtype (when
+// has_bias), then cast to the output dtype (torch's F.linear, then .to(out_dtype)).
+W4A8_HD float corrected_output(float sum, bool has_bias, float bias, FloatDtype gemm, FloatDtype out) {
+  return round_to(out, finish_output_value(sum, gemm, has_bias, bias));
 }
 
 

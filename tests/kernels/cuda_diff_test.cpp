@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -16,6 +17,7 @@
 #include "kernels/cuda_layer.hpp"
 #include "kernels/layer_problem.hpp"
 #include "kernels/w4a8_cuda.h"
+#include "cuda_require.hpp"
 #include "layer_gen.hpp"
 
 namespace w4a8::kern::test {
@@ -24,13 +26,6 @@ namespace {
 using gemm::ActPolicy;
 using gemm::FloatDtype;
 
-#define W4A8_REQUIRE_CUDA()                                                                     \
-  do {                                                                                          \
-    int code_ = 0;                                                                              \
-    if (w4a8_cuda_device_count(&code_) <= 0)                                                    \
-      GTEST_SKIP() << "no CUDA device: cudaGetDeviceCount returned " << code_ << " ("          \
-                   << cudaGetErrorString(static_cast<cudaError_t>(code_)) << ")";              \
-  } while (0)
 
 gemm::GemmOptions ref_options(const Case& c) {
   gemm::GemmOptions o = options(c);
@@ -188,55 +183,52 @@ TEST(CudaDiffSmall, RowsIndependent) {
   W4A8_REQUIRE_CUDA();
   Case c;
   c.m = 100, c.n = 72, c.k = 256, c.g = 16, c.r = 64, c.bias = true, c.seed = 9;
-  const gemm::Layer layer = make_layer(c);
-  const gemm::Activations x = make_acts(c);
-  auto all = gemm_cuda(layer, x, options(c));
-  ASSERT_TRUE(all.ok());
-  for (std::uint64_t row : {0, 50, 99}) {
-    gemm::Activations one;
-    one.dtype = x.dtype;
-    one.shape = {1, c.k};
-    one.values.assign(x.values.begin() + long(row * c.k), x.values.begin() + long((row + 1) * c.k));
-    auto r = gemm_cuda(layer, one, options(c));
-    ASSERT_TRUE(r.ok());
-    for (std::uint64_t j = 0; j < c.n; ++j) ASSERT_EQ(r->out[j], all->out[row * c.n + j]);
+  const gemm::GemmOptions opt = options(c);
+  EXPECT_EQ(rows_independent_diff([&](const gemm::Layer& l, const gemm::Activations& x) { return gemm_cuda(l, x, opt); },
+                                  c, {0, 50, 99}),
+            "");
+}
+
+// Tile edges of both block shapes: M around 16 / 32 / 64 / 128, N around 64 / 128.
+TEST(CudaDiffSmall, TileEdgeShapes) {
+  W4A8_REQUIRE_CUDA();
+  for (const Case& c : tile_edge_cases()) {
+    check_exact(c);
+    if (HasFailure()) return;
   }
 }
 
-// A NaN scale byte reaching the raw C ABI is reported through nan_scale_flag.
-TEST(CudaDiffSmall, NanScaleByteIsFlagged) {
+// |acc| far above 2^24 (the epilogue's int32 -> float32 conversion rounds): x_q = 127, w_q = -127.
+TEST(CudaDiffSmall, AccumulatorsAbove2To24) {
   W4A8_REQUIRE_CUDA();
+  EXPECT_EQ(large_accumulator_diff([](const gemm::Layer& l, const gemm::Activations& x) { return gemm_cuda(l, x, {}); }),
+            "");
+}
+
+// Every group-size class on uniform codes at long K (G = 48: scale windows straddle stages), on
+// the split-K shape (M <= 16) and the large-M shape.
+TEST(CudaDiff, GroupSizesAtLongK) {
+  W4A8_REQUIRE_CUDA();
+  for (const Case& c : long_k_group_cases({1, 16, 20}, 200)) check_exact(c);
+}
+
+// K = 16384 on both paths: the activation / dequantize kernels opt into 64 KiB of shared memory.
+TEST(CudaDiff, K16384BothPaths) {
+  W4A8_REQUIRE_CUDA();
+  for (std::uint64_t m : {1, 33}) {
+    Case c;
+    c.m = m, c.n = 300, c.k = 16384, c.g = 128, c.r = 4096, c.bias = true, c.seed = 161;
+    check_exact(c);
+  }
   Case c;
-  c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16, c.seed = 3;
-  gemm::Layer layer = make_layer(c);
+  c.m = 3, c.n = 40, c.k = 16384, c.g = 128, c.r = 4096, c.correction = true, c.seed = 162;
+  const gemm::Layer layer = make_layer(c);
   const gemm::Activations x = make_acts(c);
-  auto lp = make_layer_problem(layer, x, options(c));
-  ASSERT_TRUE(lp.ok());
-  layer.s_rel[5] = 0xFF;
-  w4a8_problem d = (*lp)->p;
-  std::vector<void*> owned;
-  auto put = [&owned](const void* src, std::size_t bytes) {
-    void* p = nullptr;
-    EXPECT_EQ(cudaMalloc(&p, bytes), cudaSuccess);
-    if (src) cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice);
-    else cudaMemset(p, 0, bytes);
-    owned.push_back(p);
-    return p;
-  };
-  d.x = put((*lp)->x.data(), (*lp)->x.size());
-  d.weight = static_cast<const std::int8_t*>(put(layer.weight.data(), layer.weight.size()));
-  d.s_rel = static_cast<const std::uint8_t*>(put(layer.s_rel.data(), layer.s_rel.size()));
-  d.s_channel = static_cast<const float*>(put(layer.s_channel.data(), layer.s_channel.size() * 4));
-  d.out = put(nullptr, (*lp)->out.size());
-  d.x_q = nullptr, d.x_scale = nullptr, d.acc = nullptr;
-  d.nan_scale_flag = static_cast<std::int32_t*>(put(nullptr, 4));
-  const std::size_t ws_bytes = w4a8_gemm_cuda_workspace_size(&d);
-  void* ws = put(nullptr, ws_bytes);
-  ASSERT_EQ(w4a8_gemm_cuda(&d, ws, ws_bytes, nullptr), W4A8_OK) << w4a8_cuda_last_error();
-  std::int32_t flag = 0;
-  ASSERT_EQ(cudaMemcpy(&flag, d.nan_scale_flag, 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(flag, 1);
-  for (void* p : owned) cudaFree(p);
+  auto ref = gemm::gemm_literal(layer, x, options(c));
+  auto dev = gemm_cuda(layer, x, options(c));
+  ASSERT_TRUE(ref.ok() && dev.ok()) << (dev.ok() ? "" : dev.error().message);
+  EXPECT_EQ(diff_results(*dev, *ref, /*compare_out=*/false), "");
+  EXPECT_LT(max_rel_diff(*dev, *ref), 1e-3);
 }
 
 // ---- host-side behaviour of the C entry point (runs with or without a device) -------------------

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "gemm/operands.hpp"
@@ -32,26 +36,32 @@ std::vector<std::int64_t> legal_rotations(std::uint64_t k) {
 }
 
 // Runs one case through both and checks bit-exactness and coverage; returns the emulated result.
-gemm::GemmResult check_case(const Case& c) {
+gemm::GemmResult check_case(const Case& c, const DeviceShape& dev = DeviceShape{132, 3}) {
   const gemm::Layer layer = make_layer(c);
   const gemm::Activations x = make_acts(c);
   auto ref = gemm::gemm_literal(layer, x, options(c));
   EXPECT_TRUE(ref.ok()) << describe(c) << ": " << (ref.ok() ? "" : ref.error().message);
   EmuStats st;
-  auto emu = gemm_emulated(layer, x, options(c), layout(c), &st);
+  auto emu = gemm_emulated(layer, x, options(c), layout(c), &st, dev);
   EXPECT_TRUE(emu.ok()) << describe(c) << ": " << (emu.ok() ? "" : emu.error().message);
   if (!ref.ok() || !emu.ok()) return {};
-  EXPECT_EQ(diff_results(*emu, *ref), "") << describe(c);
+  EXPECT_EQ(diff_results(*emu, *ref), "") << describe(c) << " splits=" << st.splits;
   if (!c.correction) {
     const TileConfig tc = tile_config(pick_tile(std::int64_t(c.m)));
     EXPECT_EQ(st.tile_kind, int(pick_tile(std::int64_t(c.m))));
     EXPECT_EQ(st.stores, std::int64_t(c.m * c.n)) << describe(c);
     EXPECT_EQ(st.duplicate_stores, 0) << describe(c);
     EXPECT_EQ(st.missing_stores, 0) << describe(c);
-    // Each m-block reads every code chunk of W once and its own rows of x_q once per n-block.
-    const std::int64_t mblocks = ceil_div(std::int64_t(c.m), tc.bm), nblocks = ceil_div(std::int64_t(c.n), tc.bn);
-    EXPECT_EQ(st.b_chunks_loaded, mblocks * std::int64_t(c.n * c.k / 16)) << describe(c);
-    EXPECT_EQ(st.a_chunks_loaded, nblocks * std::int64_t(c.m * c.k / 16)) << describe(c);
+    EXPECT_EQ(st.misaligned_copies, 0) << describe(c);
+    // Each row tile streams every code byte of W once (whatever the split), and its own rows of
+    // fragment-order x_q (padded to 16 rows, 128 k) once per column tile; the scale windows cover
+    // every s_rel byte at least once.
+    const std::int64_t mtiles = ceil_div(std::int64_t(c.m), tc.bm), ntiles = ceil_div(std::int64_t(c.n), tc.bn);
+    EXPECT_EQ(st.code_bytes_read, mtiles * std::int64_t(c.n * c.k / 2)) << describe(c);
+    EXPECT_EQ(st.a_bytes_read, ntiles * frag_rows(std::int64_t(c.m)) * frag_chunks(std::int64_t(c.k)) * kChunkK)
+        << describe(c);
+    EXPECT_GE(st.scale_bytes_read, mtiles * std::int64_t(c.n * c.k) / c.g) << describe(c);
+    EXPECT_EQ(st.blocks, mtiles * ntiles * st.splits);
     EXPECT_FALSE(st.nan_scale_seen);
   }
   return std::move(emu).value();
@@ -131,22 +141,10 @@ TEST(Emulation, Repeatable) {
 TEST(Emulation, RowsIndependent) {
   Case c;
   c.m = 40, c.n = 72, c.k = 64, c.g = 16, c.r = 16, c.bias = true, c.seed = 21;
-  const gemm::Layer layer = make_layer(c);
-  const gemm::Activations x = make_acts(c);
-  auto all = gemm_emulated(layer, x, options(c));
-  ASSERT_TRUE(all.ok());
-  for (std::uint64_t row : {0, 17, 39}) {
-    gemm::Activations one;
-    one.dtype = x.dtype;
-    one.shape = {1, c.k};
-    one.values.assign(x.values.begin() + long(row * c.k), x.values.begin() + long((row + 1) * c.k));
-    auto r = gemm_emulated(layer, one, options(c));
-    ASSERT_TRUE(r.ok());
-    for (std::uint64_t j = 0; j < c.n; ++j) {
-      ASSERT_EQ(r->acc[j], all->acc[row * c.n + j]);
-      ASSERT_EQ(r->out[j], all->out[row * c.n + j]);
-    }
-  }
+  const gemm::GemmOptions opt = options(c);
+  EXPECT_EQ(rows_independent_diff([&](const gemm::Layer& l, const gemm::Activations& x) { return gemm_emulated(l, x, opt); },
+                                  c, {0, 17, 39}),
+            "");
 }
 
 // Malformed operands: the same Error as the reference (shared validation), before any work.
@@ -215,6 +213,119 @@ RC_GTEST_PROP(Emulation, RandomCasesMatchReference, ()) {
   auto emu = gemm_emulated(layer, x, options(c), layout(c));
   RC_ASSERT(emu.ok());
   RC_ASSERT(diff_results(*emu, *ref) == std::string());
+}
+
+// ---- the shapes and paths of the 0.2 kernel ------------------------------------------------------------
+// Tile edges of both block shapes: M around 16 / 32 / 64 / 128, N around 64 / 128.
+TEST(Emulation, TileEdgeShapes) {
+  for (const Case& c : tile_edge_cases()) {
+    check_case(c);
+    if (HasFailure()) return;
+  }
+}
+
+// Split-K changes nothing: the same result with 1 split and with as many as the plan allows, and
+// the plan does split the decode shape.
+TEST(Emulation, SplitKIsExact) {
+  for (std::uint64_t m : {1, 5, 16, 40}) {
+    Case c;
+    c.m = m, c.n = 72, c.k = 4096, c.g = 16, c.r = 256, c.bias = true, c.seed = 31 + std::uint32_t(m);
+    const gemm::Layer layer = make_layer(c);
+    const gemm::Activations x = make_acts(c);
+    EmuStats one, many;
+    auto a = gemm_emulated(layer, x, options(c), layout(c), &one, DeviceShape{1, 1});
+    auto b = gemm_emulated(layer, x, options(c), layout(c), &many, DeviceShape{132, 3});
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(one.splits, 1);
+    EXPECT_GT(many.splits, 4) << m;
+    EXPECT_EQ(diff_results(*a, *b), "") << describe(c);
+    check_case(c, DeviceShape{132, 3});
+  }
+}
+
+// |acc| far above 2^24, where the int32 -> float32 conversion of the epilogue rounds: every x_q is
+// 127 (a constant row stays constant under R = 4) and every w_q is -127 (code 0, scale 448).
+TEST(Emulation, AccumulatorsAbove2To24) {
+  EXPECT_EQ(large_accumulator_diff([](const gemm::Layer& l, const gemm::Activations& x) { return gemm_emulated(l, x, {}); }),
+            "");
+}
+
+// Every group-size class on uniform codes at long K (scale windows straddling stages: G = 48).
+TEST(Emulation, GroupSizesAtLongK) {
+  for (const Case& c : long_k_group_cases({1, 20}, 72)) check_case(c);
+}
+
+// K = 16384: the activation and dequantize kernels hold a 64 KiB row in shared memory (the > 48 KiB
+// opt-in on the device), on the integer and the correction path.
+TEST(Emulation, K16384BothPaths) {
+  for (bool corr : {false, true}) {
+    Case c;
+    c.m = corr ? 2 : 3, c.n = corr ? 16 : 72, c.k = 16384, c.g = 128, c.r = 4096, c.correction = corr, c.bias = true;
+    c.seed = 161;
+    check_case(c);
+  }
+}
+
+// The production configuration: no intermediates requested (x_q, x_scale, acc, w_q and the NaN flag
+// NULL, so the workspace holds x_q and x_scale), out only, against the reference.
+TEST(Emulation, ProductionConfigurationOutOnly) {
+  int idx = 0;
+  for (std::uint64_t m : {1, 16, 17, 100})
+    for (bool corr : {false, true}) {
+      Case c;
+      c.m = m, c.n = 65, c.k = 1024, c.g = 16, c.r = 256, c.correction = corr, c.bias = idx % 2;
+      c.out_dtype = FloatDtype::BF16, c.x_dtype = FloatDtype::BF16, c.seed = 4242u + idx++;
+      const gemm::Layer layer = make_layer(c);
+      const gemm::Activations x = make_acts(c);
+      auto ref = gemm::gemm_literal(layer, x, options(c));
+      auto lp = make_layer_problem(layer, x, options(c));
+      ASSERT_TRUE(ref.ok() && lp.ok());
+      w4a8_problem p = (*lp)->p;
+      p.x_q = nullptr, p.x_scale = nullptr, p.acc = nullptr, p.w_q = nullptr, p.nan_scale_flag = nullptr;
+      ASSERT_EQ(emulate_w4a8_gemm(p), W4A8_OK);
+      const gemm::GemmResult got = collect_result(**lp, options(c), corr);
+      ASSERT_EQ(got.out.size(), ref->out.size());
+      for (std::size_t i = 0; i < got.out.size(); ++i)
+        ASSERT_EQ(gemm::f32_bits(got.out[i]), gemm::f32_bits(ref->out[i])) << describe(c) << " at " << i;
+    }
+}
+
+// A NaN scale byte reaching the raw ABI (outside the contract) is reported through the flag.
+TEST(Emulation, NanScaleByteIsFlagged) {
+  OwnedProblem o = small_problem();
+  ASSERT_TRUE(o.lp);
+  o.layer.s_rel[5] = 0xFF;  // after validation: the problem points at the layer's bytes
+  EmuStats st;
+  ASSERT_EQ(emulate_w4a8_gemm(o.lp->p, &st), W4A8_OK);
+  EXPECT_EQ(o.lp->nan_flag, 1);
+  EXPECT_TRUE(st.nan_scale_seen);
+}
+
+// Refused storage variants reach the emulation as ABI statuses with the reason in last_error.
+TEST(Emulation, RefusesSixBitAndF32Scales) {
+  const OwnedProblem o = small_problem();
+  ASSERT_TRUE(o.lp);
+  w4a8_problem p = o.lp->p;
+  p.bits = 6;
+  EXPECT_EQ(emulate_w4a8_gemm(p), W4A8_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(last_error()).find("unsupported by this kernel"), std::string::npos) << last_error();
+  p.bits = 4, p.s_rel_dtype = W4A8_SCALE_F32;
+  EXPECT_EQ(emulate_w4a8_gemm(p), W4A8_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(last_error()).find("F32 group scales"), std::string::npos) << last_error();
+}
+
+// Two host threads running different layers at once get what each gets alone.
+TEST(Emulation, TwoThreads) {
+  Case a, b;
+  a.m = 3, a.n = 70, a.k = 1024, a.g = 16, a.r = 64, a.seed = 1;
+  b.m = 40, b.n = 33, b.k = 512, b.g = 8, b.r = 16, b.codebook = true, b.seed = 2;
+  gemm::GemmResult ra, rb;
+  std::thread ta([&] { ra = check_case(a); });
+  std::thread tb([&] { rb = check_case(b); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(diff_results(ra, check_case(a)), "");
+  EXPECT_EQ(diff_results(rb, check_case(b)), "");
 }
 
 }  // namespace

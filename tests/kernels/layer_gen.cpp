@@ -153,6 +153,98 @@ std::string diff_results(const gemm::GemmResult& a, const gemm::GemmResult& b, b
   return "";
 }
 
+std::vector<Case> tile_edge_cases() {
+  std::vector<Case> cs;
+  int idx = 0;
+  for (std::uint64_t m : {16, 17, 32, 33, 128, 129})
+    for (std::uint64_t n : {63, 64, 65, 127, 128, 129}) {
+      Case c;
+      c.m = m, c.n = n, c.k = 512, c.g = idx % 3 == 0 ? 8 : (idx % 3 == 1 ? 16 : 64), c.r = 64;
+      c.codebook = idx % 2, c.bias = idx % 4 != 0;
+      c.out_dtype = idx % 5 == 0 ? gemm::FloatDtype::BF16 : gemm::FloatDtype::F32;
+      c.seed = 7000u + idx++;
+      cs.push_back(c);
+    }
+  return cs;
+}
+
+std::vector<Case> long_k_group_cases(std::initializer_list<std::uint64_t> ms, std::uint64_t n) {
+  std::vector<Case> cs;
+  int idx = 0;
+  for (std::int64_t g : {4, 8, 48, 128})
+    for (std::uint64_t m : ms) {
+      Case c;
+      c.m = m, c.n = n, c.k = 4608, c.g = g, c.r = 256, c.codebook = false, c.bias = true;
+      c.x_dtype = gemm::FloatDtype::BF16, c.out_dtype = gemm::FloatDtype::BF16, c.seed = 900u + idx++;
+      cs.push_back(c);
+    }
+  return cs;
+}
+
+gemm::Layer large_acc_layer(std::uint64_t k) {
+  gemm::Layer layer = gemm::make_zero_layer(64, k, 16, 4);
+  std::fill(layer.s_rel.begin(), layer.s_rel.end(), std::uint8_t(0x7E));
+  for (std::size_t i = 0; i < layer.s_channel.size(); ++i) layer.s_channel[i] = 1e-3f * float(i + 1);
+  std::fill(layer.weight.begin(), layer.weight.end(), std::uint8_t(0x00));
+  for (std::size_t i = 0; i < layer.weight.size(); i += 97) layer.weight[i] = 0x88;
+  return layer;
+}
+
+gemm::Activations constant_acts(std::uint64_t m, std::uint64_t k, float v) {
+  gemm::Activations x;
+  x.shape = {m, k};
+  x.values.assign(m * k, v);
+  return x;
+}
+
+std::string large_accumulator_diff(const LayerImpl& impl) {
+  for (std::uint64_t m : {1, 20})
+    for (std::uint64_t k : {2048, 8192}) {
+      const gemm::Layer layer = large_acc_layer(k);
+      const gemm::Activations x = constant_acts(m, k, 3.0f);
+      auto ref = gemm::gemm_literal(layer, x, {});
+      auto got = impl(layer, x);
+      const std::string where = std::to_string(m) + "x" + std::to_string(k) + ": ";
+      if (!ref.ok() || !got.ok()) return where + (ref.ok() ? got.error().message : ref.error().message);
+      if (std::abs(double(ref->acc[0])) <= double(1 << 24)) return where + "|acc| does not exceed 2^24";
+      if (const std::string d = diff_results(*got, *ref); !d.empty()) return where + d;
+    }
+  return "";
+}
+
+std::string rows_independent_diff(const LayerImpl& impl, const Case& c, std::initializer_list<std::uint64_t> rows) {
+  const gemm::Layer layer = make_layer(c);
+  const gemm::Activations x = make_acts(c);
+  auto all = impl(layer, x);
+  if (!all.ok()) return all.error().message;
+  for (std::uint64_t row : rows) {
+    gemm::Activations one;
+    one.dtype = x.dtype;
+    one.shape = {1, c.k};
+    one.values.assign(x.values.begin() + long(row * c.k), x.values.begin() + long((row + 1) * c.k));
+    auto r = impl(layer, one);
+    if (!r.ok()) return r.error().message;
+    for (std::uint64_t j = 0; j < c.n; ++j)
+      if (r->acc[j] != all->acc[row * c.n + j] || fbits(r->out[j]) != fbits(all->out[row * c.n + j]))
+        return "row " + std::to_string(row) + " col " + std::to_string(j);
+  }
+  return "";
+}
+
+OwnedProblem small_problem() {
+  Case c;
+  c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = 16, c.seed = 3;
+  return owned_problem(c);
+}
+
+OwnedProblem owned_problem(const Case& c) {
+  OwnedProblem o;
+  o.layer = make_layer(c);
+  auto lp = make_layer_problem(o.layer, make_acts(c), options(c), layout(c));
+  if (lp.ok()) o.lp = std::move(lp).value();
+  return o;
+}
+
 double max_rel_diff(const gemm::GemmResult& a, const gemm::GemmResult& b) {
   double worst = 0;
   for (std::size_t i = 0; i < a.out.size() && i < b.out.size(); ++i) {

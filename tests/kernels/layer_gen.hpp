@@ -3,7 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "gemm/layer.hpp"
 #include "gemm/reference.hpp"
@@ -39,5 +43,34 @@ Case draw_case();
 
 // Largest |a - b| / max(|b|, tiny) over out, for paths whose float order differs (cuBLAS).
 double max_rel_diff(const gemm::GemmResult& a, const gemm::GemmResult& b);
+
+// ---- case lists shared by the emulation and the device tests ----------------------------------------
+// Tile edges of both block shapes: M in {16, 17, 32, 33, 128, 129} x N in {63, .., 129}, K = 512,
+// G rotating over 8 / 16 / 64, codebook / bias / output dtype rotating.
+std::vector<Case> tile_edge_cases();
+// Every group-size class (4, 8, 48, 128) on uniform codes at K = 4608, bf16 in and out, for each m.
+std::vector<Case> long_k_group_cases(std::initializer_list<std::uint64_t> ms, std::uint64_t n);
+// A layer and constant activations whose accumulators exceed 2^24 in magnitude (x_q = 127, w_q
+// mostly -127: code 0 with scale 448; every 97th byte codes 8, weight 0).
+gemm::Layer large_acc_layer(std::uint64_t k);
+gemm::Activations constant_acts(std::uint64_t m, std::uint64_t k, float v);
+// An implementation of the layer under test (emulation, device, ...).
+using LayerImpl = std::function<Result<gemm::GemmResult>(const gemm::Layer&, const gemm::Activations&)>;
+// "" when impl agrees with gemm_literal bit for bit on the large_acc_layer shapes (M 1 and 20, K 2048
+// and 8192), which do reach |acc| > 2^24; else what failed.
+std::string large_accumulator_diff(const LayerImpl& impl);
+// "" when each listed row of case c, computed alone by impl, equals that row of the whole batch
+// (acc and out); else the first difference.
+std::string rows_independent_diff(const LayerImpl& impl, const Case& c, std::initializer_list<std::uint64_t> rows);
+
+// A layer and its problem (host pointers into the layer), for raw-ABI tests.
+struct OwnedProblem {
+  gemm::Layer layer;
+  std::unique_ptr<LayerProblem> lp;
+};
+// pre: c passes the shared validation.
+OwnedProblem owned_problem(const Case& c);
+// The small problem of the refusal and NaN-flag tests (M 2, N 8, K 64, G 16, R 16).
+OwnedProblem small_problem();
 
 }  // namespace w4a8::kern::test
