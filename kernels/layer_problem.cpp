@@ -47,6 +47,8 @@ Result<std::unique_ptr<LayerProblem>> make_layer_problem(const gemm::Layer& laye
   p.x = lp->x.data();
   p.weight = reinterpret_cast<const std::int8_t*>(layer.weight.data());
   p.s_rel = layer.s_rel.data();
+  p.bits = layer.bits();
+  p.s_rel_dtype = layer.scale_dtype() == gemm::ScaleDtype::F32 ? W4A8_SCALE_F32 : W4A8_SCALE_FP8_E4M3;
   p.s_channel = layer.s_channel.data();
   p.codebook = layer.has_codebook() ? layer.codebook.data() : nullptr;
   p.correction = layer.has_correction() ? layer.correction.data() : nullptr;
@@ -75,8 +77,9 @@ Result<std::unique_ptr<LayerProblem>> make_layer_problem(const gemm::Layer& laye
     lp->w_dequant.assign(static_cast<std::size_t>(n * k), 0.f);
   }
   p.nan_scale_flag = &lp->nan_flag;
-  if (const w4a8_status s = check_problem(p); s != W4A8_OK)
-    return make_error(ErrorKind::CudaUnsupported, {"check_problem returned " + std::to_string(int(s))});
+  const char* why = "";
+  if (const w4a8_status s = check_problem(p, &why); s != W4A8_OK)
+    return make_error(ErrorKind::CudaUnsupported, {std::string(why) + " (status " + std::to_string(int(s)) + ")"});
   return lp;
 }
 

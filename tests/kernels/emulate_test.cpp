@@ -330,3 +330,26 @@ TEST(Emulation, TwoThreads) {
 
 }  // namespace
 }  // namespace w4a8::kern::test
+
+// comfy-kitchen 0.2.40 storage the kernels do not implement: the reference accepts it, the kernels'
+// path refuses it by name before any work (never a silent misread of the packed row).
+TEST(Emulation, RefusesSixBitAndF32ScalesByName) {
+  using w4a8::gemm::ScaleDtype;
+  struct Case {
+    int bits;
+    ScaleDtype scales;
+    const char* words;
+  };
+  for (const Case& c : {Case{6, ScaleDtype::Fp8E4M3, "6-bit codes"}, Case{4, ScaleDtype::F32, "F32 group scales"}}) {
+    const w4a8::gemm::Layer layer = w4a8::gemm::make_zero_layer(32, 64, 16, 16, c.bits, c.scales);
+    w4a8::gemm::Activations x;
+    x.shape = {2, 64};
+    x.values.assign(2 * 64, 0.5f);
+    ASSERT_TRUE(w4a8::gemm::gemm_literal(layer, x).ok()) << c.words;  // a legal layer for the reference
+    const auto r = w4a8::kern::gemm_emulated(layer, x, {});
+    ASSERT_FALSE(r.ok()) << c.words;
+    EXPECT_EQ(r.error().kind, w4a8::ErrorKind::CudaUnsupported);
+    EXPECT_NE(r.error().message.find(c.words), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("unsupported by this kernel"), std::string::npos) << r.error().message;
+  }
+}
