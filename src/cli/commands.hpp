@@ -18,5 +18,7 @@ struct CommandContext {
 void add_validate_command(CLI::App& app, CommandContext& ctx);
 void add_gemm_command(CLI::App& app, CommandContext& ctx);
 void add_quantize_command(CLI::App& app, CommandContext& ctx);
+void add_audit_command(CLI::App& app, CommandContext& ctx);    // audit_command.cpp
+void add_compare_command(CLI::App& app, CommandContext& ctx);  // compare_command.cpp
 
 }  // namespace w4a8::cli

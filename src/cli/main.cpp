@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
   w4a8::cli::add_gemm_command(app, ctx);
   w4a8::cli::add_quantize_command(app, ctx);
 #endif
+#ifdef W4A8_CLI_HAVE_AUDIT
+  w4a8::cli::add_audit_command(app, ctx);
+  w4a8::cli::add_compare_command(app, ctx);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
