@@ -192,16 +192,15 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
                    : "correction path (float GEMM): " + std::to_string(diff) + " outputs differ, " + std::to_string(expl) +
                          " within the summation-order bound" + (first != ~0ull ? "; first beyond it at " + at2(first, N) : "");
     } else {
-      // Rotation bounds, per row, only when needed.
-      const bool need_rows = act.x_q || act.x_scale || !act.acc;
-      std::vector<RowBounds> rows;
-      if (need_rows) {
-        rows.reserve(M);
-        for (std::uint64_t m = 0; m < M; ++m) rows.push_back(row_bounds(c, d.x.values.data() + m * K, pol));
-      }
+      // Rotation bounds of a row, computed the first time a row needs them.
+      std::vector<RowBounds> rows_(M);
+      auto row = [&](std::uint64_t m) -> const RowBounds& {
+        if (rows_[m].y.empty() && K > 0) rows_[m] = row_bounds(c, d.x.values.data() + m * K, pol);
+        return rows_[m];
+      };
       auto scale_bound = [&](std::uint64_t m) {
         const double s = ref.x_scale[m];
-        return rows[m].absmax_err / 127.0 + 2 * kU32 * s + 2 * ulp_of(s, FloatDtype::F32);
+        return row(m).absmax_err / 127.0 + 2 * kU32 * s + 2 * ulp_of(s, FloatDtype::F32);
       };
       const std::vector<float>& XS = act.x_scale ? *act.x_scale : ref.x_scale;
       auto& q = v.stages[int(Stage::Quantize)];
@@ -223,11 +222,11 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
               const int a = (*act.x_q)[m * K + k], e = ref.x_q[m * K + k];
               if (a == e) continue;
               ++diff;
-              const QRange r = legal_q(rows[m].y[k], rows[m].err[k], sd, 0, pol, c.x_dtype);
+              const QRange r = legal_q(row(m).y[k], row(m).err[k], sd, 0, pol, c.x_dtype);
               if (a >= r.lo && a <= r.hi && std::abs(a - e) == 1) ++expl;
               else if (first_bad.empty())
                 first_bad = "x_q" + at2(m * K + k, K) + " = " + std::to_string(a) + ", expected " + std::to_string(e) +
-                            " (exact quotient " + fmt("%.6f", rows[m].y[k] / sd) + ")";
+                            " (exact quotient " + fmt("%.6f", row(m).y[k] / sd) + ")";
             }
           }
         q.differing = diff, q.explained = expl, q.verdict = grade(diff, expl);
@@ -237,17 +236,21 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
       }
       const std::vector<std::int8_t>& XQ = act.x_q ? *act.x_q : ref.x_q;
       // Its own accumulation, recomputed exactly (int32 wrap-around).
+      // Rows whose operands equal the reference's take the reference's (exact) acc; others are summed.
       std::vector<std::int32_t> own_acc;
       if (act.x_q || act.w_q || act.acc) {
-        own_acc.resize(M * N);
-        for (std::uint64_t m = 0; m < M; ++m)
+        own_acc = ref.acc;
+        const bool w_same = !act.w_q || *act.w_q == ref.w_q;
+        for (std::uint64_t m = 0; m < M; ++m) {
+          const std::int8_t* xr = XQ.data() + m * K;
+          if (w_same && std::equal(xr, xr + K, ref.x_q.data() + m * K)) continue;
           for (std::uint64_t n = 0; n < N; ++n) {
             std::int64_t s = 0;
-            const std::int8_t* xr = XQ.data() + m * K;
             const std::int8_t* wr = W.data() + n * K;
             for (std::uint64_t k = 0; k < K; ++k) s += std::int64_t(xr[k]) * wr[k];
             own_acc[m * N + n] = wrap32(s);
           }
+        }
       }
       auto& acc = v.stages[int(Stage::Accumulate)];
       if (act.acc) {
@@ -294,7 +297,7 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
           for (std::uint64_t n = 0; n < N && !row_differs; ++n) row_differs = !same(act.out[m * N + n], ref.out[m * N + n]);
           if (!row_differs) continue;
           for (std::uint64_t k = 0; k < K; ++k) {
-            const QRange r = legal_q(rows[m].y[k], rows[m].err[k], sd, srel, pol, c.x_dtype);
+            const QRange r = legal_q(row(m).y[k], row(m).err[k], sd, srel, pol, c.x_dtype);
             if (r.lo != r.hi) ties.push_back(k);
           }
           for (std::uint64_t n = 0; n < N; ++n) {
