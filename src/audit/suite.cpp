@@ -38,10 +38,11 @@ struct Rng {
 };
 
 std::int64_t lcm3(std::int64_t a, std::int64_t b, std::int64_t c) { return std::lcm(std::lcm(a, b), c); }
-// The legal K (a multiple of lcm(16, G, R)) nearest to want, at least one unit.
-std::uint64_t legal_k(std::uint64_t want, std::int64_t g, std::int64_t r) {
+// The legal K (a multiple of lcm(16, G, R)) nearest to want (at_least: the smallest >= want), at
+// least one unit.
+std::uint64_t legal_k(std::uint64_t want, std::int64_t g, std::int64_t r, bool at_least = false) {
   const auto unit = std::uint64_t(lcm3(16, g, r));
-  const std::uint64_t q = std::max<std::uint64_t>(1, (want + unit / 2) / unit);
+  const std::uint64_t q = std::max<std::uint64_t>(1, at_least ? (want + unit - 1) / unit : (want + unit / 2) / unit);
   return q * unit;
 }
 
@@ -89,7 +90,8 @@ std::string covers_text(const CaseSpec& c) {
 CaseSpec make_spec(const Shape& sh, std::size_t i, std::uint64_t seed, DataKind data, bool correction) {
   CaseSpec c;
   c.m = sh.m, c.n = sh.n, c.g = sh.g, c.r = sh.r;
-  c.k = legal_k(data == DataKind::LargeAcc ? std::max<std::uint64_t>(sh.k, 1100) : sh.k, sh.g, sh.r);
+  // |acc| > 2^24 needs 127 * 127 * K > 2^24: K >= 1041.
+  c.k = data == DataKind::LargeAcc ? legal_k(std::max<std::uint64_t>(sh.k, 1041), sh.g, sh.r, true) : legal_k(sh.k, sh.g, sh.r);
   c.x_dtype = kDtypes[i % 3];
   c.out_dtype = kDtypes[(i / 3) % 3];
   c.bias_dtype = kDtypes[(i / 9 + i) % 3];
@@ -258,9 +260,11 @@ void tie_row(float* x, const CaseSpec& c, Rng& rng) {
   for (std::int64_t t = r; t > 1; t /= 4) ++p;
   for (std::int64_t b = 0; b < k; b += r) {
     std::fill(y.begin(), y.end(), 0.0);
+    // bf16 keeps 8 significant bits: next to the absmax element (block 0) only +-0.5 fits.
+    const bool tight = b == 0 && c.x_dtype == FloatDtype::BF16;
     for (std::int64_t j = 0; j < nnz; ++j) {
-      const std::int64_t pos = nnz == r ? j : rng.below(int(r));
-      const int q = c.x_dtype == FloatDtype::BF16 ? rng.range(-64, 63) : rng.range(-127, 126);
+      const std::int64_t pos = nnz == r ? j : 1 + rng.below(int(r - 1));
+      const int q = tight ? rng.range(-1, 0) : c.x_dtype == FloatDtype::BF16 ? rng.range(-64, 63) : rng.range(-127, 126);
       y[std::size_t(pos)] = (double(q) + 0.5) * unit;
     }
     if (b == 0) y[0] = 127.0 * unit;
@@ -312,6 +316,7 @@ gemm::Activations make_acts(const CaseSpec& c, Rng& rng) {
     const float mag = c.data == DataKind::Random && kind < 8 ? 100.f : 1.f;
     for (std::uint64_t j = 0; j < c.k; ++j) row[j] = rnd_to(c.x_dtype, mag * rng.normal());
   }
+  for (auto& v : x.values) v = rnd_to(c.x_dtype, v);  // every value exactly what the file stores
   return x;
 }
 
