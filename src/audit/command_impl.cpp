@@ -34,7 +34,8 @@ class CommandImpl final : public Implementation {
   ~CommandImpl() override { stop(); }
 
   std::string name() const override { return name_.empty() ? "command" : name_; }
-  std::string unavailable_reason() const override { return fatal_; }
+  // A command that cannot start is broken, not unavailable: every case reports it as Failed.
+  std::string unavailable_reason() const override { return ""; }
   gemm::ActPolicy natural_policy() const override { return policy_; }
 
   // Starts the command and reads its hello line; fatal_ is set when it cannot start.

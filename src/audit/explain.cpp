@@ -90,7 +90,7 @@ void non_explained(CaseVerdict& v, const Policy& p) {
     StageResult& s = v.stages[int(stage_of(t.name))];
     std::string why;
     const bool ok = passes(t, p, &why);
-    const Verdict tv = t.mismatches == 0 ? Verdict::Exact : ok ? Verdict::Order : Verdict::Fail;
+    const Verdict tv = !ok ? Verdict::Fail : t.mismatches == 0 ? Verdict::Exact : Verdict::Order;
     if (s.verdict == Verdict::Absent || int(tv) > int(s.verdict) || (tv == Verdict::Fail)) s.verdict = tv;
     s.differing += t.mismatches;
     if (ok) s.explained += t.mismatches;

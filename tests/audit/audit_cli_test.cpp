@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -40,7 +41,9 @@ const std::string& small_suite() {
 
 json::Value check_json(const std::string& args, int want_rc) {
   auto r = run_cli("audit check " + small_suite() + " " + args + " --json");
-  if (want_rc >= 0) EXPECT_EQ(r.rc, want_rc) << args << "\n" << r.out.substr(0, 4000);
+  if (want_rc >= 0) {
+    EXPECT_EQ(r.rc, want_rc) << args << "\n" << r.out.substr(0, 4000);
+  }
   auto p = json::loads_str(r.out);
   EXPECT_TRUE(p.ok()) << r.out.substr(0, 2000);
   return p.value;
@@ -196,13 +199,24 @@ TEST(AuditCommand, ComfyKitchenEagerAdapter) {
   const std::string py = W4A8_CK_PYTHON;
   if (py.empty() || !path_exists(py) || run_command(py + " -c 'import torch, comfy_kitchen' 2>/dev/null").rc != 0)
     GTEST_SKIP() << "no Python with torch + comfy-kitchen at '" << py << "' (set W4A8_CK_PYTHON): adapter not checked";
+  // Every case with intermediates; the first six again through the outputs-only path (the one the
+  // CUDA backend takes), which the audit judges by its tie bound.
+  std::string first6;
+  {
+    auto ids = run_command("ls " + small_suite() + "/cases | head -6 | sed 's/.safetensors$//'");
+    std::istringstream in(ids.out);
+    for (std::string id; std::getline(in, id);) first6 += " --case " + id;
+  }
   for (const char* extra : {"", " --outputs-only"}) {
-    auto v = check_json("--command '" + py + " " + W4A8_SOURCE_ROOT + "/tools/audit/ck_adapter.py --backend eager" + extra + "'", -1);
+    auto v = check_json((std::string(extra).empty() ? "" : first6) + " --command '" + py + " " + W4A8_SOURCE_ROOT +
+                            "/tools/audit/ck_adapter.py --backend eager" + extra + "'", -1);
     EXPECT_EQ(count(v, "failed"), 0u) << extra;
     EXPECT_EQ(count(v, "broken"), 0u) << extra;
     EXPECT_GT(count(v, "exact") + count(v, "order"), count(v, "cases") / 2) << extra;
     for (const auto& c : v.get("cases")->items) {
-      if (sget(c, "status") == "upstream_error") EXPECT_NE(sget(c, "message").find("Error"), std::string::npos);
+      if (sget(c, "status") == "upstream_error") {
+        EXPECT_NE(sget(c, "message").find("Error"), std::string::npos);
+      }
       if (sget(c, "status") != "ok" || std::string(extra) != "") continue;
       EXPECT_EQ(sget(*c.get("stages")->get("decode"), "verdict"), "exact") << sget(c, "id");  // w_q bit-exact
     }
@@ -274,8 +288,10 @@ TEST(Compare, PoliciesAndExitCodes) {
 TEST(Compare, ExplainedAgainstGemmIntermediates) {
   const std::string d = temp_dir();
   // A case file of the suite and the reference's intermediates for it.
-  const std::string c = small_suite() + "/cases/0003_m13_n48_k208_g16_r16_cb_bf16_xf32_obf16_saturate.safetensors";
-  ASSERT_TRUE(path_exists(c)) << "the small grid changed; pick another case";
+  // The first integer-path case of the suite with f32 activations and a bf16 output.
+  auto ls = run_command("ls " + small_suite() + "/cases | grep _xf32_obf16_ | grep -v _corr_ | head -1");
+  ASSERT_FALSE(ls.out.empty()) << "the small grid has no such case";
+  const std::string c = small_suite() + "/cases/" + ls.out.substr(0, ls.out.find('\n'));
   auto g = run_cli("gemm --checkpoint " + c + " --layer layer --input " + c + " --out " + d +
                    "/e.safetensors --out-dtype bf16 --intermediates 2>&1");
   ASSERT_EQ(g.rc, 0) << g.out;
