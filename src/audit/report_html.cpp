@@ -95,7 +95,7 @@ function histogram(counts, title, w, h) {
                           fill: i === 0 ? "#3c9d5d" : i <= 2 ? "#a4c639" : i <= 5 ? "#e0a030" : "#d04040"});
     r.appendChild(sv("title", {}, BUCKETS[i] + " ulp: " + c));
     s.appendChild(r);
-    s.appendChild(sv("text", {x: left + i * bw + bw / 2, y: top + ph + 13, "text-anchor": "middle", "font-size": 10, fill: "#333"}, BUCKETS[i]));
+    s.appendChild(sv("text", {x: left + i * bw + bw / 2, y: top + ph + 13, "text-anchor": "middle", "font-size": bw < 44 ? 8.5 : 10, fill: "#333"}, BUCKETS[i]));
   });
   s.appendChild(sv("text", {x: left + pw / 2, y: h - 4, "text-anchor": "middle", "font-size": 11, fill: "#333"}, "ulp distance from the reference (output dtype)"));
   box.appendChild(s); plots++;
@@ -106,7 +106,7 @@ function histogram(counts, title, w, h) {
 function heatmap(t, title) {
   const box = el("div", {class: "plot"}); box.appendChild(el("h3", {}, title));
   const cell = Math.max(6, Math.min(16, Math.floor(320 / Math.max(t.rows, t.cols))));
-  const left = 40, top = 8, w = left + t.cols * cell + 70, h = top + t.rows * cell + 34;
+  const left = 40, top = 8, w = left + t.cols * cell + 84, h = top + t.rows * cell + 34;
   const s = sv("svg", {width: w, height: h, viewBox: `0 0 ${w} ${h}`, "data-kind": "heatmap"});
   const mx = Math.max(1, ...t.max_ulp);
   const lmax = Math.log2(1 + mx);
@@ -123,7 +123,8 @@ function heatmap(t, title) {
   s.appendChild(sv("text", {x: 4, y: top + 22, "font-size": 10, fill: "#333"}, `(${t.tile_m})`));
   const lx = left + t.cols * cell + 12, lh = Math.max(40, t.rows * cell);
   for (let k = 0; k < 10; k++) s.appendChild(sv("rect", {x: lx, y: top + (9 - k) * lh / 10, width: 12, height: lh / 10 + 0.5, fill: color(k === 0 ? 0 : Math.pow(2, lmax * k / 9) - 1)}));
-  s.appendChild(sv("text", {x: lx + 16, y: top + 9, "font-size": 10, fill: "#333"}, String(mx)));
+  s.appendChild(sv("text", {x: lx + 16, y: top + 9, "font-size": 10, fill: "#333"}, mx >= 1e5 ? mx.toExponential(1) : String(mx)));
+  s.appendChild(sv("text", {x: lx + 16, y: top + 21, "font-size": 10, fill: "#5a6476"}, "ulp"));
   s.appendChild(sv("text", {x: lx + 16, y: top + lh, "font-size": 10, fill: "#333"}, "0"));
   box.appendChild(s); plots++;
   return box;
@@ -190,7 +191,7 @@ function draw() {
       box.appendChild(st);
       const o = outStats(cs);
       if (cs.output_tiles) box.appendChild(heatmap(cs.output_tiles, "Output: worst ulp per tile"));
-      if (o) box.appendChild(histogram(o.ulp_histogram, `Output ulp histogram (max ${o.max_ulp}, rel L2 ${fmt(o.rel_l2)})`, 360, 180));
+      if (o) box.appendChild(histogram(o.ulp_histogram, `Output ulp histogram (max ${fmt(o.max_ulp)}, rel L2 ${fmt(o.rel_l2)})`, 440, 190));
     }
     const rp = el("div", {class: "mono"}); rp.append("reproduce: "); rp.appendChild(el("code", {}, cs.repro)); box.appendChild(rp);
     wd.appendChild(box);
