@@ -6,7 +6,9 @@
 // Self-contained (its own output and exit handling) so it can be re-wired onto the CLI's reporter.
 #include <CLI/CLI.hpp>
 
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -96,7 +98,8 @@ void run_check(const CheckArgs& a, CommandContext& ctx) {
     opt.repro_impl_args = "--impl " + a.impl;
   } else if (!a.kernel.empty()) {
     impl = audit::make_plugin(a.kernel);
-    opt.repro_impl_args = "--kernel " + audit::shell_quote(a.kernel);
+    char abs[4096];
+    opt.repro_impl_args = "--kernel " + audit::shell_quote(::realpath(a.kernel.c_str(), abs) ? std::string(abs) : a.kernel);
   } else {
     std::string work = a.work_dir;
     if (work.empty()) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -23,9 +24,18 @@ using testing::run_command;
 
 const std::string kPlugins = W4A8_AUDIT_PLUGIN_DIR;
 
+// Temp directories of this process, removed when it exits.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    for (const auto& d : dirs) std::filesystem::remove_all(d);
+  }
+};
 std::string temp_dir() {
+  static TempDirs all;
   char t[] = "/tmp/w4a8-audit-cli-XXXXXX";
-  return ::mkdtemp(t);
+  all.dirs.push_back(::mkdtemp(t));
+  return all.dirs.back();
 }
 
 // One small suite shared by the tests of this binary.

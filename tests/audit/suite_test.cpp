@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstdlib>
 #include <set>
 
@@ -16,9 +17,18 @@
 namespace w4a8::audit {
 namespace {
 
+// Temp directories of this process, removed when it exits.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    for (const auto& d : dirs) std::filesystem::remove_all(d);
+  }
+};
 std::string temp_dir() {
+  static TempDirs all;
   char t[] = "/tmp/w4a8-audit-suite-XXXXXX";
-  return ::mkdtemp(t);
+  all.dirs.push_back(::mkdtemp(t));
+  return all.dirs.back();
 }
 
 TEST(Grid, SmallAndStandardCoverTheEdges) {
