@@ -101,14 +101,17 @@ TEST(AuditCheck, CorrectCPluginPasses) {
   EXPECT_GT(count(v, "skipped"), 0u);  // the correction-path cases: the plugin lacks the capability
 }
 
-// Every failing case fails at `stage`; cases fail exactly where `should_fail` says.
-void expect_broken(const std::string& variant, const std::string& stage, bool (*should_fail)(const json::Value& c)) {
+// Every failing case fails at `stage`; cases fail where `should_fail` says 1, pass where it says 0
+// (-1: either, e.g. outputs saturated to +-inf or ~1e30 that absorb the bug).
+void expect_broken(const std::string& variant, const std::string& stage, int (*should_fail)(const json::Value& c)) {
   auto v = check_json("--kernel " + kPlugins + "/audit_plugin_" + variant + ".so", 1);
   std::uint64_t failed = 0;
   for (const auto& c : v.get("cases")->items) {
     if (sget(c, "status") != "ok") continue;
     const bool failing = sget(c, "verdict") == "fail";
-    EXPECT_EQ(failing, should_fail(c)) << variant << " " << sget(c, "id");
+    if (const int want = should_fail(c); want >= 0) {
+      EXPECT_EQ(failing, want == 1) << variant << " " << sget(c, "id");
+    }
     if (failing) {
       ++failed;
       EXPECT_EQ(sget(c, "failing_stage"), stage) << variant << " " << sget(c, "id");
@@ -126,16 +129,23 @@ std::uint64_t entry(const json::Value& c, const char* dim) {
   return std::stoull(d.substr(d.find(key) + key.size()));
 }
 bool has_bias(const json::Value& c) { return sget(c, "describe").find(" bias=") != std::string::npos; }
+bool kind_is(const json::Value& c, const char* kind) { return sget(c, "id").find(std::string("_") + kind) != std::string::npos; }
 
 TEST(AuditCheck, BrokenNibbleOrderFailsAtDecode) {
-  expect_broken("nibble_order", "decode", [](const json::Value&) { return true; });
+  expect_broken("nibble_order", "decode", [](const json::Value&) { return 1; });
 }
 TEST(AuditCheck, BrokenEpilogueFailsAtEpilogue) {
-  // Reading s_channel[n + 1] changes every output row with N > 1 (channel scales differ).
-  expect_broken("epilogue_off_by_one", "epilogue", [](const json::Value& c) { return entry(c, "N") > 1; });
+  // Reading s_channel[n + 1] changes the outputs of every case with N > 1, unless they are all zero
+  // or saturated.
+  expect_broken("epilogue_off_by_one", "epilogue", [](const json::Value& c) {
+    return entry(c, "N") == 1 ? 0 : kind_is(c, "zero_rows") || kind_is(c, "saturate") ? -1 : 1;
+  });
 }
 TEST(AuditCheck, DroppedBiasFailsAtEpilogueOnlyForMGreaterThanOne) {
-  expect_broken("drop_bias_m_gt_1", "epilogue", [](const json::Value& c) { return has_bias(c) && entry(c, "M") > 1; });
+  expect_broken("drop_bias_m_gt_1", "epilogue", [](const json::Value& c) {
+    if (!has_bias(c) || entry(c, "M") == 1) return 0;
+    return kind_is(c, "saturate") ? -1 : 1;  // |out| ~ 1e30 can absorb a bias of ~1e3
+  });
 }
 
 TEST(AuditCheck, ReportNamesTheStage) {
