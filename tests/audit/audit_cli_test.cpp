@@ -129,6 +129,20 @@ std::uint64_t entry(const json::Value& c, const char* dim) {
   return std::stoull(d.substr(d.find(key) + key.size()));
 }
 bool has_bias(const json::Value& c) { return sget(c, "describe").find(" bias=") != std::string::npos; }
+// Skips the comfy-kitchen tests where they cannot run or would only repeat the plain build's run.
+bool ck_unavailable(std::string& why) {
+#ifdef W4A8_SANITIZED
+  why = "sanitizer build: the comfy-kitchen adapter tests run in the plain build (torch import time)";
+  return true;
+#endif
+  const std::string py = W4A8_CK_PYTHON;
+  if (py.empty() || !path_exists(py) || run_command(py + " -c 'import torch, comfy_kitchen' 2>/dev/null").rc != 0) {
+    why = "no Python with torch + comfy-kitchen at '" + py + "' (set W4A8_CK_PYTHON): adapter not checked";
+    return true;
+  }
+  return false;
+}
+
 bool kind_is(const json::Value& c, const char* kind) { return sget(c, "id").find(std::string("_") + kind) != std::string::npos; }
 
 TEST(AuditCheck, BrokenNibbleOrderFailsAtDecode) {
@@ -217,8 +231,7 @@ TEST(AuditCommand, MisbehavingCommandsAreReportedAsSuch) {
 // at test time, from the venv ci/ or the developer built).
 TEST(AuditCommand, ComfyKitchenEagerAdapter) {
   const std::string py = W4A8_CK_PYTHON;
-  if (py.empty() || !path_exists(py) || run_command(py + " -c 'import torch, comfy_kitchen' 2>/dev/null").rc != 0)
-    GTEST_SKIP() << "no Python with torch + comfy-kitchen at '" << py << "' (set W4A8_CK_PYTHON): adapter not checked";
+  if (std::string why; ck_unavailable(why)) GTEST_SKIP() << why;
   // Every case with intermediates; the first six again through the outputs-only path (the one the
   // CUDA backend takes), which the audit judges by its tie bound.
   std::string first6;
@@ -245,8 +258,7 @@ TEST(AuditCommand, ComfyKitchenEagerAdapter) {
 
 TEST(AuditCommand, CkAdapterCudaBackendSkipsWithoutGpu) {
   const std::string py = W4A8_CK_PYTHON;
-  if (py.empty() || !path_exists(py) || run_command(py + " -c 'import torch, comfy_kitchen' 2>/dev/null").rc != 0)
-    GTEST_SKIP() << "no Python with torch + comfy-kitchen";
+  if (std::string why; ck_unavailable(why)) GTEST_SKIP() << why;
   if (run_command(py + " -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null").rc == 0)
     GTEST_SKIP() << "a GPU is visible: run ci/gpu-check.sh instead";
   auto v = check_json("--case " + std::string("0000_m1_n16_k16_g16_r16_uni_bf32_xf32_of32_random") + " --command '" + py + " " +
