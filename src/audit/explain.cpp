@@ -65,7 +65,7 @@ QRange legal_q(double y, double err, double sd, double rel_extra, ActPolicy pol,
   const double ud = (pol == ActPolicy::Eager && xd != FloatDtype::F32) ? unit_roundoff(xd) : 0.0;
   const double t = y / sd;
   const double delta = err / sd + (2 * kU32 + ud + rel_extra) * std::fabs(t) + 1e-9;
-  auto q = [](double v) { return int(std::clamp(std::nearbyint(v), -128.0, 127.0)); };
+  auto q = [](double v) { return v != v ? 0 : int(std::clamp(std::nearbyint(v), -128.0, 127.0)); };
   return {q(t - delta), q(t + delta)};
 }
 

@@ -167,8 +167,9 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
       if (dist == kNanUlp) ++s.nan_mismatches;
     } else {
       ev = double(e.i[k]), av = double(a.i[k]);
-      const std::int64_t di = e.i[k] - a.i[k];
-      dist = di < 0 ? std::uint64_t(-di) : std::uint64_t(di);
+      // |e - a| without signed overflow (I64 extremes).
+      const auto ue = std::uint64_t(e.i[k]), ua = std::uint64_t(a.i[k]);
+      dist = e.i[k] >= a.i[k] ? ue - ua : ua - ue;
     }
     ++s.hist[std::size_t(ulp_bucket(dist))];
     if (dist == 0) {
