@@ -101,6 +101,16 @@ TEST(AuditCheck, CorrectCPluginPasses) {
   EXPECT_GT(count(v, "skipped"), 0u);  // the correction-path cases: the plugin lacks the capability
 }
 
+// The loader's CUDA_DEVICE path (buffers through the plugin's alloc/copy) on a fake device.
+TEST(AuditCheck, DevicePluginPathOnAFakeDevice) {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_fake_device.so", 0);
+  EXPECT_EQ(count(v, "failed") + count(v, "broken") + count(v, "upstream_errors"), 0u);
+  EXPECT_GT(count(v, "exact") + count(v, "order"), 0u);
+  auto none = check_json("--kernel " + kPlugins + "/audit_plugin_fake_device_none.so", 0);
+  EXPECT_EQ(count(none, "skipped"), count(none, "cases"));
+  EXPECT_NE(sget(none, "unavailable").find("no CUDA device"), std::string::npos);
+}
+
 // Every failing case fails at `stage`; cases fail where `should_fail` says 1, pass where it says 0
 // (-1: either, e.g. outputs saturated to +-inf or ~1e30 that absorb the bug).
 void expect_broken(const std::string& variant, const std::string& stage, int (*should_fail)(const json::Value& c)) {

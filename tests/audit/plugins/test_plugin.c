@@ -6,6 +6,7 @@
  *   BUG_EPILOGUE_OFF_BY_ONE  the epilogue reads the channel scale of column n + 1
  *   BUG_NIBBLE_ORDER         the decode takes element 2i from the HIGH nibble
  *   BUG_DROP_BIAS_M_GT_1     the bias is only added when M == 1
+ *   FAKE_DEVICE=1 / =0       correct, as a CUDA_DEVICE plugin over host memory (with / without a device)
  * Fills every intermediate (W4A8_CAP_INTERMEDIATES). */
 #include <math.h>
 #include <stdint.h>
@@ -168,9 +169,23 @@ static w4a8_status run(const w4a8_problem* p, void* ws, size_t ws_bytes, void* s
 
 static const char* last_error(void) { return ""; }
 
+#ifdef FAKE_DEVICE
+/* A "device" plugin whose device memory is host memory: exercises the loader's CUDA_DEVICE path
+ * (allocation, copies in and out, synchronize) without a GPU. FAKE_DEVICE=0: no device present. */
+static int device_count(int* err) { *err = FAKE_DEVICE ? 0 : 100; return FAKE_DEVICE; }
+static w4a8_status dev_alloc(void** p, size_t n) { *p = calloc(1, n); return *p ? W4A8_OK : W4A8_ERR_CUDA; }
+static void dev_free(void* p) { free(p); }
+static w4a8_status dev_copy(void* dst, const void* src, size_t n) { memcpy(dst, src, n); return W4A8_OK; }
+static w4a8_status dev_sync(void* stream) { (void)stream; return W4A8_OK; }
+static const w4a8_kernel_plugin kTable = {
+    W4A8_KERNEL_ABI_VERSION, sizeof(w4a8_kernel_plugin), PLUGIN_NAME, "1.0", W4A8_MEMORY_CUDA_DEVICE,
+    W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES, check, workspace, run, last_error,
+    device_count, dev_alloc, dev_free, dev_copy, dev_copy, dev_sync};
+#else
 static const w4a8_kernel_plugin kTable = {
     W4A8_KERNEL_ABI_VERSION, sizeof(w4a8_kernel_plugin), PLUGIN_NAME, "1.0", W4A8_MEMORY_HOST,
     W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES, check, workspace, run, last_error,
     NULL, NULL, NULL, NULL, NULL, NULL};
+#endif
 
 __attribute__((visibility("default"))) const w4a8_kernel_plugin* w4a8_kernel_plugin_v1(void) { return &kTable; }
