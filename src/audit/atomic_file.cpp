@@ -67,7 +67,7 @@ Status make_dirs(const std::string& path) {
     if (cur.empty()) continue;
     if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return werr(cur, errno);
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return werr(path, ENOTDIR);
   return Ok{};
 }
@@ -92,12 +92,13 @@ Result<std::string> read_text(const std::string& path, std::uint64_t max_bytes) 
 }
 
 bool path_exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa{}, sb{};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -14,10 +14,14 @@ namespace w4a8::audit {
 
 std::string_view status_name(ImplOutput::Status s) {
   switch (s) {
-    case ImplOutput::Status::Ok: return "ok";
-    case ImplOutput::Status::Skip: return "skip";
-    case ImplOutput::Status::UpstreamError: return "upstream_error";
-    case ImplOutput::Status::Failed: return "failed";
+    case ImplOutput::Status::Ok:
+      return "ok";
+    case ImplOutput::Status::Skip:
+      return "skip";
+    case ImplOutput::Status::UpstreamError:
+      return "upstream_error";
+    case ImplOutput::Status::Failed:
+      return "failed";
   }
   return "failed";
 }
@@ -88,8 +92,8 @@ class CudaImpl final : public Implementation {
     std::vector<std::string> candidates;
     if (const char* env = std::getenv("W4A8_CUDA_PLUGIN"); env && *env) candidates.emplace_back(env);
     const std::string d = exe_dir();
-    for (const char* name : {"libw4a8_cuda_plugin.so", "libw4a8_cuda.so", "kernels/libw4a8_cuda_plugin.so",
-                             "kernels/libw4a8_cuda.so"})
+    for (const char* name :
+         {"libw4a8_cuda_plugin.so", "libw4a8_cuda.so", "kernels/libw4a8_cuda_plugin.so", "kernels/libw4a8_cuda.so"})
       candidates.push_back(join_path(d, name));
     for (const auto& c : candidates) {
       if (!path_exists(c)) continue;
@@ -102,7 +106,8 @@ class CudaImpl final : public Implementation {
       reason_ = plugin_->unavailable_reason();
       return;
     }
-    reason_ = "no CUDA kernel module: this w4a8check was built without CUDA (nvcc not found), or set W4A8_CUDA_PLUGIN=PATH";
+    reason_ =
+        "no CUDA kernel module: this w4a8check was built without CUDA (nvcc not found), or set W4A8_CUDA_PLUGIN=PATH";
   }
   std::string name() const override { return "cuda"; }
   std::string unavailable_reason() const override { return reason_; }

@@ -118,7 +118,8 @@ Result<CaseSpec> case_from_json(const json::Value& v) {
   if (!get_u64(v, "seed", c.seed)) return bad(where + "seed");
   (void)get_str(v, "covers", c.covers);
   // The file must stay inside the suite directory.
-  if (c.file.front() == '/' || c.file.find("..") != std::string::npos) return bad(where + "file must be a relative path inside the suite");
+  if (c.file.front() == '/' || c.file.find("..") != std::string::npos)
+    return bad(where + "file must be a relative path inside the suite");
   return c;
 }
 
@@ -129,7 +130,8 @@ Result<Manifest> parse_manifest(std::string_view text) {
   Manifest m;
   std::string fmt;
   std::uint64_t ver = 0;
-  if (!v.is_object() || !get_str(v, "format", fmt) || fmt != "w4a8check-audit-suite") return bad("not a w4a8check audit suite");
+  if (!v.is_object() || !get_str(v, "format", fmt) || fmt != "w4a8check-audit-suite")
+    return bad("not a w4a8check audit suite");
   if (!get_u64(v, "version", ver) || ver != std::uint64_t(kManifestVersion))
     return bad("version must be " + std::to_string(kManifestVersion));
   (void)get_str(v, "grid", m.grid);

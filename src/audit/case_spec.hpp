@@ -17,14 +17,14 @@ inline constexpr int kManifestVersion = 1;
 
 // What the activations and weights of a case stress.
 enum class DataKind : std::uint8_t {
-  Random,     // Gaussian rows, a few outlier rows, random codes and scale bytes
-  Ties,       // rotated rows whose quantization quotients sit exactly on .5, decode products on .5
-  LargeAcc,   // |acc| > 2^24 (the int32 -> float32 conversion rounds)
-  Saturate,   // one huge outlier per row, decode products beyond +-127 (clamp), large bias
-  ZeroRows,   // all-zero activation rows (scale floor) and all-zero weight rows
+  Random,    // Gaussian rows, a few outlier rows, random codes and scale bytes
+  Ties,      // rotated rows whose quantization quotients sit exactly on .5, decode products on .5
+  LargeAcc,  // |acc| > 2^24 (the int32 -> float32 conversion rounds)
+  Saturate,  // one huge outlier per row, decode products beyond +-127 (clamp), large bias
+  ZeroRows,  // all-zero activation rows (scale floor) and all-zero weight rows
 };
-inline constexpr DataKind kAllDataKinds[] = {DataKind::Random, DataKind::Ties, DataKind::LargeAcc,
-                                             DataKind::Saturate, DataKind::ZeroRows};
+inline constexpr DataKind kAllDataKinds[] = {DataKind::Random, DataKind::Ties, DataKind::LargeAcc, DataKind::Saturate,
+                                             DataKind::ZeroRows};
 std::string_view data_kind_name(DataKind d);
 bool parse_data_kind(std::string_view s, DataKind& out);
 

@@ -174,7 +174,8 @@ class CommandImpl final : public Implementation {
         return true;
       }
       if (buf_.size() > (1u << 20)) return false;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
       if (left <= 0) return false;
       pollfd pfd{from_, POLLIN, 0};
       const int pr = ::poll(&pfd, 1, int(std::min<long long>(left, 1000)));
@@ -200,16 +201,19 @@ class CommandImpl final : public Implementation {
     ImplOutput o;
     const st::TensorInfo* out = h.find("output");
     if (!out) return ImplOutput::failed("protocol: " + path + " has no tensor 'output'");
-    if (!gemm::float_dtype_of(out->dtype, o.out_dtype)) return ImplOutput::failed("protocol: 'output' must be F32, BF16 or F16");
+    if (!gemm::float_dtype_of(out->dtype, o.out_dtype))
+      return ImplOutput::failed("protocol: 'output' must be F32, BF16 or F16");
     if (numel(*out) != c.m * c.n || out->shape.empty() || out->shape.back() != c.n)
-      return ImplOutput::failed("protocol: 'output' must have shape [M, N] = [" + std::to_string(c.m) + ", " + std::to_string(c.n) + "]");
+      return ImplOutput::failed("protocol: 'output' must have shape [M, N] = [" + std::to_string(c.m) + ", " +
+                                std::to_string(c.n) + "]");
     auto ov = gemm::read_floats(*f, *out, "output");
     if (!ov.ok()) return ImplOutput::failed("protocol: " + ov.error().message);
     o.out = std::move(*ov);
     auto ints = [&](const char* name, st::Dtype dt, std::uint64_t count, auto& dst) -> std::string {
       const st::TensorInfo* t = h.find(name);
       if (!t) return "";
-      if (t->dtype != dt || numel(*t) != count) return std::string("protocol: '") + name + "' has the wrong dtype or size";
+      if (t->dtype != dt || numel(*t) != count)
+        return std::string("protocol: '") + name + "' has the wrong dtype or size";
       auto bytes = f->data(*t);
       using V = typename std::remove_reference_t<decltype(dst)>::value_type::value_type;
       std::vector<V> v(count);
@@ -222,7 +226,8 @@ class CommandImpl final : public Implementation {
     if (!(e = ints("x_q", st::Dtype::I8, c.m * c.k, o.x_q)).empty()) return ImplOutput::failed(e);
     if (!(e = ints("acc", st::Dtype::I32, c.m * c.n, o.acc)).empty()) return ImplOutput::failed(e);
     if (const st::TensorInfo* t = h.find("x_scale")) {
-      if (t->dtype != st::Dtype::F32 || numel(*t) != c.m) return ImplOutput::failed("protocol: 'x_scale' must be F32 [M]");
+      if (t->dtype != st::Dtype::F32 || numel(*t) != c.m)
+        return ImplOutput::failed("protocol: 'x_scale' must be F32 [M]");
       auto v = gemm::read_floats(*f, *t, "x_scale");
       if (!v.ok()) return ImplOutput::failed("protocol: " + v.error().message);
       o.x_scale = std::move(*v);

@@ -12,9 +12,7 @@ using gemm::ActPolicy;
 using gemm::FloatDtype;
 
 constexpr double kU32 = 0x1p-24;  // float32 unit roundoff
-double unit_roundoff(FloatDtype d) {
-  return d == FloatDtype::BF16 ? 0x1p-8 : d == FloatDtype::F16 ? 0x1p-11 : kU32;
-}
+double unit_roundoff(FloatDtype d) { return d == FloatDtype::BF16 ? 0x1p-8 : d == FloatDtype::F16 ? 0x1p-11 : kU32; }
 bool same(float a, float b) { return a == b || (a != a && b != b); }
 std::string fmt(const char* f, double a) {
   char buf[64];
@@ -83,8 +81,10 @@ double epilogue_tol(double pre, double o, FloatDtype od, double n_ulps) {
 
 void non_explained(CaseVerdict& v, const Policy& p) {
   auto stage_of = [](const std::string& name) {
-    return name == "w_q" ? Stage::Decode : name == "x_q" || name == "x_scale" ? Stage::Quantize
-         : name == "acc" ? Stage::Accumulate : Stage::Output;
+    return name == "w_q"                        ? Stage::Decode
+           : name == "x_q" || name == "x_scale" ? Stage::Quantize
+           : name == "acc"                      ? Stage::Accumulate
+                                                : Stage::Output;
   };
   for (const auto& t : v.tensors) {
     StageResult& s = v.stages[int(stage_of(t.name))];
@@ -94,7 +94,8 @@ void non_explained(CaseVerdict& v, const Policy& p) {
     if (s.verdict == Verdict::Absent || int(tv) > int(s.verdict) || (tv == Verdict::Fail)) s.verdict = tv;
     s.differing += t.mismatches;
     if (ok) s.explained += t.mismatches;
-    s.detail += (s.detail.empty() ? "" : "; ") + (ok ? t.name + ": " + std::to_string(t.mismatches) + " differ, within " + policy_name(p) : why);
+    s.detail += (s.detail.empty() ? "" : "; ") +
+                (ok ? t.name + ": " + std::to_string(t.mismatches) + " differ, within " + policy_name(p) : why);
   }
 }
 
@@ -102,10 +103,14 @@ void non_explained(CaseVerdict& v, const Policy& p) {
 
 std::string_view verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::Exact: return "exact";
-    case Verdict::Order: return "order";
-    case Verdict::Fail: return "fail";
-    case Verdict::Absent: return "n/a";
+    case Verdict::Exact:
+      return "exact";
+    case Verdict::Order:
+      return "order";
+    case Verdict::Fail:
+      return "fail";
+    case Verdict::Absent:
+      return "n/a";
   }
   return "?";
 }
@@ -142,12 +147,19 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
   v.out_vs_ref = compare_tensors(float_tensor_data("output", od, {M, N}, ref.out),
                                  float_tensor_data("output", act.out_dtype, {M, N}, act.out));
   if (act.out_dtype != od) v.out_vs_ref.shape_error = "output dtype differs from the case's out_dtype";
-  if (act.w_q) v.tensors.push_back(compare_tensors(int_tensor_data("w_q", "I8", {N, K}, ref.w_q), int_tensor_data("w_q", "I8", {N, K}, *act.w_q)));
+  if (act.w_q)
+    v.tensors.push_back(
+        compare_tensors(int_tensor_data("w_q", "I8", {N, K}, ref.w_q), int_tensor_data("w_q", "I8", {N, K}, *act.w_q)));
   if (!c.correction) {
-    if (act.x_q) v.tensors.push_back(compare_tensors(int_tensor_data("x_q", "I8", {M, K}, ref.x_q), int_tensor_data("x_q", "I8", {M, K}, *act.x_q)));
-    if (act.x_scale) v.tensors.push_back(compare_tensors(float_tensor_data("x_scale", FloatDtype::F32, {M}, ref.x_scale),
-                                                         float_tensor_data("x_scale", FloatDtype::F32, {M}, *act.x_scale)));
-    if (act.acc) v.tensors.push_back(compare_tensors(int_tensor_data("acc", "I32", {M, N}, ref.acc), int_tensor_data("acc", "I32", {M, N}, *act.acc)));
+    if (act.x_q)
+      v.tensors.push_back(compare_tensors(int_tensor_data("x_q", "I8", {M, K}, ref.x_q),
+                                          int_tensor_data("x_q", "I8", {M, K}, *act.x_q)));
+    if (act.x_scale)
+      v.tensors.push_back(compare_tensors(float_tensor_data("x_scale", FloatDtype::F32, {M}, ref.x_scale),
+                                          float_tensor_data("x_scale", FloatDtype::F32, {M}, *act.x_scale)));
+    if (act.acc)
+      v.tensors.push_back(compare_tensors(int_tensor_data("acc", "I32", {M, N}, ref.acc),
+                                          int_tensor_data("acc", "I32", {M, N}, *act.acc)));
   }
   v.tensors.push_back(v.out_vs_ref);
 
@@ -160,8 +172,9 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
       dec.differing = t.mismatches;
       dec.verdict = grade(t.mismatches, 0);
       dec.detail = t.mismatches == 0 ? "w_q bit-exact"
-                   : std::to_string(t.mismatches) + " of " + std::to_string(t.count) + " w_q differ, first at " +
-                         index_text(t.first[0].index) + ": expected " + fmt("%g", t.first[0].expected) + ", got " + fmt("%g", t.first[0].actual);
+                                     : std::to_string(t.mismatches) + " of " + std::to_string(t.count) +
+                                           " w_q differ, first at " + index_text(t.first[0].index) + ": expected " +
+                                           fmt("%g", t.first[0].expected) + ", got " + fmt("%g", t.first[0].actual);
     }
     const std::vector<std::int8_t>& W = act.w_q ? *act.w_q : ref.w_q;
 
@@ -183,14 +196,17 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
           for (std::uint64_t k = 0; k < K; ++k) s += xabs[k] * std::fabs(double(w[k]));
           double tol = gamma * s + 2 * ulp_of(e, od) + 2 * ulp_of(e, c.x_dtype);
           if (L.has_bias()) tol += 2 * ulp_of(L.bias[n], od) + ulp_of(L.bias[n], c.x_dtype);
-          if (std::fabs(double(a) - double(e)) <= tol) ++expl;
-          else if (first == ~0ull) first = m * N + n;
+          if (std::fabs(double(a) - double(e)) <= tol)
+            ++expl;
+          else if (first == ~0ull)
+            first = m * N + n;
         }
       }
       out.differing = diff, out.explained = expl, out.verdict = grade(diff, expl);
       out.detail = diff == 0 ? "correction path: output bit-exact"
-                   : "correction path (float GEMM): " + std::to_string(diff) + " outputs differ, " + std::to_string(expl) +
-                         " within the summation-order bound" + (first != ~0ull ? "; first beyond it at " + at2(first, N) : "");
+                             : "correction path (float GEMM): " + std::to_string(diff) + " outputs differ, " +
+                                   std::to_string(expl) + " within the summation-order bound" +
+                                   (first != ~0ull ? "; first beyond it at " + at2(first, N) : "");
     } else {
       // Rotation bounds of a row, computed the first time a row needs them.
       std::vector<RowBounds> rows_(M);
@@ -211,9 +227,11 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
           for (std::uint64_t m = 0; m < M; ++m) {
             if (same((*act.x_scale)[m], ref.x_scale[m])) continue;
             ++diff;
-            if (std::fabs(double((*act.x_scale)[m]) - double(ref.x_scale[m])) <= scale_bound(m)) ++expl;
+            if (std::fabs(double((*act.x_scale)[m]) - double(ref.x_scale[m])) <= scale_bound(m))
+              ++expl;
             else if (first_bad.empty())
-              first_bad = "x_scale[" + std::to_string(m) + "] = " + fmt("%.9g", (*act.x_scale)[m]) + ", expected " + fmt("%.9g", ref.x_scale[m]);
+              first_bad = "x_scale[" + std::to_string(m) + "] = " + fmt("%.9g", (*act.x_scale)[m]) + ", expected " +
+                          fmt("%.9g", ref.x_scale[m]);
           }
         if (act.x_q)
           for (std::uint64_t m = 0; m < M; ++m) {
@@ -223,7 +241,8 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
               if (a == e) continue;
               ++diff;
               const QRange r = legal_q(row(m).y[k], row(m).err[k], sd, 0, pol, c.x_dtype);
-              if (a >= r.lo && a <= r.hi && std::abs(a - e) == 1) ++expl;
+              if (a >= r.lo && a <= r.hi && std::abs(a - e) == 1)
+                ++expl;
               else if (first_bad.empty())
                 first_bad = "x_q" + at2(m * K + k, K) + " = " + std::to_string(a) + ", expected " + std::to_string(e) +
                             " (exact quotient " + fmt("%.6f", row(m).y[k] / sd) + ")";
@@ -231,8 +250,8 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
           }
         q.differing = diff, q.explained = expl, q.verdict = grade(diff, expl);
         q.detail = diff == 0 ? "x_q and x_scale bit-exact"
-                   : std::to_string(diff) + " differ, " + std::to_string(expl) + " at rounding ties (order)" +
-                         (first_bad.empty() ? "" : "; not a tie: " + first_bad);
+                             : std::to_string(diff) + " differ, " + std::to_string(expl) + " at rounding ties (order)" +
+                                   (first_bad.empty() ? "" : "; not a tie: " + first_bad);
       }
       const std::vector<std::int8_t>& XQ = act.x_q ? *act.x_q : ref.x_q;
       // Its own accumulation, recomputed exactly (int32 wrap-around).
@@ -259,8 +278,9 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
           if ((*act.acc)[i] != own_acc[i] && diff++ == 0) first = i;
         acc.differing = diff, acc.verdict = grade(diff, 0);
         acc.detail = diff == 0 ? "acc == sum x_q * w_q of its own x_q and w_q"
-                     : std::to_string(diff) + " acc differ from sum x_q * w_q of its own operands, first at " + at2(first, N) +
-                           ": " + std::to_string((*act.acc)[first]) + " vs " + std::to_string(own_acc[first]);
+                               : std::to_string(diff) +
+                                     " acc differ from sum x_q * w_q of its own operands, first at " + at2(first, N) +
+                                     ": " + std::to_string((*act.acc)[first]) + " vs " + std::to_string(own_acc[first]);
       }
       const std::vector<std::int32_t>& ACC = act.acc ? *act.acc : own_acc.empty() ? ref.acc : own_acc;
       if (act.acc || act.x_q) {
@@ -273,16 +293,19 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
             const float o = finish(pre, od, L, n), a = act.out[m * N + n];
             if (same(a, o)) continue;
             ++diff;
-            if (std::fabs(double(a) - double(o)) <= epilogue_tol(pre, o, od, p.param)) ++expl;
-            else if (first == ~0ull) first = m * N + n, first_exp = o;
+            if (std::fabs(double(a) - double(o)) <= epilogue_tol(pre, o, od, p.param))
+              ++expl;
+            else if (first == ~0ull)
+              first = m * N + n, first_exp = o;
           }
         ep.differing = diff, ep.explained = expl, ep.verdict = grade(diff, expl);
         ep.detail = diff == 0 ? "out bit-exact from its own acc and x_scale"
-                    : std::to_string(diff) + " outputs differ from the epilogue of its own acc, " + std::to_string(expl) + " within " +
-                          std::to_string(std::uint64_t(p.param)) + " ulp (order)" +
-                          (first != ~0ull ? "; first beyond at " + at2(first, N) + ": " + fmt("%.9g", act.out[first]) +
-                                                " vs " + fmt("%.9g", first_exp)
-                                          : "");
+                              : std::to_string(diff) + " outputs differ from the epilogue of its own acc, " +
+                                    std::to_string(expl) + " within " + std::to_string(std::uint64_t(p.param)) +
+                                    " ulp (order)" +
+                                    (first != ~0ull ? "; first beyond at " + at2(first, N) + ": " +
+                                                          fmt("%.9g", act.out[first]) + " vs " + fmt("%.9g", first_exp)
+                                                    : "");
         if (!act.acc) ep.detail += " (acc not given: recomputed from its own x_q and w_q)";
       } else {
         // Outputs only: bound each output by the row's tie candidates and the epilogue's order.
@@ -294,7 +317,8 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
           const float sd = gemm::division_scale(ref.x_scale[m], pol, c.x_dtype);
           ties.clear();
           bool row_differs = false;
-          for (std::uint64_t n = 0; n < N && !row_differs; ++n) row_differs = !same(act.out[m * N + n], ref.out[m * N + n]);
+          for (std::uint64_t n = 0; n < N && !row_differs; ++n)
+            row_differs = !same(act.out[m * N + n], ref.out[m * N + n]);
           if (!row_differs) continue;
           for (std::uint64_t k = 0; k < K; ++k) {
             const QRange r = legal_q(row(m).y[k], row(m).err[k], sd, srel, pol, c.x_dtype);
@@ -308,25 +332,31 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
             for (auto k : ties) wsum += std::fabs(double(W[n * K + k]));
             const float pre = gemm::epilogue(ref.acc[m * N + n], ref.x_scale[m], L.s_channel[n]);
             const double unit = std::fabs(double(ref.x_scale[m]) * L.s_channel[n]);
-            const double tol = wsum * unit * (1 + srel) + std::fabs(pre) * srel * 2 + epilogue_tol(pre, e, od, p.param) +
-                               ulp_of(std::fabs(pre) + wsum * unit, od);
-            if (std::fabs(double(a) - double(e)) <= tol) ++expl;
-            else if (first == ~0ull) first = m * N + n;
+            const double tol = wsum * unit * (1 + srel) + std::fabs(pre) * srel * 2 +
+                               epilogue_tol(pre, e, od, p.param) + ulp_of(std::fabs(pre) + wsum * unit, od);
+            if (std::fabs(double(a) - double(e)) <= tol)
+              ++expl;
+            else if (first == ~0ull)
+              first = m * N + n;
           }
         }
         out.differing = diff, out.explained = expl, out.verdict = grade(diff, expl);
-        out.detail = diff == 0 ? "output bit-exact (no intermediates given)"
-                     : std::to_string(diff) + " outputs differ, " + std::to_string(expl) +
-                           " within the bound of rounding ties and epilogue order (unattributed: no intermediates given)" +
-                           (first != ~0ull ? "; first beyond it at " + at2(first, N) : "");
+        out.detail =
+            diff == 0
+                ? "output bit-exact (no intermediates given)"
+                : std::to_string(diff) + " outputs differ, " + std::to_string(expl) +
+                      " within the bound of rounding ties and epilogue order (unattributed: no intermediates given)" +
+                      (first != ~0ull ? "; first beyond it at " + at2(first, N) : "");
       }
     }
   }
   for (int s = 0; s < kStages; ++s) {
     const Verdict sv = v.stages[s].verdict;
     if (sv == Verdict::Fail && v.first_fail.empty()) v.first_fail = std::string(stage_name(Stage(s)));
-    if (sv == Verdict::Fail) v.overall = Verdict::Fail;
-    else if (sv == Verdict::Order && v.overall == Verdict::Exact) v.overall = Verdict::Order;
+    if (sv == Verdict::Fail)
+      v.overall = Verdict::Fail;
+    else if (sv == Verdict::Order && v.overall == Verdict::Exact)
+      v.overall = Verdict::Order;
   }
   return v;
 }

@@ -36,16 +36,16 @@ std::string_view stage_name(Stage s);  // "decode", "quantize", "accumulate", "e
 
 struct StageResult {
   Verdict verdict = Verdict::Absent;
-  std::string detail;             // one line: what was compared, what differed
-  std::uint64_t differing = 0;    // elements that differ from the reference (or the recomputation)
-  std::uint64_t explained = 0;    // of those, explained by evaluation order
+  std::string detail;           // one line: what was compared, what differed
+  std::uint64_t differing = 0;  // elements that differ from the reference (or the recomputation)
+  std::uint64_t explained = 0;  // of those, explained by evaluation order
 };
 
 struct CaseVerdict {
   Verdict overall = Verdict::Exact;
   std::array<StageResult, kStages> stages;
-  std::string first_fail;         // stage name of the first failing stage ("" when none)
-  TensorStats out_vs_ref;         // output against the reference (heatmap, histogram)
+  std::string first_fail;            // stage name of the first failing stage ("" when none)
+  TensorStats out_vs_ref;            // output against the reference (heatmap, histogram)
   std::vector<TensorStats> tensors;  // every compared tensor against the reference
 };
 

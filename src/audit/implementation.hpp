@@ -26,23 +26,38 @@ struct ImplOutput {
   enum class Status : std::uint8_t { Ok, Skip, UpstreamError, Failed } status = Status::Ok;
   std::string message;
   gemm::FloatDtype out_dtype = gemm::FloatDtype::F32;
-  std::vector<float> out;                      // [M, N], values representable in out_dtype
-  std::optional<std::vector<std::int8_t>> w_q;  // [N, K]
-  std::optional<std::vector<std::int8_t>> x_q;  // [M, K]
-  std::optional<std::vector<float>> x_scale;    // [M]
+  std::vector<float> out;                        // [M, N], values representable in out_dtype
+  std::optional<std::vector<std::int8_t>> w_q;   // [N, K]
+  std::optional<std::vector<std::int8_t>> x_q;   // [M, K]
+  std::optional<std::vector<float>> x_scale;     // [M]
   std::optional<std::vector<std::int32_t>> acc;  // [M, N]
-  double seconds = 0;                           // wall time of the run as the adapter saw it
+  double seconds = 0;                            // wall time of the run as the adapter saw it
 
-  static ImplOutput skip(std::string why) { ImplOutput o; o.status = Status::Skip; o.message = std::move(why); return o; }
-  static ImplOutput upstream(std::string why) { ImplOutput o; o.status = Status::UpstreamError; o.message = std::move(why); return o; }
-  static ImplOutput failed(std::string why) { ImplOutput o; o.status = Status::Failed; o.message = std::move(why); return o; }
+  static ImplOutput skip(std::string why) {
+    ImplOutput o;
+    o.status = Status::Skip;
+    o.message = std::move(why);
+    return o;
+  }
+  static ImplOutput upstream(std::string why) {
+    ImplOutput o;
+    o.status = Status::UpstreamError;
+    o.message = std::move(why);
+    return o;
+  }
+  static ImplOutput failed(std::string why) {
+    ImplOutput o;
+    o.status = Status::Failed;
+    o.message = std::move(why);
+    return o;
+  }
 };
 std::string_view status_name(ImplOutput::Status s);  // "ok", "skip", "upstream_error", "failed"
 
 struct CaseInput {
   const CaseSpec& spec;
   const CaseData& data;
-  std::string case_path;  // the case file (external commands read it)
+  std::string case_path;   // the case file (external commands read it)
   gemm::ActPolicy policy;  // the activation policy the expected values use
 };
 

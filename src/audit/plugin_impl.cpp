@@ -16,12 +16,18 @@ namespace {
 
 std::string status_text(w4a8_status s) {
   switch (s) {
-    case W4A8_OK: return "W4A8_OK";
-    case W4A8_ERR_CONTRACT: return "W4A8_ERR_CONTRACT";
-    case W4A8_ERR_ARGUMENT: return "W4A8_ERR_ARGUMENT";
-    case W4A8_ERR_UNSUPPORTED: return "W4A8_ERR_UNSUPPORTED";
-    case W4A8_ERR_CUDA: return "W4A8_ERR_CUDA";
-    case W4A8_ERR_NO_DEVICE: return "W4A8_ERR_NO_DEVICE";
+    case W4A8_OK:
+      return "W4A8_OK";
+    case W4A8_ERR_CONTRACT:
+      return "W4A8_ERR_CONTRACT";
+    case W4A8_ERR_ARGUMENT:
+      return "W4A8_ERR_ARGUMENT";
+    case W4A8_ERR_UNSUPPORTED:
+      return "W4A8_ERR_UNSUPPORTED";
+    case W4A8_ERR_CUDA:
+      return "W4A8_ERR_CUDA";
+    case W4A8_ERR_NO_DEVICE:
+      return "W4A8_ERR_NO_DEVICE";
   }
   return "status " + std::to_string(int(s));
 }
@@ -57,7 +63,8 @@ class PluginImpl final : public Implementation {
       int err = 0;
       const int n = t_->device_count ? t_->device_count(&err) : -1;
       if (n <= 0)
-        reason_ = "no CUDA device: the plugin's device_count returned " + std::to_string(n) + " (error " + std::to_string(err) + ")";
+        reason_ = "no CUDA device: the plugin's device_count returned " + std::to_string(n) + " (error " +
+                  std::to_string(err) + ")";
     }
   }
   ~PluginImpl() override { ::dlclose(handle_); }
@@ -68,9 +75,11 @@ class PluginImpl final : public Implementation {
   ImplOutput run(const CaseInput& in) override {
     if (!reason_.empty()) return ImplOutput::skip(reason_);
     const bool corr = in.spec.correction;
-    if (corr && !(t_->caps & W4A8_CAP_CORRECTION_PATH)) return ImplOutput::skip("plugin lacks W4A8_CAP_CORRECTION_PATH");
+    if (corr && !(t_->caps & W4A8_CAP_CORRECTION_PATH))
+      return ImplOutput::skip("plugin lacks W4A8_CAP_CORRECTION_PATH");
     if (!corr && !(t_->caps & W4A8_CAP_INTEGER_PATH)) return ImplOutput::skip("plugin lacks W4A8_CAP_INTEGER_PATH");
-    if (in.policy == gemm::ActPolicy::Eager && in.spec.x_dtype != gemm::FloatDtype::F32 && !(t_->caps & W4A8_CAP_EAGER_POLICY))
+    if (in.policy == gemm::ActPolicy::Eager && in.spec.x_dtype != gemm::FloatDtype::F32 &&
+        !(t_->caps & W4A8_CAP_EAGER_POLICY))
       return ImplOutput::skip("plugin lacks W4A8_CAP_EAGER_POLICY");
     if (in.spec.bits == 6 && !(t_->caps & W4A8_CAP_6BIT)) return ImplOutput::skip("plugin lacks W4A8_CAP_6BIT");
     if (in.spec.scale_dtype == ScaleDtype::F32 && !(t_->caps & W4A8_CAP_F32_SCALES))
@@ -120,7 +129,9 @@ class PluginImpl final : public Implementation {
     auto put = [&](const void* src, std::size_t bytes) -> void* {
       return src && b.make(src, bytes, &ptr) == W4A8_OK ? ptr : nullptr;
     };
-    auto zero = [&](bool want, std::size_t bytes) -> void* { return want && b.make(nullptr, bytes, &ptr) == W4A8_OK ? ptr : nullptr; };
+    auto zero = [&](bool want, std::size_t bytes) -> void* {
+      return want && b.make(nullptr, bytes, &ptr) == W4A8_OK ? ptr : nullptr;
+    };
     d.x = put(h.x, lp.x.size());
     d.weight = static_cast<const std::int8_t*>(put(h.weight, n * k / 2));
     d.s_rel = static_cast<const std::uint8_t*>(put(h.s_rel, n * (k / g)));
@@ -170,14 +181,21 @@ Result<std::unique_ptr<Implementation>> make_plugin(const std::string& path) {
   }
   const w4a8_kernel_plugin* t = fn();
   std::string bad;
-  if (!t) bad = "returned no table";
-  else if (t->abi_version != W4A8_KERNEL_ABI_VERSION) bad = "ABI version " + std::to_string(t->abi_version) + ", expected " + std::to_string(W4A8_KERNEL_ABI_VERSION);
-  else if (t->struct_size < sizeof(w4a8_kernel_plugin) && t->memory == W4A8_MEMORY_CUDA_DEVICE) bad = "table too small for a device plugin";
-  else if (t->struct_size < offsetof(w4a8_kernel_plugin, device_count)) bad = "table too small";
-  else if (!t->check_problem || !t->workspace_size || !t->run) bad = "table lacks check_problem, workspace_size or run";
-  else if (t->memory == W4A8_MEMORY_CUDA_DEVICE && (!t->alloc || !t->free || !t->copy_to_device || !t->copy_to_host || !t->synchronize))
+  if (!t)
+    bad = "returned no table";
+  else if (t->abi_version != W4A8_KERNEL_ABI_VERSION)
+    bad = "ABI version " + std::to_string(t->abi_version) + ", expected " + std::to_string(W4A8_KERNEL_ABI_VERSION);
+  else if (t->struct_size < sizeof(w4a8_kernel_plugin) && t->memory == W4A8_MEMORY_CUDA_DEVICE)
+    bad = "table too small for a device plugin";
+  else if (t->struct_size < offsetof(w4a8_kernel_plugin, device_count))
+    bad = "table too small";
+  else if (!t->check_problem || !t->workspace_size || !t->run)
+    bad = "table lacks check_problem, workspace_size or run";
+  else if (t->memory == W4A8_MEMORY_CUDA_DEVICE &&
+           (!t->alloc || !t->free || !t->copy_to_device || !t->copy_to_host || !t->synchronize))
     bad = "device plugin lacks alloc/free/copy/synchronize";
-  else if (t->memory != W4A8_MEMORY_HOST && t->memory != W4A8_MEMORY_CUDA_DEVICE) bad = "unknown memory space";
+  else if (t->memory != W4A8_MEMORY_HOST && t->memory != W4A8_MEMORY_CUDA_DEVICE)
+    bad = "unknown memory space";
   if (!bad.empty()) {
     ::dlclose(h);
     return make_error(ErrorKind::UsageError, {"--kernel: " + path + ": " + bad});

@@ -232,8 +232,10 @@ std::string render_report_html(const AuditRun& run) {
   std::string safe;
   safe.reserve(data.size());
   for (std::size_t i = 0; i < data.size(); ++i) {
-    if (data[i] == '<') safe += "\\u003c";
-    else safe += data[i];
+    if (data[i] == '<')
+      safe += "\\u003c";
+    else
+      safe += data[i];
   }
   return std::string(kHead) + safe + kTail;
 }

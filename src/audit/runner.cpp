@@ -42,7 +42,8 @@ std::string absolute(const std::string& p) {
 }  // namespace
 
 std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+") == std::string::npos)
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+") ==
+                        std::string::npos)
     return s;
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -80,8 +81,7 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
   }
   for (std::size_t i = 0; i < todo.size(); ++i) {
     const CaseSpec& c = *todo[i];
-    if (opt.progress)
-      std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.1fs", i + 1, todo.size(), c.id.c_str(), since(t0));
+    if (opt.progress) std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.1fs", i + 1, todo.size(), c.id.c_str(), since(t0));
     CaseRecord rec;
     rec.spec = c;
     rec.repro = "w4a8check audit check " + shell_quote(run.suite_dir) + " " + opt.repro_impl_args + " --case " + c.id +
@@ -98,7 +98,8 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
     const auto tr = Clock::now();
     auto ref = reference_result(*data, c.out_dtype, pol, opt.literal_reference);
     rec.ref_seconds = since(tr);
-    if (!ref.ok()) return make_error(ErrorKind::UsageError, {"reference failed on case " + c.id + ": " + ref.error().message});
+    if (!ref.ok())
+      return make_error(ErrorKind::UsageError, {"reference failed on case " + c.id + ": " + ref.error().message});
     CaseInput in{c, *data, join_path(run.suite_dir, c.file), pol};
     ImplOutput out = impl.run(in);
     rec.impl_seconds = out.seconds;
@@ -107,13 +108,22 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
     switch (out.status) {
       case ImplOutput::Status::Ok:
         rec.verdict = judge(c, *data, *ref, out, pol, opt.policy);
-        if (rec.verdict.overall == Verdict::Fail) ++run.failed;
-        else if (rec.verdict.overall == Verdict::Order) ++run.order;
-        else ++run.exact;
+        if (rec.verdict.overall == Verdict::Fail)
+          ++run.failed;
+        else if (rec.verdict.overall == Verdict::Order)
+          ++run.order;
+        else
+          ++run.exact;
         break;
-      case ImplOutput::Status::Skip: ++run.skipped; break;
-      case ImplOutput::Status::UpstreamError: ++run.upstream_errors; break;
-      case ImplOutput::Status::Failed: ++run.broken; break;
+      case ImplOutput::Status::Skip:
+        ++run.skipped;
+        break;
+      case ImplOutput::Status::UpstreamError:
+        ++run.upstream_errors;
+        break;
+      case ImplOutput::Status::Failed:
+        ++run.broken;
+        break;
     }
     run.impl_seconds += rec.impl_seconds;
     run.ref_seconds += rec.ref_seconds;
@@ -209,27 +219,34 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
     if (!bad && !verbose) continue;
     if (c.status != ImplOutput::Status::Ok) {
       if (c.status == ImplOutput::Status::Skip && !r.unavailable.empty() && !verbose) continue;
-      const char* tag = c.status == ImplOutput::Status::Skip ? "SKIP" : c.status == ImplOutput::Status::UpstreamError ? "UPSTREAM ERROR" : "BROKEN";
+      const char* tag = c.status == ImplOutput::Status::Skip            ? "SKIP"
+                        : c.status == ImplOutput::Status::UpstreamError ? "UPSTREAM ERROR"
+                                                                        : "BROKEN";
       s += std::string(tag) + " " + c.spec.id + ": " + c.message + "\n";
       continue;
     }
-    s += (c.verdict.overall == Verdict::Fail ? "FAIL " : c.verdict.overall == Verdict::Order ? "ORDER " : "EXACT ") + c.spec.id;
+    s += (c.verdict.overall == Verdict::Fail    ? "FAIL "
+          : c.verdict.overall == Verdict::Order ? "ORDER "
+                                                : "EXACT ") +
+         c.spec.id;
     if (!c.verdict.first_fail.empty()) s += "  [stage: " + c.verdict.first_fail + "]";
     s += "\n";
     for (int st = 0; st < kStages; ++st) {
       const StageResult& sr = c.verdict.stages[st];
       if (sr.verdict == Verdict::Absent) continue;
       if (!verbose && sr.verdict != Verdict::Fail) continue;
-      s += "  " + std::string(stage_name(Stage(st))) + ": " + std::string(verdict_name(sr.verdict)) + " - " + sr.detail + "\n";
+      s += "  " + std::string(stage_name(Stage(st))) + ": " + std::string(verdict_name(sr.verdict)) + " - " +
+           sr.detail + "\n";
     }
     if (bad) s += "  repro: " + c.repro + "\n";
   }
-  std::snprintf(buf, sizeof buf,
-                "%zu cases: %llu exact, %llu order (explained), %llu failed, %llu skipped, %llu upstream errors, %llu broken "
-                "(%.1f s; implementation %.1f s, reference %.1f s)\n",
-                r.cases.size(), (unsigned long long)r.exact, (unsigned long long)r.order, (unsigned long long)r.failed,
-                (unsigned long long)r.skipped, (unsigned long long)r.upstream_errors, (unsigned long long)r.broken, r.seconds,
-                r.impl_seconds, r.ref_seconds);
+  std::snprintf(
+      buf, sizeof buf,
+      "%zu cases: %llu exact, %llu order (explained), %llu failed, %llu skipped, %llu upstream errors, %llu broken "
+      "(%.1f s; implementation %.1f s, reference %.1f s)\n",
+      r.cases.size(), (unsigned long long)r.exact, (unsigned long long)r.order, (unsigned long long)r.failed,
+      (unsigned long long)r.skipped, (unsigned long long)r.upstream_errors, (unsigned long long)r.broken, r.seconds,
+      r.impl_seconds, r.ref_seconds);
   s += buf;
   // A run where nothing ran is not a pass: say so plainly (the exit status stays 0).
   s += exit_code(r) != 0 ? "FAIL\n" : r.exact + r.order == 0 ? "NOTHING RAN (every case skipped)\n" : "PASS\n";

@@ -15,21 +15,21 @@
 namespace w4a8::audit {
 
 struct RunOptions {
-  Policy policy;                                 // explained unless told otherwise
-  std::optional<gemm::ActPolicy> act_policy;     // default: the implementation's natural policy
-  bool literal_reference = false;                // expected values from gemm_literal (auditing `fast`)
-  std::vector<std::string> only_cases;           // ids; empty = all
-  std::string repro_impl_args;                   // e.g. "--impl fast", "--kernel /x.so" (for repro lines)
-  bool progress = false;                         // a progress line on stderr
+  Policy policy;                              // explained unless told otherwise
+  std::optional<gemm::ActPolicy> act_policy;  // default: the implementation's natural policy
+  bool literal_reference = false;             // expected values from gemm_literal (auditing `fast`)
+  std::vector<std::string> only_cases;        // ids; empty = all
+  std::string repro_impl_args;                // e.g. "--impl fast", "--kernel /x.so" (for repro lines)
+  bool progress = false;                      // a progress line on stderr
 };
 
 struct CaseRecord {
   CaseSpec spec;
   ImplOutput::Status status = ImplOutput::Status::Ok;
-  std::string message;                           // skip / error reason
-  CaseVerdict verdict;                           // status Ok only
+  std::string message;  // skip / error reason
+  CaseVerdict verdict;  // status Ok only
   double impl_seconds = 0, ref_seconds = 0;
-  std::string repro;                             // one command line reproducing this case
+  std::string repro;  // one command line reproducing this case
 };
 
 struct AuditRun {
@@ -37,7 +37,7 @@ struct AuditRun {
   std::vector<CaseRecord> cases;
   std::uint64_t exact = 0, order = 0, failed = 0, skipped = 0, upstream_errors = 0, broken = 0;
   double seconds = 0, impl_seconds = 0, ref_seconds = 0;
-  std::string unavailable;                       // the implementation's reason when it cannot run at all
+  std::string unavailable;  // the implementation's reason when it cannot run at all
 };
 
 // @return the run, or read_suite()'s error, or UsageError for an unknown --case id.

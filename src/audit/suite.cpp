@@ -28,10 +28,10 @@ struct Rng {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   }
-  int below(int n) { return int(next() % std::uint64_t(n)); }        // [0, n)
-  int range(int lo, int hi) { return lo + below(hi - lo + 1); }       // [lo, hi]
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }     // [0, 1)
-  float normal() {                                                   // Box-Muller
+  int below(int n) { return int(next() % std::uint64_t(n)); }    // [0, n)
+  int range(int lo, int hi) { return lo + below(hi - lo + 1); }  // [lo, hi]
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  float normal() {                                               // Box-Muller
     const double u1 = std::max(uniform(), 1e-300), u2 = uniform();
     return float(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
   }
@@ -55,10 +55,11 @@ struct Shape {
 std::string make_id(const CaseSpec& c, std::size_t index) {
   std::string id = std::to_string(index);
   while (id.size() < 4) id.insert(id.begin(), '0');
-  id += "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_g" + std::to_string(c.g) +
-        "_r" + std::to_string(c.r) + (c.codebook ? "_cb" : "_uni") + (c.correction ? "_corr" : "") +
-        (c.bias ? "_b" + std::string(dtype_name(c.bias_dtype)) : "") + "_x" + std::string(dtype_name(c.x_dtype)) +
-        "_o" + std::string(dtype_name(c.out_dtype)) + "_" + std::string(data_kind_name(c.data));
+  id += "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_g" +
+        std::to_string(c.g) + "_r" + std::to_string(c.r) + (c.codebook ? "_cb" : "_uni") +
+        (c.correction ? "_corr" : "") + (c.bias ? "_b" + std::string(dtype_name(c.bias_dtype)) : "") + "_x" +
+        std::string(dtype_name(c.x_dtype)) + "_o" + std::string(dtype_name(c.out_dtype)) + "_" +
+        std::string(data_kind_name(c.data));
   return id;
 }
 
@@ -77,11 +78,20 @@ std::string covers_text(const CaseSpec& c) {
   if (std::uint64_t(c.r) == c.k) add("one ConvRot block per row");
   if (c.correction) add("correction path (float GEMM)");
   switch (c.data) {
-    case DataKind::Ties: add("quantization and decode products exactly on .5 (round half to even)"); break;
-    case DataKind::LargeAcc: add("|acc| > 2^24: the int32->float conversion rounds"); break;
-    case DataKind::Saturate: add("outliers, decode products clamped at +-127, large bias"); break;
-    case DataKind::ZeroRows: add("all-zero activation rows (scale floor 1e-30) and zero weight rows"); break;
-    case DataKind::Random: break;
+    case DataKind::Ties:
+      add("quantization and decode products exactly on .5 (round half to even)");
+      break;
+    case DataKind::LargeAcc:
+      add("|acc| > 2^24: the int32->float conversion rounds");
+      break;
+    case DataKind::Saturate:
+      add("outliers, decode products clamped at +-127, large bias");
+      break;
+    case DataKind::ZeroRows:
+      add("all-zero activation rows (scale floor 1e-30) and zero weight rows");
+      break;
+    case DataKind::Random:
+      break;
   }
   return s;
 }
@@ -91,7 +101,8 @@ CaseSpec make_spec(const Shape& sh, std::size_t i, std::uint64_t seed, DataKind 
   CaseSpec c;
   c.m = sh.m, c.n = sh.n, c.g = sh.g, c.r = sh.r;
   // |acc| > 2^24 needs 127 * 127 * K > 2^24: K >= 1041.
-  c.k = data == DataKind::LargeAcc ? legal_k(std::max<std::uint64_t>(sh.k, 1041), sh.g, sh.r, true) : legal_k(sh.k, sh.g, sh.r);
+  c.k = data == DataKind::LargeAcc ? legal_k(std::max<std::uint64_t>(sh.k, 1041), sh.g, sh.r, true)
+                                   : legal_k(sh.k, sh.g, sh.r);
   c.x_dtype = kDtypes[i % 3];
   c.out_dtype = kDtypes[(i / 3) % 3];
   c.bias_dtype = kDtypes[(i / 9 + i) % 3];
@@ -116,7 +127,8 @@ constexpr std::int64_t kRs[] = {4, 16, 64, 256, 1024, 4096};
 
 // Adds one case per shape, data kinds cycling; every 7th case (and one per grid at least) takes the
 // correction path.
-void add_shapes(std::vector<CaseSpec>& out, const std::vector<Shape>& shapes, std::uint64_t seed, std::size_t kinds_offset) {
+void add_shapes(std::vector<CaseSpec>& out, const std::vector<Shape>& shapes, std::uint64_t seed,
+                std::size_t kinds_offset) {
   for (const auto& sh : shapes) {
     const std::size_t i = out.size();
     const DataKind d = kAllDataKinds[(i + kinds_offset) % 5];
@@ -126,19 +138,19 @@ void add_shapes(std::vector<CaseSpec>& out, const std::vector<Shape>& shapes, st
 }
 
 std::vector<Shape> small_shapes() {
-  return {{1, 16, 16, 16, 16},   {7, 24, 48, 4, 4},     {8, 40, 64, 8, 16},   {13, 48, 208, 16, 16},
-          {16, 33, 96, 32, 16},  {17, 64, 256, 16, 256}, {33, 13, 144, 48, 16}, {1, 96, 320, 64, 64},
-          {2, 8, 1100, 16, 16},  {16, 17, 128, 128, 64}, {7, 8, 80, 16, 4},     {13, 72, 336, 48, 16},
-          {1, 40, 1024, 16, 1024}, {8, 24, 48, 16, 16},  {33, 32, 112, 16, 16}, {17, 9, 64, 4, 64},
-          {3, 56, 192, 64, 64},  {16, 16, 160, 32, 4},  {1, 120, 400, 16, 16},  {9, 48, 256, 8, 256}};
+  return {{1, 16, 16, 16, 16},     {7, 24, 48, 4, 4},      {8, 40, 64, 8, 16},    {13, 48, 208, 16, 16},
+          {16, 33, 96, 32, 16},    {17, 64, 256, 16, 256}, {33, 13, 144, 48, 16}, {1, 96, 320, 64, 64},
+          {2, 8, 1100, 16, 16},    {16, 17, 128, 128, 64}, {7, 8, 80, 16, 4},     {13, 72, 336, 48, 16},
+          {1, 40, 1024, 16, 1024}, {8, 24, 48, 16, 16},    {33, 32, 112, 16, 16}, {17, 9, 64, 4, 64},
+          {3, 56, 192, 64, 64},    {16, 16, 160, 32, 4},   {1, 120, 400, 16, 16}, {9, 48, 256, 8, 256}};
 }
 
 // M values the contract edges call for, each with N and K from 16 to 8192+ (not only powers of two).
 std::vector<Shape> standard_shapes(bool full) {
   const std::uint64_t ms[] = {1, 7, 8, 13, 16, 17, 33, 128, 129, 257, 4096};
   // (N, K) pairs by size class; the large ones only for small M (bounded suite time).
-  const std::vector<std::pair<std::uint64_t, std::uint64_t>> nk_small = {
-      {16, 16}, {24, 48}, {40, 80}, {13, 208}, {72, 336}, {100, 256}, {129, 400}, {64, 1040}};
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> nk_small = {{16, 16},  {24, 48},   {40, 80},   {13, 208},
+                                                                         {72, 336}, {100, 256}, {129, 400}, {64, 1040}};
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> nk_large = {
       {1000, 1024}, {3072, 3072}, {2056, 4096}, {8200, 8192}, {8192, 8448}};
   std::vector<Shape> out;
@@ -226,11 +238,12 @@ void fill_layer(gemm::Layer& l, const CaseSpec& c, Rng& rng) {
     case DataKind::ZeroRows:
       for (std::uint64_t i = 0; i < n; i += 3) {
         if (!c.codebook) std::fill_n(l.weight.begin() + i * (k / 2), k / 2, std::uint8_t(0x88));  // value 0
-        std::fill_n(l.s_rel.begin() + i * groups, groups, std::uint8_t(i % 2 ? 0x00 : 0x80));    // +-0 scale
+        std::fill_n(l.s_rel.begin() + i * groups, groups, std::uint8_t(i % 2 ? 0x00 : 0x80));     // +-0 scale
       }
       for (std::uint64_t i = 1; i < n; i += 5) l.s_channel[i] = 0.0f;
       break;
-    case DataKind::Random: break;
+    case DataKind::Random:
+      break;
   }
   if (c.correction) {
     l.correction_shape = gemm::Shape{groups, n};
@@ -254,7 +267,9 @@ void tie_row(float* x, const CaseSpec& c, Rng& rng) {
   const std::int64_t r = c.r, k = std::int64_t(c.k);
   const int e = -3 - rng.below(4);
   const float unit = std::ldexp(1.0f, e);
-  const std::int64_t nnz = c.x_dtype == FloatDtype::F32 ? r : c.x_dtype == FloatDtype::F16 ? std::min<std::int64_t>(r, 4) : 1;
+  const std::int64_t nnz = c.x_dtype == FloatDtype::F32   ? r
+                           : c.x_dtype == FloatDtype::F16 ? std::min<std::int64_t>(r, 4)
+                                                          : 1;
   std::vector<double> y(std::size_t(r), 0.0);
   int p = 0;
   for (std::int64_t t = r; t > 1; t /= 4) ++p;
@@ -264,7 +279,9 @@ void tie_row(float* x, const CaseSpec& c, Rng& rng) {
     const bool tight = b == 0 && c.x_dtype == FloatDtype::BF16;
     for (std::int64_t j = 0; j < nnz; ++j) {
       const std::int64_t pos = nnz == r ? j : 1 + rng.below(int(r - 1));
-      const int q = tight ? rng.range(-1, 0) : c.x_dtype == FloatDtype::BF16 ? rng.range(-64, 63) : rng.range(-127, 126);
+      const int q = tight                           ? rng.range(-1, 0)
+                    : c.x_dtype == FloatDtype::BF16 ? rng.range(-64, 63)
+                                                    : rng.range(-127, 126);
       y[std::size_t(pos)] = (double(q) + 0.5) * unit;
     }
     if (b == 0) y[0] = 127.0 * unit;
@@ -351,7 +368,8 @@ CaseData generate_case(const CaseSpec& c) {
 Status write_suite(const std::string& dir, const Manifest& m, const Progress& progress) {
   const std::string manifest_path = join_path(dir, "manifest.json");
   if (path_exists(manifest_path))
-    return make_error(ErrorKind::UsageError, {dir + " already holds an audit suite (manifest.json); choose a new --out"});
+    return make_error(ErrorKind::UsageError,
+                      {dir + " already holds an audit suite (manifest.json); choose a new --out"});
   W4A8_TRY(make_dirs(join_path(dir, "cases")));
   for (std::size_t i = 0; i < m.cases.size(); ++i) {
     const CaseSpec& c = m.cases[i];
@@ -360,7 +378,8 @@ Status write_suite(const std::string& dir, const Manifest& m, const Progress& pr
     auto t = gemm::layer_tensors(d.layer, m.layer_prefix);
     t.push_back(gemm::float_tensor(m.input_key, c.x_dtype, d.x.shape, d.x.values));
     st::WriteOptions wo;
-    wo.metadata = std::vector<std::pair<std::string, std::string>>{{"w4a8check_audit_case", json::dump(case_to_json(c))}};
+    wo.metadata =
+        std::vector<std::pair<std::string, std::string>>{{"w4a8check_audit_case", json::dump(case_to_json(c))}};
     auto bytes = st::serialize(t, wo);
     if (!bytes.ok()) return std::move(bytes).error();
     W4A8_TRY(write_file_atomic(join_path(dir, c.file), *bytes));

@@ -22,9 +22,15 @@ json::Value num(double d) { return json::Value::from_float(d); }
 std::int64_t ordered(float v, gemm::FloatDtype d) {
   std::uint32_t bits = 0, sign = 0;
   switch (d) {
-    case gemm::FloatDtype::BF16: bits = gemm::f32_to_bf16_rne(v), sign = 0x8000u; break;
-    case gemm::FloatDtype::F16: bits = gemm::f32_to_f16_rne(v), sign = 0x8000u; break;
-    default: bits = gemm::f32_bits(v), sign = 0x80000000u; break;
+    case gemm::FloatDtype::BF16:
+      bits = gemm::f32_to_bf16_rne(v), sign = 0x8000u;
+      break;
+    case gemm::FloatDtype::F16:
+      bits = gemm::f32_to_f16_rne(v), sign = 0x8000u;
+      break;
+    default:
+      bits = gemm::f32_bits(v), sign = 0x80000000u;
+      break;
   }
   const std::int64_t mag = std::int64_t(bits & (sign - 1));
   return (bits & sign) ? -mag : mag;
@@ -41,7 +47,8 @@ Result<Policy> parse_policy(std::string_view s) {
   };
   if (s == "exact") return Policy{Policy::Kind::Exact, 0};
   if (s == "explained") return Policy{Policy::Kind::Explained, 1};
-  if (s.starts_with("explained:") && param(s.substr(10), p.param)) return Policy{Policy::Kind::Explained, std::floor(p.param)};
+  if (s.starts_with("explained:") && param(s.substr(10), p.param))
+    return Policy{Policy::Kind::Explained, std::floor(p.param)};
   if (s.starts_with("ulp:") && param(s.substr(4), p.param)) return Policy{Policy::Kind::Ulp, std::floor(p.param)};
   if (s.starts_with("rel:") && param(s.substr(4), p.param)) return Policy{Policy::Kind::Rel, p.param};
   return make_error(ErrorKind::UsageError,
@@ -51,15 +58,21 @@ Result<Policy> parse_policy(std::string_view s) {
 std::string policy_name(const Policy& p) {
   char buf[64];
   switch (p.kind) {
-    case Policy::Kind::Exact: return "exact";
-    case Policy::Kind::Ulp: return "ulp:" + std::to_string(std::uint64_t(p.param));
-    case Policy::Kind::Rel: std::snprintf(buf, sizeof buf, "rel:%g", p.param); return buf;
-    case Policy::Kind::Explained: return p.param == 1 ? "explained" : "explained:" + std::to_string(std::uint64_t(p.param));
+    case Policy::Kind::Exact:
+      return "exact";
+    case Policy::Kind::Ulp:
+      return "ulp:" + std::to_string(std::uint64_t(p.param));
+    case Policy::Kind::Rel:
+      std::snprintf(buf, sizeof buf, "rel:%g", p.param);
+      return buf;
+    case Policy::Kind::Explained:
+      return p.param == 1 ? "explained" : "explained:" + std::to_string(std::uint64_t(p.param));
   }
   return "?";
 }
 
-TensorData float_tensor_data(std::string name, gemm::FloatDtype d, std::vector<std::uint64_t> shape, std::vector<float> v) {
+TensorData float_tensor_data(std::string name, gemm::FloatDtype d, std::vector<std::uint64_t> shape,
+                             std::vector<float> v) {
   TensorData t;
   t.name = std::move(name), t.is_float = true, t.fdtype = d, t.shape = std::move(shape), t.f = std::move(v);
   t.dtype = d == gemm::FloatDtype::BF16 ? "BF16" : d == gemm::FloatDtype::F16 ? "F16" : "F32";
@@ -79,7 +92,8 @@ Result<std::vector<TensorData>> read_tensors(const st::File& f) {
       d.is_float = false;
       const auto bytes = f.data(t);
       const unsigned w = st::dtype_bits(t.dtype) / 8;
-      const bool is_signed = t.dtype == st::Dtype::I8 || t.dtype == st::Dtype::I16 || t.dtype == st::Dtype::I32 || t.dtype == st::Dtype::I64;
+      const bool is_signed = t.dtype == st::Dtype::I8 || t.dtype == st::Dtype::I16 || t.dtype == st::Dtype::I32 ||
+                             t.dtype == st::Dtype::I64;
       const bool ok = t.dtype == st::Dtype::BOOL || t.dtype == st::Dtype::U8 || t.dtype == st::Dtype::F8_E4M3 ||
                       t.dtype == st::Dtype::U16 || t.dtype == st::Dtype::U32 || is_signed;
       if (!ok) return make_error(ErrorKind::UsageError, {"cannot compare tensor '" + t.name + "' of dtype " + d.dtype});
@@ -134,7 +148,8 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
   s.name = e.name, s.dtype = e.dtype, s.shape = e.shape, s.is_float = e.is_float;
   s.count = e.size();
   if (e.size() != a.size() || e.is_float != a.is_float) {
-    s.shape_error = "expected " + std::to_string(e.size()) + " " + e.dtype + " elements, got " + std::to_string(a.size()) + " " + a.dtype;
+    s.shape_error = "expected " + std::to_string(e.size()) + " " + e.dtype + " elements, got " +
+                    std::to_string(a.size()) + " " + a.dtype;
     s.mismatches = s.count;
     return s;
   }
@@ -179,8 +194,10 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
     ++s.mismatches;
     s.max_ulp = std::max(s.max_ulp, dist);
     const double diff = std::fabs(ev - av);
-    if (!std::isnan(diff)) s.max_abs = std::max(s.max_abs, diff);
-    else s.max_abs = std::numeric_limits<double>::infinity();
+    if (!std::isnan(diff))
+      s.max_abs = std::max(s.max_abs, diff);
+    else
+      s.max_abs = std::numeric_limits<double>::infinity();
     if (std::isfinite(ev)) den2 += ev * ev;
     num2 += std::isfinite(diff) ? diff * diff : std::numeric_limits<double>::infinity();
     if (s.first.size() < kFirstMismatches) s.first.push_back({unravel(k), ev, av, dist});
@@ -227,8 +244,10 @@ json::Value stats_to_json(const TensorStats& s) {
   v.set("mismatches", u(s.mismatches));
   if (s.is_float) {
     v.set("nan_mismatches", u(s.nan_mismatches));
-    if (s.max_ulp == kNanUlp) v.set("max_ulp", json::Value::from_string("nan"));
-    else v.set("max_ulp", u(s.max_ulp));
+    if (s.max_ulp == kNanUlp)
+      v.set("max_ulp", json::Value::from_string("nan"));
+    else
+      v.set("max_ulp", u(s.max_ulp));
     v.set("rel_l2", num(s.rel_l2));
   } else {
     v.set("max_abs_diff", u(s.max_ulp));
@@ -242,8 +261,10 @@ json::Value stats_to_json(const TensorStats& s) {
     o.set("index", std::move(idx));
     o.set("expected", num(m.expected));
     o.set("actual", num(m.actual));
-    if (m.ulp == kNanUlp) o.set("ulp", json::Value::from_string("nan"));
-    else o.set("ulp", u(m.ulp));
+    if (m.ulp == kNanUlp)
+      o.set("ulp", json::Value::from_string("nan"));
+    else
+      o.set("ulp", u(m.ulp));
     first.items.push_back(std::move(o));
   }
   v.set("first_mismatches", std::move(first));

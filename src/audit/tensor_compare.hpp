@@ -36,9 +36,11 @@ struct TensorData {
   std::vector<std::int64_t> i;
   std::uint64_t size() const { return is_float ? f.size() : i.size(); }
 };
-TensorData float_tensor_data(std::string name, gemm::FloatDtype d, std::vector<std::uint64_t> shape, std::vector<float> v);
+TensorData float_tensor_data(std::string name, gemm::FloatDtype d, std::vector<std::uint64_t> shape,
+                             std::vector<float> v);
 template <class T>
-TensorData int_tensor_data(std::string name, std::string dtype, std::vector<std::uint64_t> shape, const std::vector<T>& v) {
+TensorData int_tensor_data(std::string name, std::string dtype, std::vector<std::uint64_t> shape,
+                           const std::vector<T>& v) {
   TensorData t;
   t.name = std::move(name), t.is_float = false, t.dtype = std::move(dtype), t.shape = std::move(shape);
   t.i.assign(v.begin(), v.end());
@@ -57,7 +59,8 @@ double ulp_of(double v, gemm::FloatDtype d);
 
 // Histogram buckets of ulp distances: 0, 1, 2, 3-4, 5-8, 9-16, 17-64, 65-256, 257-4096, >4096/NaN.
 inline constexpr int kUlpBuckets = 10;
-inline constexpr const char* kUlpBucketNames[kUlpBuckets] = {"0", "1", "2", "3-4", "5-8", "9-16", "17-64", "65-256", "257-4096", ">4096"};
+inline constexpr const char* kUlpBucketNames[kUlpBuckets] = {"0",    "1",     "2",      "3-4",      "5-8",
+                                                             "9-16", "17-64", "65-256", "257-4096", ">4096"};
 int ulp_bucket(std::uint64_t ulp);
 
 struct Mismatch {
@@ -70,10 +73,10 @@ struct TensorStats {
   std::string name, dtype;
   std::vector<std::uint64_t> shape;
   bool is_float = true;
-  bool present = true;          // false: missing from the actual side
-  std::string shape_error;      // non-empty when the sizes differ (nothing else is measured)
+  bool present = true;      // false: missing from the actual side
+  std::string shape_error;  // non-empty when the sizes differ (nothing else is measured)
   std::uint64_t count = 0, mismatches = 0, nan_mismatches = 0;
-  std::uint64_t max_ulp = 0;    // floats (kNanUlp when a NaN differs)
+  std::uint64_t max_ulp = 0;  // floats (kNanUlp when a NaN differs)
   double max_abs = 0, rel_l2 = 0;
   std::vector<Mismatch> first;  // up to kFirstMismatches, in index order
   std::array<std::uint64_t, kUlpBuckets> hist{};

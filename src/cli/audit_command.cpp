@@ -88,8 +88,10 @@ void run_check(const CheckArgs& a, CommandContext& ctx) {
   opt.policy = *policy;
   opt.only_cases = a.cases;
   opt.progress = !a.no_progress && !a.json && ::isatty(2) != 0;
-  if (a.act_policy == "eager") opt.act_policy = gemm::ActPolicy::Eager;
-  else if (a.act_policy == "f32") opt.act_policy = gemm::ActPolicy::F32;
+  if (a.act_policy == "eager")
+    opt.act_policy = gemm::ActPolicy::Eager;
+  else if (a.act_policy == "f32")
+    opt.act_policy = gemm::ActPolicy::F32;
   // Auditing `fast` against itself would prove nothing: its expected values come from `literal`.
   opt.literal_reference = a.reference.empty() ? a.impl == "fast" : a.reference == "literal";
   Result<std::unique_ptr<audit::Implementation>> impl = make_error(ErrorKind::UsageError, {"no implementation"});
@@ -99,7 +101,8 @@ void run_check(const CheckArgs& a, CommandContext& ctx) {
   } else if (!a.kernel.empty()) {
     impl = audit::make_plugin(a.kernel);
     char abs[4096];
-    opt.repro_impl_args = "--kernel " + audit::shell_quote(::realpath(a.kernel.c_str(), abs) ? std::string(abs) : a.kernel);
+    opt.repro_impl_args =
+        "--kernel " + audit::shell_quote(::realpath(a.kernel.c_str(), abs) ? std::string(abs) : a.kernel);
   } else {
     std::string work = a.work_dir;
     if (work.empty()) {
@@ -118,8 +121,10 @@ void run_check(const CheckArgs& a, CommandContext& ctx) {
     if (!w.ok()) return usage(ctx, w.error().message);
     if (!a.json) ctx.err << "report: " << *w << "\n";
   }
-  if (a.json) ctx.out << audit::strict_json(audit::run_to_json(*run)) << "\n";
-  else ctx.out << audit::run_to_text(*run, a.verbose);
+  if (a.json)
+    ctx.out << audit::strict_json(audit::run_to_json(*run)) << "\n";
+  else
+    ctx.out << audit::run_to_text(*run, a.verbose);
   ctx.exit_code = audit::exit_code(*run);
 }
 
@@ -159,10 +164,12 @@ void add_audit_command(CLI::App& app, CommandContext& ctx) {
   audit->require_subcommand(1);
 
   auto mk = std::make_shared<MakeArgs>();
-  CLI::App* make = audit->add_subcommand("make", "Write an audit suite: case files (layer + activations) and manifest.json.");
+  CLI::App* make =
+      audit->add_subcommand("make", "Write an audit suite: case files (layer + activations) and manifest.json.");
   make->add_option("--out", mk->out, "directory to create (must not already hold a suite)");
   make->add_option("--grid", mk->grid, "small (CI, seconds), standard (< 1 min through fast), full (long)")
-      ->check(CLI::IsMember({"small", "standard", "full"}))->capture_default_str();
+      ->check(CLI::IsMember({"small", "standard", "full"}))
+      ->capture_default_str();
   make->add_option("--seed", mk->seed, "seed of every case's data")->capture_default_str();
   make->add_flag("--list", mk->list, "print the grid's cases instead of writing them");
   make->callback([mk, &ctx] {
@@ -171,17 +178,19 @@ void add_audit_command(CLI::App& app, CommandContext& ctx) {
   });
 
   auto ck = std::make_shared<CheckArgs>();
-  CLI::App* check = audit->add_subcommand(
-      "check",
-      "Run an implementation over a suite and compare it with the CPU reference.\n"
-      "Exit status: 0 pass, 1 a case failed or the implementation raised/broke, 2 usage or I/O.");
+  CLI::App* check =
+      audit->add_subcommand("check",
+                            "Run an implementation over a suite and compare it with the CPU reference.\n"
+                            "Exit status: 0 pass, 1 a case failed or the implementation raised/broke, 2 usage or I/O.");
   check->add_option("suite", ck->dir, "suite directory (from `audit make`)")->required();
   check->add_option("--impl", ck->impl, "built-in: literal, fast, emulate, cuda")
       ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}));
   check->add_option("--kernel", ck->kernel, "shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h)");
   check->add_option("--command", ck->command, "external command speaking the audit line protocol (docs/audit.md)");
   check->add_option("--policy", ck->policy, "exact | ulp:N | rel:X | explained[:N]")->capture_default_str();
-  check->add_option("--act-policy", ck->act_policy, "activation policy of the expected values (default: the implementation's)")
+  check
+      ->add_option("--act-policy", ck->act_policy,
+                   "activation policy of the expected values (default: the implementation's)")
       ->check(CLI::IsMember({"f32", "eager"}));
   check->add_option("--reference", ck->reference, "fast or literal (default: fast; literal when auditing --impl fast)")
       ->check(CLI::IsMember({"fast", "literal"}));
@@ -197,7 +206,8 @@ void add_audit_command(CLI::App& app, CommandContext& ctx) {
   check->callback([ck, &ctx] { run_check(*ck, ctx); });
 
   auto tf = std::make_shared<ToF32Args>();
-  CLI::App* to_f32 = audit->add_subcommand("to-f32", "Copy a safetensors file with BF16/F16 tensors widened to F32 (for numpy).");
+  CLI::App* to_f32 =
+      audit->add_subcommand("to-f32", "Copy a safetensors file with BF16/F16 tensors widened to F32 (for numpy).");
   to_f32->add_option("in", tf->in, "input file")->required();
   to_f32->add_option("out", tf->out, "output file (written atomically)")->required();
   to_f32->callback([tf, &ctx] { run_to_f32(*tf, ctx); });

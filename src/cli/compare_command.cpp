@@ -41,15 +41,18 @@ std::string stats_line(const audit::TensorStats& s) {
   if (s.mismatches == 0) return line + "equal";
   line += std::to_string(s.mismatches) + " of " + std::to_string(s.count) + " differ";
   if (s.is_float) {
-    if (s.max_ulp == audit::kNanUlp) line += ", NaN mismatch";
-    else line += ", max " + std::to_string(s.max_ulp) + " ulp";
+    if (s.max_ulp == audit::kNanUlp)
+      line += ", NaN mismatch";
+    else
+      line += ", max " + std::to_string(s.max_ulp) + " ulp";
     std::snprintf(buf, sizeof buf, ", max abs %.3g, rel L2 %.3g", s.max_abs, s.rel_l2);
     line += buf;
   } else {
     line += ", max |diff| " + std::to_string(s.max_ulp);
   }
   const auto& f = s.first.front();
-  std::snprintf(buf, sizeof buf, "; first at %s: expected %.9g, got %.9g", audit::index_text(f.index).c_str(), f.expected, f.actual);
+  std::snprintf(buf, sizeof buf, "; first at %s: expected %.9g, got %.9g", audit::index_text(f.index).c_str(),
+                f.expected, f.actual);
   return line + buf;
 }
 
@@ -86,14 +89,18 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   const gemm::ActPolicy pol = a.act_policy == "eager" ? gemm::ActPolicy::Eager : gemm::ActPolicy::F32;
   const audit::TensorData* eo = find(exp, "output");
   const audit::TensorData* ao = find(act, "output");
-  if (!eo || !ao || !eo->is_float || !ao->is_float) return usage(ctx, "explained: both files need a float tensor 'output'");
+  if (!eo || !ao || !eo->is_float || !ao->is_float)
+    return usage(ctx, "explained: both files need a float tensor 'output'");
   auto ints8 = [](const audit::TensorData* t) { return std::vector<std::int8_t>(t->i.begin(), t->i.end()); };
   gemm::GemmResult ref;
-  ref.M = c.m, ref.N = c.n, ref.K = c.k, ref.out_dtype = eo->fdtype, ref.out = eo->f, ref.correction_path = c.correction;
+  ref.M = c.m, ref.N = c.n, ref.K = c.k, ref.out_dtype = eo->fdtype, ref.out = eo->f,
+  ref.correction_path = c.correction;
   const char* need[] = {"w_q", "x_q", "x_scale", "acc"};
   for (const char* n : need) {
     if (c.correction && std::string(n) != "w_q") continue;
-    if (!find(exp, n)) return usage(ctx, std::string("explained: EXPECTED needs '") + n + "' (w4a8check gemm --intermediates writes it)");
+    if (!find(exp, n))
+      return usage(ctx,
+                   std::string("explained: EXPECTED needs '") + n + "' (w4a8check gemm --intermediates writes it)");
   }
   ref.w_q = ints8(find(exp, "w_q"));
   if (c.correction) {
@@ -114,7 +121,9 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   if (auto* t = find(act, "acc")) o.acc = std::vector<std::int32_t>(t->i.begin(), t->i.end());
   // Sizes must match the case before judging.
   auto bad_size = [&](const char* n, std::size_t got, std::uint64_t want) {
-    if (got != want) usage(ctx, std::string("explained: '") + n + "' has " + std::to_string(got) + " elements, the case needs " + std::to_string(want));
+    if (got != want)
+      usage(ctx, std::string("explained: '") + n + "' has " + std::to_string(got) + " elements, the case needs " +
+                     std::to_string(want));
     return got != want;
   };
   if (bad_size("output", ref.out.size(), c.m * c.n) || bad_size("output", o.out.size(), c.m * c.n) ||
@@ -122,7 +131,8 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
       (!c.correction && (bad_size("x_q", ref.x_q.size(), c.m * c.k) || bad_size("x_scale", ref.x_scale.size(), c.m) ||
                          bad_size("acc", ref.acc.size(), c.m * c.n))) ||
       (c.correction && bad_size("w_dequant", ref.w_dequant.size(), c.n * c.k)) ||
-      (o.x_q && bad_size("x_q", o.x_q->size(), c.m * c.k)) || (o.x_scale && bad_size("x_scale", o.x_scale->size(), c.m)) ||
+      (o.x_q && bad_size("x_q", o.x_q->size(), c.m * c.k)) ||
+      (o.x_scale && bad_size("x_scale", o.x_scale->size(), c.m)) ||
       (o.acc && bad_size("acc", o.acc->size(), c.m * c.n)))
     return;
   audit::CaseVerdict v = audit::judge(c, *data, ref, o, pol, policy);
@@ -148,8 +158,8 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
     for (const auto& t : v.tensors) ctx.out << stats_line(t) << "\n";
     for (int s = 0; s < audit::kStages; ++s)
       if (v.stages[s].verdict != audit::Verdict::Absent)
-        ctx.out << "  " << audit::stage_name(audit::Stage(s)) << ": " << audit::verdict_name(v.stages[s].verdict) << " - "
-                << v.stages[s].detail << "\n";
+        ctx.out << "  " << audit::stage_name(audit::Stage(s)) << ": " << audit::verdict_name(v.stages[s].verdict)
+                << " - " << v.stages[s].detail << "\n";
     ctx.out << (v.overall == audit::Verdict::Fail ? "FAIL (stage: " + v.first_fail + ")" : "PASS") << " (policy "
             << audit::policy_name(policy) << ")\n";
   }
@@ -164,7 +174,8 @@ void run(const CompareArgs& a, CommandContext& ctx) {
   auto act = load(a.actual);
   if (!act.ok()) return usage(ctx, act.error().message);
   if (policy->kind == audit::Policy::Kind::Explained) {
-    if (a.case_file.empty()) return usage(ctx, "--policy explained needs --case CASE.safetensors (the audit case both files ran)");
+    if (a.case_file.empty())
+      return usage(ctx, "--policy explained needs --case CASE.safetensors (the audit case both files ran)");
     return run_explained(a, *policy, *exp, *act, ctx);
   }
   bool ok = true;
@@ -174,7 +185,8 @@ void run(const CompareArgs& a, CommandContext& ctx) {
     const audit::TensorData* t = find(*act, e.name);
     audit::TensorStats s;
     if (!t) {
-      s.name = e.name, s.dtype = e.dtype, s.shape = e.shape, s.is_float = e.is_float, s.present = false, s.count = e.size();
+      s.name = e.name, s.dtype = e.dtype, s.shape = e.shape, s.is_float = e.is_float, s.present = false,
+      s.count = e.size();
     } else {
       s = audit::compare_tensors(e, *t);
     }
@@ -215,10 +227,12 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
       "Exit status: 0 pass, 1 fail, 2 usage or I/O error.");
   cmd->add_option("expected", a->expected, "reference file (e.g. from w4a8check gemm --intermediates)")->required();
   cmd->add_option("actual", a->actual, "file to check")->required();
-  cmd->add_option("--policy", a->policy, "exact | ulp:N | rel:X | explained[:N] (explained needs --case)")->capture_default_str();
+  cmd->add_option("--policy", a->policy, "exact | ulp:N | rel:X | explained[:N] (explained needs --case)")
+      ->capture_default_str();
   cmd->add_option("--case", a->case_file, "the audit case file both ran (for --policy explained)");
   cmd->add_option("--act-policy", a->act_policy, "activation policy EXPECTED was computed with (explained)")
-      ->check(CLI::IsMember({"f32", "eager"}))->capture_default_str();
+      ->check(CLI::IsMember({"f32", "eager"}))
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "print the comparison as JSON");
   cmd->callback([a, &ctx] { run(*a, ctx); });
 }

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -153,7 +153,9 @@ bool ck_unavailable(std::string& why) {
   return false;
 }
 
-bool kind_is(const json::Value& c, const char* kind) { return sget(c, "id").find(std::string("_") + kind) != std::string::npos; }
+bool kind_is(const json::Value& c, const char* kind) {
+  return sget(c, "id").find(std::string("_") + kind) != std::string::npos;
+}
 
 TEST(AuditCheck, BrokenNibbleOrderFailsAtDecode) {
   expect_broken("nibble_order", "decode", [](const json::Value&) { return 1; });
@@ -174,7 +176,8 @@ TEST(AuditCheck, DroppedBiasFailsAtEpilogueOnlyForMGreaterThanOne) {
 
 TEST(AuditCheck, ReportNamesTheStage) {
   const std::string rep = temp_dir() + "/report";
-  auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins + "/audit_plugin_nibble_order.so --report " + rep + " 2>&1");
+  auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins +
+                   "/audit_plugin_nibble_order.so --report " + rep + " 2>&1");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("[stage: decode]"), std::string::npos) << r.out.substr(0, 2000);
   auto html = read_text(rep + "/index.html");
@@ -191,11 +194,12 @@ TEST(AuditReport, RendersInHeadlessChromium) {
   if (chromium.empty() || chromium.find("NOTFOUND") != std::string::npos || !path_exists(chromium))
     GTEST_SKIP() << "chromium not installed (Debian package `chromium`): report rendering not checked";
   const std::string rep = temp_dir() + "/report";
-  auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins + "/audit_plugin_epilogue_off_by_one.so --report " + rep +
-                   " >/dev/null 2>&1");
+  auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins +
+                   "/audit_plugin_epilogue_off_by_one.so --report " + rep + " >/dev/null 2>&1");
   ASSERT_EQ(r.rc, 1);
-  auto dom = run_command(chromium + " --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 --dump-dom file://" + rep +
-                         "/index.html 2>/dev/null");
+  auto dom =
+      run_command(chromium + " --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 --dump-dom file://" +
+                  rep + "/index.html 2>/dev/null");
   ASSERT_EQ(dom.rc, 0);
   const auto at = dom.out.find("data-plots=\"");
   ASSERT_NE(at, std::string::npos) << dom.out.substr(0, 500);
@@ -252,7 +256,8 @@ TEST(AuditCommand, ComfyKitchenEagerAdapter) {
   }
   for (const char* extra : {"", " --outputs-only"}) {
     auto v = check_json((std::string(extra).empty() ? "" : first6) + " --command '" + py + " " + W4A8_SOURCE_ROOT +
-                            "/tools/audit/ck_adapter.py --backend eager" + extra + "'", -1);
+                            "/tools/audit/ck_adapter.py --backend eager" + extra + "'",
+                        -1);
     EXPECT_EQ(count(v, "failed"), 0u) << extra;
     EXPECT_EQ(count(v, "broken"), 0u) << extra;
     EXPECT_GT(count(v, "exact") + count(v, "order"), count(v, "cases") / 2) << extra;
@@ -271,8 +276,9 @@ TEST(AuditCommand, CkAdapterCudaBackendSkipsWithoutGpu) {
   if (std::string why; ck_unavailable(why)) GTEST_SKIP() << why;
   if (run_command(py + " -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null").rc == 0)
     GTEST_SKIP() << "a GPU is visible: run ci/gpu-check.sh instead";
-  auto v = check_json("--case " + std::string("0000_m1_n16_k16_g16_r16_uni_bf32_xf32_of32_random") + " --command '" + py + " " +
-                          W4A8_SOURCE_ROOT + "/tools/audit/ck_adapter.py --backend cuda'", 0);
+  auto v = check_json("--case " + std::string("0000_m1_n16_k16_g16_r16_uni_bf32_xf32_of32_random") + " --command '" +
+                          py + " " + W4A8_SOURCE_ROOT + "/tools/audit/ck_adapter.py --backend cuda'",
+                      0);
   EXPECT_EQ(count(v, "skipped"), 1u);
 }
 
@@ -300,7 +306,8 @@ TEST(Compare, PoliciesAndExitCodes) {
   const std::string d = temp_dir();
   const float one_up = std::nextafter(2.0f, 3.0f);
   const auto e = write_file(d, "e.safetensors", {f32("out", {2, 2}, {1, 2, 3, 4}), {"q", st::Dtype::I8, {2}, {1, 2}}});
-  const auto a = write_file(d, "a.safetensors", {f32("out", {2, 2}, {1, one_up, 3, 4}), {"q", st::Dtype::I8, {2}, {1, 2}}});
+  const auto a =
+      write_file(d, "a.safetensors", {f32("out", {2, 2}, {1, one_up, 3, 4}), {"q", st::Dtype::I8, {2}, {1, 2}}});
   auto r = run_cli("compare " + e + " " + a);
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("out  F32 [2, 2]: 1 of 4 differ, max 1 ulp"), std::string::npos) << r.out;
@@ -354,11 +361,16 @@ TEST(ToF32, NumpyReadsTheWidenedFile) {
   auto r = run_cli("audit to-f32 " + in + " " + d + "/out.safetensors");
   ASSERT_EQ(r.rc, 0) << r.out;
   // numpy decodes the original bf16 bits itself and compares with the F32 file.
-  const std::string py = std::string(W4A8_PYTHON) + " -c \"import numpy as np, safetensors.numpy as s, struct, json;"
-      "raw=open('" + in + "','rb').read(); n=struct.unpack('<Q',raw[:8])[0]; h=json.loads(raw[8:8+n]);"
-      "o=h['x']['data_offsets']; b=np.frombuffer(raw[8+n+o[0]:8+n+o[1]],dtype='<u2');"
-      "want=(b.astype(np.uint32)<<16).view(np.float32); got=s.load_file('" + d + "/out.safetensors')['x'];"
-      "assert got.dtype==np.float32 and np.array_equal(got,want), (got,want); print('numpy ok')\"";
+  const std::string py = std::string(W4A8_PYTHON) +
+                         " -c \"import numpy as np, safetensors.numpy as s, struct, json;"
+                         "raw=open('" +
+                         in +
+                         "','rb').read(); n=struct.unpack('<Q',raw[:8])[0]; h=json.loads(raw[8:8+n]);"
+                         "o=h['x']['data_offsets']; b=np.frombuffer(raw[8+n+o[0]:8+n+o[1]],dtype='<u2');"
+                         "want=(b.astype(np.uint32)<<16).view(np.float32); got=s.load_file('" +
+                         d +
+                         "/out.safetensors')['x'];"
+                         "assert got.dtype==np.float32 and np.array_equal(got,want), (got,want); print('numpy ok')\"";
   auto p = run_command(py + " 2>&1");
   EXPECT_EQ(p.rc, 0) << p.out;
   EXPECT_EQ(run_cli("audit to-f32 " + in + " " + in + " 2>/dev/null").rc, 2);  // never overwrite the input

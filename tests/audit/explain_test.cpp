@@ -176,8 +176,9 @@ TEST(Explain, DroppedBiasFailsOutputsOnly) {
   ImplOutput o;
   o.out_dtype = f.ref.out_dtype;
   o.out = f.ref.out;
-  for (std::uint64_t n = 0; n < f.c.n; ++n) o.out[f.c.n + n] = gemm::finish_output(
-      gemm::epilogue(f.ref.acc[f.c.n + n], f.ref.x_scale[1], f.d.layer.s_channel[n]), f.c.out_dtype, nullptr);
+  for (std::uint64_t n = 0; n < f.c.n; ++n)
+    o.out[f.c.n + n] = gemm::finish_output(
+        gemm::epilogue(f.ref.acc[f.c.n + n], f.ref.x_scale[1], f.d.layer.s_channel[n]), f.c.out_dtype, nullptr);
   auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
   EXPECT_EQ(v.first_fail, "output");
 }

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "audit/atomic_file.hpp"
@@ -80,7 +80,8 @@ TEST(Generate, LegalAndDeterministic) {
     EXPECT_EQ(a.layer.weight, b.layer.weight);
     EXPECT_EQ(a.layer.s_rel, b.layer.s_rel);
     EXPECT_EQ(a.x.values, b.x.values);
-    for (float v : a.x.values) ASSERT_EQ(v, gemm::round_to(c.x_dtype, v)) << "activation not representable in its dtype";
+    for (float v : a.x.values)
+      ASSERT_EQ(v, gemm::round_to(c.x_dtype, v)) << "activation not representable in its dtype";
   }
   // Another seed gives other data.
   auto other = grid_cases("small", 8);
@@ -141,7 +142,8 @@ TEST(Generate, AdversarialKindsHoldWhatTheyClaim) {
         ++sat_checked;
         break;
       }
-      case DataKind::Random: break;
+      case DataKind::Random:
+        break;
     }
   }
   EXPECT_GT(ties_checked, 2);

@@ -41,7 +41,8 @@ TEST(Policy, ParseAndName) {
   EXPECT_EQ(parse_policy("explained")->param, 1);
   EXPECT_EQ(parse_policy("explained:2")->param, 2);
   EXPECT_EQ(policy_name(*parse_policy("rel:1e-06")), "rel:1e-06");
-  for (const char* bad : {"", "ulp", "ulp:", "ulp:-1", "rel:x", "explain", "exact:1"}) EXPECT_FALSE(parse_policy(bad).ok()) << bad;
+  for (const char* bad : {"", "ulp", "ulp:", "ulp:-1", "rel:x", "explain", "exact:1"})
+    EXPECT_FALSE(parse_policy(bad).ok()) << bad;
 }
 
 TEST(CompareTensors, StatsByHand) {
@@ -49,7 +50,8 @@ TEST(CompareTensors, StatsByHand) {
   std::vector<float> e = {1, 2, 3, 4, 5, 6}, a = e;
   a[1] = std::nextafter(2.0f, 3.0f);
   a[5] = 6.5f;
-  auto s = compare_tensors(float_tensor_data("t", FloatDtype::F32, {2, 3}, e), float_tensor_data("t", FloatDtype::F32, {2, 3}, a));
+  auto s = compare_tensors(float_tensor_data("t", FloatDtype::F32, {2, 3}, e),
+                           float_tensor_data("t", FloatDtype::F32, {2, 3}, a));
   EXPECT_EQ(s.count, 6u);
   EXPECT_EQ(s.mismatches, 2u);
   EXPECT_EQ(s.max_ulp, 0x1p-1 / 0x1p-21);  // 0.5 at 6.0: ulp(6) = 2^-21 -> 2^20
@@ -85,11 +87,13 @@ TEST(CompareTensors, IntegersAreExactUnderAnyPolicy) {
 }
 
 TEST(CompareTensors, SizeMismatchAndNan) {
-  auto s = compare_tensors(float_tensor_data("t", FloatDtype::F32, {2}, {1, 2}), float_tensor_data("t", FloatDtype::F32, {3}, {1, 2, 3}));
+  auto s = compare_tensors(float_tensor_data("t", FloatDtype::F32, {2}, {1, 2}),
+                           float_tensor_data("t", FloatDtype::F32, {3}, {1, 2, 3}));
   EXPECT_FALSE(s.shape_error.empty());
   EXPECT_FALSE(passes(s, *parse_policy("rel:1")));
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  auto n = compare_tensors(float_tensor_data("t", FloatDtype::BF16, {2}, {1, nan}), float_tensor_data("t", FloatDtype::BF16, {2}, {1, 1}));
+  auto n = compare_tensors(float_tensor_data("t", FloatDtype::BF16, {2}, {1, nan}),
+                           float_tensor_data("t", FloatDtype::BF16, {2}, {1, 1}));
   EXPECT_EQ(n.nan_mismatches, 1u);
   EXPECT_FALSE(passes(n, *parse_policy("rel:1000")));
 }

@@ -19,12 +19,23 @@
 #define PLUGIN_NAME "test-plugin-correct"
 #endif
 
-static float f32_of_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint32_t bits_of_f32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float f32_of_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+static uint32_t bits_of_f32(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
 
 static float fp8_e4m3fn(uint8_t b) {
   const uint32_t sign = (uint32_t)(b >> 7) << 31, e = (b >> 3) & 0xF, m = b & 7;
-  if (e == 0) { float v = (float)m / 512.0f; return sign ? -v : v; }
+  if (e == 0) {
+    float v = (float)m / 512.0f;
+    return sign ? -v : v;
+  }
   return f32_of_bits(sign | ((e + 120u) << 23) | (m << 20));
 }
 static uint16_t to_bf16(float f) {
@@ -36,7 +47,10 @@ static float from_bf16(uint16_t h) { return f32_of_bits((uint32_t)h << 16); }
 static float from_f16(uint16_t h) {
   const uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1F, m = h & 0x3FF;
   if (e == 0x1F) return f32_of_bits(s | 0x7F800000u | (m << 13));
-  if (e == 0) { float v = (float)m * 5.9604644775390625e-08f; return s ? -v : v; }
+  if (e == 0) {
+    float v = (float)m * 5.9604644775390625e-08f;
+    return s ? -v : v;
+  }
   return f32_of_bits(s | ((e + 112u) << 23) | (m << 13));
 }
 static uint16_t to_f16(float f) {
@@ -47,7 +61,7 @@ static uint16_t to_f16(float f) {
   if (a != a) return (uint16_t)(sign | 0x7E00u);
   if (a >= 65520.0f) return (uint16_t)(sign | 0x7C00u);
   int e;
-  frexpf(a, &e); /* a = frac * 2^e, frac in [0.5, 1) */
+  frexpf(a, &e);  /* a = frac * 2^e, frac in [0.5, 1) */
   int ex = e - 1; /* a in [2^ex, 2^(ex+1)) */
   if (ex < -14) ex = -14;
   const float q = nearbyintf(ldexpf(a, 10 - ex)); /* units of 2^(ex-10) */
@@ -72,9 +86,12 @@ static float round_dtype(float v, w4a8_dtype d) {
   return v;
 }
 static void store(void* p, int64_t i, w4a8_dtype d, float v) {
-  if (d == W4A8_DTYPE_BF16) ((uint16_t*)p)[i] = to_bf16(v);
-  else if (d == W4A8_DTYPE_F16) ((uint16_t*)p)[i] = to_f16(v);
-  else ((float*)p)[i] = v;
+  if (d == W4A8_DTYPE_BF16)
+    ((uint16_t*)p)[i] = to_bf16(v);
+  else if (d == W4A8_DTYPE_F16)
+    ((uint16_t*)p)[i] = to_f16(v);
+  else
+    ((float*)p)[i] = v;
 }
 static int clampi(float v, int lo, int hi) {
   const float r = nearbyintf(v);
@@ -83,7 +100,8 @@ static int clampi(float v, int lo, int hi) {
 /* Sign of H_R[i][j]: product over base-4 digits of the seed (-1 where the digits sum to 3). */
 static int hsign(int64_t r, int64_t i, int64_t j) {
   int s = 1;
-  for (; r > 1; r >>= 2, i >>= 2, j >>= 2) if (((i & 3) + (j & 3)) == 3) s = -s;
+  for (; r > 1; r >>= 2, i >>= 2, j >>= 2)
+    if (((i & 3) + (j & 3)) == 3) s = -s;
   return s;
 }
 static int is_pow4(int64_t r) { return r >= 4 && (r & (r - 1)) == 0 && (r & 0x5555555555555555LL); }
@@ -172,20 +190,56 @@ static const char* last_error(void) { return ""; }
 #ifdef FAKE_DEVICE
 /* A "device" plugin whose device memory is host memory: exercises the loader's CUDA_DEVICE path
  * (allocation, copies in and out, synchronize) without a GPU. FAKE_DEVICE=0: no device present. */
-static int device_count(int* err) { *err = FAKE_DEVICE ? 0 : 100; return FAKE_DEVICE; }
-static w4a8_status dev_alloc(void** p, size_t n) { *p = calloc(1, n); return *p ? W4A8_OK : W4A8_ERR_CUDA; }
+static int device_count(int* err) {
+  *err = FAKE_DEVICE ? 0 : 100;
+  return FAKE_DEVICE;
+}
+static w4a8_status dev_alloc(void** p, size_t n) {
+  *p = calloc(1, n);
+  return *p ? W4A8_OK : W4A8_ERR_CUDA;
+}
 static void dev_free(void* p) { free(p); }
-static w4a8_status dev_copy(void* dst, const void* src, size_t n) { memcpy(dst, src, n); return W4A8_OK; }
-static w4a8_status dev_sync(void* stream) { (void)stream; return W4A8_OK; }
-static const w4a8_kernel_plugin kTable = {
-    W4A8_KERNEL_ABI_VERSION, sizeof(w4a8_kernel_plugin), PLUGIN_NAME, "1.0", W4A8_MEMORY_CUDA_DEVICE,
-    W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES, check, workspace, run, last_error,
-    device_count, dev_alloc, dev_free, dev_copy, dev_copy, dev_sync};
+static w4a8_status dev_copy(void* dst, const void* src, size_t n) {
+  memcpy(dst, src, n);
+  return W4A8_OK;
+}
+static w4a8_status dev_sync(void* stream) {
+  (void)stream;
+  return W4A8_OK;
+}
+static const w4a8_kernel_plugin kTable = {W4A8_KERNEL_ABI_VERSION,
+                                          sizeof(w4a8_kernel_plugin),
+                                          PLUGIN_NAME,
+                                          "1.0",
+                                          W4A8_MEMORY_CUDA_DEVICE,
+                                          W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES,
+                                          check,
+                                          workspace,
+                                          run,
+                                          last_error,
+                                          device_count,
+                                          dev_alloc,
+                                          dev_free,
+                                          dev_copy,
+                                          dev_copy,
+                                          dev_sync};
 #else
-static const w4a8_kernel_plugin kTable = {
-    W4A8_KERNEL_ABI_VERSION, sizeof(w4a8_kernel_plugin), PLUGIN_NAME, "1.0", W4A8_MEMORY_HOST,
-    W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES, check, workspace, run, last_error,
-    NULL, NULL, NULL, NULL, NULL, NULL};
+static const w4a8_kernel_plugin kTable = {W4A8_KERNEL_ABI_VERSION,
+                                          sizeof(w4a8_kernel_plugin),
+                                          PLUGIN_NAME,
+                                          "1.0",
+                                          W4A8_MEMORY_HOST,
+                                          W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES,
+                                          check,
+                                          workspace,
+                                          run,
+                                          last_error,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
 #endif
 
 __attribute__((visibility("default"))) const w4a8_kernel_plugin* w4a8_kernel_plugin_v1(void) { return &kTable; }
