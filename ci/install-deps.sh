@@ -8,7 +8,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 pkgs=(build-essential cmake ninja-build g++ clang libclang-rt-14-dev llvm
       googletest libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libcli11-dev
-      python3 python3-pip zip unzip)
+      python3 python3-pip zip unzip
+      chromium)  # headless rendering test of the audit's HTML report (tests/audit)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,5 +13,7 @@ void add_validate_command(CLI::App& app, Reporter& report);
 void add_versions_command(CLI::App& app, Reporter& report);
 void add_gemm_command(CLI::App& app, Reporter& report);
 void add_quantize_command(CLI::App& app, Reporter& report);
+void add_audit_command(CLI::App& app, Reporter& report);    // audit_command.cpp
+void add_compare_command(CLI::App& app, Reporter& report);  // compare_command.cpp
 
 }  // namespace w4a8::cli

@@ -26,6 +26,10 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
   w4a8::cli::add_gemm_command(app, report);
   w4a8::cli::add_quantize_command(app, report);
   w4a8::cli::add_versions_command(app, report);
+#ifdef W4A8_CLI_HAVE_AUDIT
+  w4a8::cli::add_audit_command(app, report);
+  w4a8::cli::add_compare_command(app, report);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -62,6 +62,8 @@ class Reporter {
   void warn(std::string_view text);  // stderr "w4a8check: warning: TEXT"
   void note(std::string_view text);  // stderr "w4a8check: note: TEXT"
   void succeed() { exit_ = 0; }
+  // A check's outcome that is not an Error (compare, audit check): 0 passed, 1 failed.
+  void verdict(bool passed) { exit_ = passed ? 0 : 1; }
   int exit_code() const { return exit_; }
 
  private:

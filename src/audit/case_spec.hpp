@@ -1,0 +1,73 @@
+// One audit case and the suite manifest: what a case holds (shapes, storage variant, dtypes, the
+// kind of data) and its JSON form, which external implementations read (docs/audit.md "Manifest").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+#include "gemm/numerics.hpp"
+#include "json/value.hpp"
+
+namespace w4a8::audit {
+
+inline constexpr int kManifestVersion = 1;
+
+// What the activations and weights of a case stress.
+enum class DataKind : std::uint8_t {
+  Random,    // Gaussian rows, a few outlier rows, random codes and scale bytes
+  Ties,      // rotated rows whose quantization quotients sit exactly on .5, decode products on .5
+  LargeAcc,  // |acc| > 2^24 (the int32 -> float32 conversion rounds)
+  Saturate,  // one huge outlier per row, decode products beyond +-127 (clamp), large bias
+  ZeroRows,  // all-zero activation rows (scale floor) and all-zero weight rows
+};
+inline constexpr DataKind kAllDataKinds[] = {DataKind::Random, DataKind::Ties, DataKind::LargeAcc, DataKind::Saturate,
+                                             DataKind::ZeroRows};
+std::string_view data_kind_name(DataKind d);
+bool parse_data_kind(std::string_view s, DataKind& out);
+
+// Storage of weight_s_rel (comfy-kitchen >= 0.2.40 also writes F32 group scales).
+enum class ScaleDtype : std::uint8_t { F8E4M3, F32 };
+std::string_view scale_dtype_name(ScaleDtype s);  // "f8_e4m3", "f32"
+
+std::string_view dtype_name(gemm::FloatDtype d);  // "f32", "bf16", "f16"
+bool parse_dtype(std::string_view s, gemm::FloatDtype& out);
+
+struct CaseSpec {
+  std::string id;    // unique within the suite; also the file stem
+  std::string file;  // path of the case file relative to the suite directory
+  std::uint64_t m = 1, n = 16, k = 16;
+  std::int64_t g = 16, r = 16;
+  int bits = 4;  // 4 (and 6 once the reference decodes 6-bit layers)
+  ScaleDtype scale_dtype = ScaleDtype::F8E4M3;
+  bool codebook = false, correction = false, bias = false;
+  gemm::FloatDtype bias_dtype = gemm::FloatDtype::F32;
+  gemm::FloatDtype x_dtype = gemm::FloatDtype::F32;
+  gemm::FloatDtype out_dtype = gemm::FloatDtype::F32;
+  DataKind data = DataKind::Random;
+  std::uint64_t seed = 1;
+  std::string covers;  // the contract edge this case exists for, in words
+};
+
+struct Manifest {
+  int version = kManifestVersion;
+  std::string grid;  // small | standard | full
+  std::uint64_t seed = 0;
+  std::string layer_prefix = "layer";  // tensors PREFIX.weight, ... in every case file
+  std::string input_key = "input";     // activations [M, K]
+  std::vector<CaseSpec> cases;
+};
+
+json::Value case_to_json(const CaseSpec& c);
+json::Value manifest_to_json(const Manifest& m);
+// @return the case, or UsageError naming the first missing/invalid field.
+Result<CaseSpec> case_from_json(const json::Value& v);
+// @return the manifest, or UsageError (bad JSON, wrong version, invalid case).
+Result<Manifest> parse_manifest(std::string_view text);
+
+// "M=13 N=48 K=256 G=16 R=16 codebook bias=bf16 x=f32 out=bf16 ties".
+std::string describe(const CaseSpec& c);
+
+}  // namespace w4a8::audit

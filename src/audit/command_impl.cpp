@@ -1,0 +1,258 @@
+// An external command as an audit implementation, through the line protocol of docs/audit.md:
+// the command (run once through /bin/sh -c) prints a hello line, then for each job line on its
+// stdin writes its outputs as safetensors and answers one status line on stdout.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "audit/atomic_file.hpp"
+#include "audit/implementation.hpp"
+#include "gemm/tensor_io.hpp"
+#include "json/dump.hpp"
+#include "json/parse.hpp"
+#include "safetensors/reader.hpp"
+
+extern char** environ;
+
+namespace w4a8::audit {
+
+namespace {
+
+constexpr const char* kProtocol = "w4a8check-audit-1";
+
+class CommandImpl final : public Implementation {
+ public:
+  CommandImpl(std::string cmd, std::string work, bool keep, double timeout)
+      : cmd_(std::move(cmd)), work_(std::move(work)), keep_(keep), timeout_(timeout) {}
+  ~CommandImpl() override { stop(); }
+
+  std::string name() const override { return name_.empty() ? "command" : name_; }
+  // A command that cannot start is broken, not unavailable: every case reports it as Failed.
+  std::string unavailable_reason() const override { return ""; }
+  gemm::ActPolicy natural_policy() const override { return policy_; }
+
+  // Starts the command and reads its hello line; fatal_ is set when it cannot start.
+  void start() {
+    if (pid_ > 0 || !fatal_.empty()) return;
+    ::signal(SIGPIPE, SIG_IGN);  // a dead command must give EPIPE, not kill the audit
+    int in[2], out[2];
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
+      fatal_ = std::string("pipe: ") + std::strerror(errno);
+      return;
+    }
+    const std::string err_log = join_path(work_, "command.stderr.log");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 2, err_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    const char* argv[] = {"/bin/sh", "-c", cmd_.c_str(), nullptr};
+    const int rc = ::posix_spawn(&pid_, "/bin/sh", &fa, nullptr, const_cast<char**>(argv), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(in[0]);
+    ::close(out[1]);
+    if (rc != 0) {
+      ::close(in[1]);
+      ::close(out[0]);
+      pid_ = -1;
+      fatal_ = std::string("cannot start /bin/sh: ") + std::strerror(rc);
+      return;
+    }
+    to_ = in[1], from_ = out[0];
+    std::string line;
+    if (!read_line(line, 120.0)) {
+      fatal_ = "the command did not print its hello line: " + died_text();
+      stop();
+      return;
+    }
+    auto p = json::loads_str(line);
+    const json::Value* proto = p.ok() ? p->get("protocol") : nullptr;
+    if (!proto || !proto->is_string() || proto->text != kProtocol) {
+      fatal_ = "the command's first line is not a " + std::string(kProtocol) + " hello: " + line.substr(0, 200);
+      stop();
+      return;
+    }
+    if (const auto* n = p->get("name"); n && n->is_string()) name_ = n->text;
+    if (const auto* pol = p->get("policy"); pol && pol->is_string() && pol->text == "eager")
+      policy_ = gemm::ActPolicy::Eager;
+  }
+
+  ImplOutput run(const CaseInput& in) override {
+    start();
+    if (!fatal_.empty()) return ImplOutput::failed(fatal_);
+    const std::string out_path = join_path(work_, in.spec.id + ".out.safetensors");
+    json::Value job = json::Value::object();
+    job.set("case", json::Value::from_string(in.case_path));
+    job.set("entry", case_to_json(in.spec));
+    job.set("policy", json::Value::from_string(in.policy == gemm::ActPolicy::Eager ? "eager" : "f32"));
+    job.set("layer_prefix", json::Value::from_string("layer"));
+    job.set("input_key", json::Value::from_string("input"));
+    job.set("out", json::Value::from_string(out_path));
+    const std::string text = json::dump(job) + "\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!write_all(text)) return restart_failed("cannot send the job");
+    std::string line;
+    if (!read_line(line, timeout_)) return restart_failed("no status line");
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto p = json::loads_str(line);
+    const json::Value* st = p.ok() ? p->get("status") : nullptr;
+    const json::Value* msg = p.ok() ? p->get("message") : nullptr;
+    const std::string message = msg && msg->is_string() ? msg->text : "";
+    if (!st || !st->is_string()) return ImplOutput::failed("protocol: bad status line: " + line.substr(0, 200));
+    if (st->text == "skip") return ImplOutput::skip(message);
+    if (st->text == "error") return ImplOutput::upstream(message);
+    if (st->text != "ok") return ImplOutput::failed("protocol: unknown status '" + st->text + "'");
+    ImplOutput o = read_outputs(out_path, in.spec);
+    o.seconds = secs;
+    if (!keep_) ::unlink(out_path.c_str());
+    return o;
+  }
+
+ private:
+  ImplOutput restart_failed(const std::string& what) {
+    std::string why = what + ": " + died_text();
+    stop();
+    return ImplOutput::failed(why);
+  }
+  std::string died_text() {
+    std::string s;
+    if (pid_ > 0) {
+      int st = 0;
+      const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        s = WIFEXITED(st) ? "command exited with status " + std::to_string(WEXITSTATUS(st))
+                          : "command killed by signal " + std::to_string(WTERMSIG(st));
+      } else {
+        s = "command still running (timed out)";
+      }
+    }
+    auto log = read_text(join_path(work_, "command.stderr.log"), 16u << 20);
+    if (log.ok() && !log->empty()) {
+      std::string tail = log->size() > 600 ? log->substr(log->size() - 600) : *log;
+      s += "; stderr ends: " + tail;
+    }
+    return s;
+  }
+  void stop() {
+    if (to_ >= 0) ::close(to_), to_ = -1;  // EOF on stdin: the command should exit
+    if (from_ >= 0) ::close(from_), from_ = -1;
+    if (pid_ > 0) {
+      int st = 0;
+      for (int i = 0; i < 50 && ::waitpid(pid_, &st, WNOHANG) == 0; ++i) ::usleep(100000);
+      if (::waitpid(pid_, &st, WNOHANG) == 0) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &st, 0);
+      }
+      pid_ = -1;
+    }
+  }
+  bool write_all(const std::string& s) {
+    std::size_t done = 0;
+    while (done < s.size()) {
+      const ssize_t w = ::write(to_, s.data() + done, s.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      done += std::size_t(w);
+    }
+    return true;
+  }
+  // One '\n'-terminated line within timeout seconds (lines are bounded to 1 MiB).
+  bool read_line(std::string& line, double timeout) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
+    while (true) {
+      if (const auto nl = buf_.find('\n'); nl != std::string::npos) {
+        line = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        return true;
+      }
+      if (buf_.size() > (1u << 20)) return false;
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return false;
+      pollfd pfd{from_, POLLIN, 0};
+      const int pr = ::poll(&pfd, 1, int(std::min<long long>(left, 1000)));
+      if (pr < 0 && errno == EINTR) continue;
+      if (pr <= 0) continue;
+      char tmp[65536];
+      const ssize_t n = ::read(from_, tmp, sizeof tmp);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      buf_.append(tmp, std::size_t(n));
+    }
+  }
+
+  ImplOutput read_outputs(const std::string& path, const CaseSpec& c) {
+    auto f = st::File::open(path);
+    if (!f.ok()) return ImplOutput::failed("protocol: cannot read " + path + ": " + f.error().message);
+    const st::Header& h = f->header();
+    auto numel = [](const st::TensorInfo& t) {
+      std::uint64_t n = 1;
+      for (auto d : t.shape) n *= d;
+      return n;
+    };
+    ImplOutput o;
+    const st::TensorInfo* out = h.find("output");
+    if (!out) return ImplOutput::failed("protocol: " + path + " has no tensor 'output'");
+    if (!gemm::float_dtype_of(out->dtype, o.out_dtype))
+      return ImplOutput::failed("protocol: 'output' must be F32, BF16 or F16");
+    if (numel(*out) != c.m * c.n || out->shape.empty() || out->shape.back() != c.n)
+      return ImplOutput::failed("protocol: 'output' must have shape [M, N] = [" + std::to_string(c.m) + ", " +
+                                std::to_string(c.n) + "]");
+    auto ov = gemm::read_floats(*f, *out, "output");
+    if (!ov.ok()) return ImplOutput::failed("protocol: " + ov.error().message);
+    o.out = std::move(*ov);
+    auto ints = [&](const char* name, st::Dtype dt, std::uint64_t count, auto& dst) -> std::string {
+      const st::TensorInfo* t = h.find(name);
+      if (!t) return "";
+      if (t->dtype != dt || numel(*t) != count)
+        return std::string("protocol: '") + name + "' has the wrong dtype or size";
+      auto bytes = f->data(*t);
+      using V = typename std::remove_reference_t<decltype(dst)>::value_type::value_type;
+      std::vector<V> v(count);
+      if (count) std::memcpy(v.data(), bytes.data(), count * sizeof(V));
+      dst = std::move(v);
+      return "";
+    };
+    std::string e;
+    if (!(e = ints("w_q", st::Dtype::I8, c.n * c.k, o.w_q)).empty()) return ImplOutput::failed(e);
+    if (!(e = ints("x_q", st::Dtype::I8, c.m * c.k, o.x_q)).empty()) return ImplOutput::failed(e);
+    if (!(e = ints("acc", st::Dtype::I32, c.m * c.n, o.acc)).empty()) return ImplOutput::failed(e);
+    if (const st::TensorInfo* t = h.find("x_scale")) {
+      if (t->dtype != st::Dtype::F32 || numel(*t) != c.m)
+        return ImplOutput::failed("protocol: 'x_scale' must be F32 [M]");
+      auto v = gemm::read_floats(*f, *t, "x_scale");
+      if (!v.ok()) return ImplOutput::failed("protocol: " + v.error().message);
+      o.x_scale = std::move(*v);
+    }
+    return o;
+  }
+
+  std::string cmd_, work_;
+  bool keep_;
+  double timeout_;
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  std::string buf_, name_, fatal_;
+  gemm::ActPolicy policy_ = gemm::ActPolicy::F32;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Implementation>> make_command(const std::string& command, const std::string& work_dir,
+                                                     bool keep_outputs, double case_timeout_s) {
+  if (command.empty()) return make_error(ErrorKind::UsageError, {"--command: empty command"});
+  W4A8_TRY(make_dirs(work_dir));
+  auto impl = std::make_unique<CommandImpl>(command, work_dir, keep_outputs, case_timeout_s);
+  impl->start();
+  return std::unique_ptr<Implementation>(std::move(impl));
+}
+
+}  // namespace w4a8::audit

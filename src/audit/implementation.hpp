@@ -1,0 +1,97 @@
+// An implementation under audit: runs one case and returns its output and, when it can, its
+// intermediates. Built-ins (the CPU reference, the CUDA path's host emulation, the CUDA plugin),
+// a kernel plugin library (the C ABI of kernels/w4a8_cuda.h), or an external command speaking the
+// line protocol of docs/audit.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "audit/case_spec.hpp"
+#include "audit/suite.hpp"
+#include "core/result.hpp"
+#include "gemm/numerics.hpp"
+#include "gemm/reference.hpp"
+
+namespace w4a8::audit {
+
+// What one run produced. status Ok: out (and any intermediates) are set. Skip: the implementation
+// does not handle this case (reason says why; e.g. no GPU, a capability it lacks). UpstreamError:
+// the implementation itself raised on a valid case (its own failure, reported as such, never as a
+// mismatch). Failed: the adapter or process broke (crash, protocol violation).
+struct ImplOutput {
+  enum class Status : std::uint8_t { Ok, Skip, UpstreamError, Failed } status = Status::Ok;
+  std::string message;
+  gemm::FloatDtype out_dtype = gemm::FloatDtype::F32;
+  std::vector<float> out;                        // [M, N], values representable in out_dtype
+  std::optional<std::vector<std::int8_t>> w_q;   // [N, K]
+  std::optional<std::vector<std::int8_t>> x_q;   // [M, K]
+  std::optional<std::vector<float>> x_scale;     // [M]
+  std::optional<std::vector<std::int32_t>> acc;  // [M, N]
+  double seconds = 0;                            // wall time of the run as the adapter saw it
+
+  static ImplOutput skip(std::string why) {
+    ImplOutput o;
+    o.status = Status::Skip;
+    o.message = std::move(why);
+    return o;
+  }
+  static ImplOutput upstream(std::string why) {
+    ImplOutput o;
+    o.status = Status::UpstreamError;
+    o.message = std::move(why);
+    return o;
+  }
+  static ImplOutput failed(std::string why) {
+    ImplOutput o;
+    o.status = Status::Failed;
+    o.message = std::move(why);
+    return o;
+  }
+};
+std::string_view status_name(ImplOutput::Status s);  // "ok", "skip", "upstream_error", "failed"
+
+struct CaseInput {
+  const CaseSpec& spec;
+  const CaseData& data;
+  std::string case_path;   // the case file (external commands read it)
+  gemm::ActPolicy policy;  // the activation policy the expected values use
+};
+
+class Implementation {
+ public:
+  virtual ~Implementation() = default;
+  virtual std::string name() const = 0;
+  // Non-empty when the implementation cannot run at all here (every case is then skipped with it).
+  virtual std::string unavailable_reason() const { return ""; }
+  // The activation policy this implementation follows (upstream's eager code: Eager).
+  virtual gemm::ActPolicy natural_policy() const { return gemm::ActPolicy::F32; }
+  virtual ImplOutput run(const CaseInput& in) = 0;
+};
+
+// literal, fast, emulate, cuda. threads: for `fast` (0 = all cores).
+// @return the implementation, or UsageError for an unknown name.
+Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, unsigned threads = 0);
+inline constexpr const char* kBuiltinNames[] = {"literal", "fast", "emulate", "cuda"};
+
+// A shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h).
+// @return the implementation, or UsageError (dlopen/dlsym failure, ABI mismatch).
+Result<std::unique_ptr<Implementation>> make_plugin(const std::string& path);
+
+// An external command (run through /bin/sh -c) speaking the audit line protocol (docs/audit.md).
+// work_dir: where its output files go (created; files removed after reading unless keep).
+// @return the implementation (the process starts on the first case), or UsageError.
+Result<std::unique_ptr<Implementation>> make_command(const std::string& command, const std::string& work_dir,
+                                                     bool keep_outputs, double case_timeout_s);
+
+// The reference's result for a case (the expected values), under the given policy: the one place the
+// audit calls the CPU reference (gemm::gemm_fast, or gemm_literal when auditing `fast` itself;
+// the prepared-layer API once it lands).
+// @return the result, or the reference's operand error.
+Result<gemm::GemmResult> reference_result(const CaseData& d, gemm::FloatDtype out_dtype, gemm::ActPolicy policy,
+                                          bool literal = false, unsigned threads = 0);
+
+}  // namespace w4a8::audit

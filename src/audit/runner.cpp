@@ -1,0 +1,256 @@
+#include "audit/runner.hpp"
+
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include <unistd.h>
+
+#include "audit/atomic_file.hpp"
+#include "json/dump.hpp"
+
+namespace w4a8::audit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+json::Value u(std::uint64_t x) {
+  json::Value v;
+  v.kind = json::Kind::Int;
+  v.text = std::to_string(x);
+  return v;
+}
+json::Value str(std::string s) { return json::Value::from_string(std::move(s)); }
+
+void sanitize(json::Value& v) {
+  if (v.kind == json::Kind::Float && !std::isfinite(v.number))
+    v = json::Value::from_string(std::isnan(v.number) ? "nan" : v.number > 0 ? "inf" : "-inf");
+  for (auto& i : v.items) sanitize(i);
+  for (auto& m : v.members) sanitize(m.second);
+}
+
+std::string absolute(const std::string& p) {
+  char buf[PATH_MAX];
+  return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@,+") ==
+                        std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string strict_json(const json::Value& v) {
+  json::Value c = v;
+  sanitize(c);
+  return json::dump(c);
+}
+
+Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, const RunOptions& opt) {
+  auto man = read_suite(suite_dir);
+  if (!man.ok()) return std::move(man).error();
+  for (const auto& id : opt.only_cases) {
+    bool found = false;
+    for (const auto& c : man->cases) found = found || c.id == id;
+    if (!found) return make_error(ErrorKind::UsageError, {"no case '" + id + "' in " + suite_dir + "/manifest.json"});
+  }
+  AuditRun run;
+  run.suite_dir = absolute(suite_dir);
+  run.grid = man->grid;
+  run.unavailable = impl.unavailable_reason();
+  const gemm::ActPolicy pol = opt.act_policy.value_or(impl.natural_policy());
+  run.impl_name = impl.name();
+  run.policy = policy_name(opt.policy);
+  run.act_policy = pol == gemm::ActPolicy::Eager ? "eager" : "f32";
+  const auto t0 = Clock::now();
+  std::vector<const CaseSpec*> todo;
+  for (const auto& c : man->cases) {
+    bool want = opt.only_cases.empty();
+    for (const auto& id : opt.only_cases) want = want || id == c.id;
+    if (want) todo.push_back(&c);
+  }
+  for (std::size_t i = 0; i < todo.size(); ++i) {
+    const CaseSpec& c = *todo[i];
+    if (opt.progress) std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.1fs", i + 1, todo.size(), c.id.c_str(), since(t0));
+    CaseRecord rec;
+    rec.spec = c;
+    rec.repro = "w4a8check audit check " + shell_quote(run.suite_dir) + " " + opt.repro_impl_args + " --case " + c.id +
+                " --policy " + run.policy + (opt.act_policy ? " --act-policy " + run.act_policy : "") + " --verbose";
+    if (!run.unavailable.empty()) {
+      rec.status = ImplOutput::Status::Skip;
+      rec.message = run.unavailable;
+      ++run.skipped;
+      run.cases.push_back(std::move(rec));
+      continue;
+    }
+    auto data = load_case(suite_dir, *man, c);
+    if (!data.ok()) return std::move(data).error();
+    const auto tr = Clock::now();
+    auto ref = reference_result(*data, c.out_dtype, pol, opt.literal_reference);
+    rec.ref_seconds = since(tr);
+    if (!ref.ok())
+      return make_error(ErrorKind::UsageError, {"reference failed on case " + c.id + ": " + ref.error().message});
+    CaseInput in{c, *data, join_path(run.suite_dir, c.file), pol};
+    ImplOutput out = impl.run(in);
+    rec.impl_seconds = out.seconds;
+    rec.status = out.status;
+    rec.message = out.message;
+    switch (out.status) {
+      case ImplOutput::Status::Ok:
+        rec.verdict = judge(c, *data, *ref, out, pol, opt.policy);
+        if (rec.verdict.overall == Verdict::Fail)
+          ++run.failed;
+        else if (rec.verdict.overall == Verdict::Order)
+          ++run.order;
+        else
+          ++run.exact;
+        break;
+      case ImplOutput::Status::Skip:
+        ++run.skipped;
+        break;
+      case ImplOutput::Status::UpstreamError:
+        ++run.upstream_errors;
+        break;
+      case ImplOutput::Status::Failed:
+        ++run.broken;
+        break;
+    }
+    run.impl_seconds += rec.impl_seconds;
+    run.ref_seconds += rec.ref_seconds;
+    run.cases.push_back(std::move(rec));
+  }
+  if (opt.progress) std::fprintf(stderr, "\r\033[K");
+  run.seconds = since(t0);
+  return run;
+}
+
+int exit_code(const AuditRun& r) { return r.failed || r.upstream_errors || r.broken ? 1 : 0; }
+
+json::Value run_to_json(const AuditRun& r) {
+  json::Value v = json::Value::object();
+  v.set("ok", json::Value::from_bool(exit_code(r) == 0));
+  v.set("implementation", str(r.impl_name));
+  v.set("suite", str(r.suite_dir));
+  v.set("grid", str(r.grid));
+  v.set("policy", str(r.policy));
+  v.set("act_policy", str(r.act_policy));
+  if (!r.unavailable.empty()) v.set("unavailable", str(r.unavailable));
+  json::Value counts = json::Value::object();
+  counts.set("cases", u(r.cases.size()));
+  counts.set("exact", u(r.exact));
+  counts.set("order", u(r.order));
+  counts.set("failed", u(r.failed));
+  counts.set("skipped", u(r.skipped));
+  counts.set("upstream_errors", u(r.upstream_errors));
+  counts.set("broken", u(r.broken));
+  v.set("counts", std::move(counts));
+  v.set("seconds", json::Value::from_float(r.seconds));
+  v.set("impl_seconds", json::Value::from_float(r.impl_seconds));
+  v.set("reference_seconds", json::Value::from_float(r.ref_seconds));
+  json::Value cases = json::Value::array();
+  for (const auto& c : r.cases) {
+    json::Value o = json::Value::object();
+    o.set("id", str(c.spec.id));
+    o.set("describe", str(describe(c.spec)));
+    o.set("covers", str(c.spec.covers));
+    o.set("status", str(std::string(status_name(c.status))));
+    if (!c.message.empty()) o.set("message", str(c.message));
+    if (c.status == ImplOutput::Status::Ok) {
+      o.set("verdict", str(std::string(verdict_name(c.verdict.overall))));
+      if (!c.verdict.first_fail.empty()) o.set("failing_stage", str(c.verdict.first_fail));
+      json::Value stages = json::Value::object();
+      for (int s = 0; s < kStages; ++s) {
+        const StageResult& sr = c.verdict.stages[s];
+        json::Value so = json::Value::object();
+        so.set("verdict", str(std::string(verdict_name(sr.verdict))));
+        if (sr.verdict != Verdict::Absent) {
+          so.set("differing", u(sr.differing));
+          so.set("explained", u(sr.explained));
+          so.set("detail", str(sr.detail));
+        }
+        stages.set(std::string(stage_name(Stage(s))), std::move(so));
+      }
+      o.set("stages", std::move(stages));
+      json::Value ts = json::Value::array();
+      for (const auto& t : c.verdict.tensors) ts.items.push_back(stats_to_json(t));
+      o.set("tensors", std::move(ts));
+      const TensorStats& os = c.verdict.out_vs_ref;
+      if (!os.tiles.empty()) {
+        json::Value tm = json::Value::object();
+        tm.set("tile_m", u(os.tile_m));
+        tm.set("tile_n", u(os.tile_n));
+        tm.set("rows", u(os.tiles_m));
+        tm.set("cols", u(os.tiles_n));
+        json::Value cells = json::Value::array();
+        for (auto t : os.tiles) cells.items.push_back(u(t == kNanUlp ? std::uint64_t(1) << 53 : t));
+        tm.set("max_ulp", std::move(cells));
+        o.set("output_tiles", std::move(tm));
+      }
+    }
+    o.set("impl_seconds", json::Value::from_float(c.impl_seconds));
+    o.set("reference_seconds", json::Value::from_float(c.ref_seconds));
+    o.set("repro", str(c.repro));
+    cases.items.push_back(std::move(o));
+  }
+  v.set("cases", std::move(cases));
+  return v;
+}
+
+std::string run_to_text(const AuditRun& r, bool verbose) {
+  std::string s;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "audit of %s on %s (%s grid), policy %s, activation policy %s\n", r.impl_name.c_str(),
+                r.suite_dir.c_str(), r.grid.c_str(), r.policy.c_str(), r.act_policy.c_str());
+  s += buf;
+  if (!r.unavailable.empty()) s += "SKIPPED: every case: " + r.unavailable + "\n";
+  for (const auto& c : r.cases) {
+    const bool bad = c.status == ImplOutput::Status::UpstreamError || c.status == ImplOutput::Status::Failed ||
+                     (c.status == ImplOutput::Status::Ok && c.verdict.overall == Verdict::Fail);
+    if (!bad && !verbose) continue;
+    if (c.status != ImplOutput::Status::Ok) {
+      if (c.status == ImplOutput::Status::Skip && !r.unavailable.empty() && !verbose) continue;
+      const char* tag = c.status == ImplOutput::Status::Skip            ? "SKIP"
+                        : c.status == ImplOutput::Status::UpstreamError ? "UPSTREAM ERROR"
+                                                                        : "BROKEN";
+      s += std::string(tag) + " " + c.spec.id + ": " + c.message + "\n";
+      continue;
+    }
+    s += (c.verdict.overall == Verdict::Fail    ? "FAIL "
+          : c.verdict.overall == Verdict::Order ? "ORDER "
+                                                : "EXACT ") +
+         c.spec.id;
+    if (!c.verdict.first_fail.empty()) s += "  [stage: " + c.verdict.first_fail + "]";
+    s += "\n";
+    for (int st = 0; st < kStages; ++st) {
+      const StageResult& sr = c.verdict.stages[st];
+      if (sr.verdict == Verdict::Absent) continue;
+      if (!verbose && sr.verdict != Verdict::Fail) continue;
+      s += "  " + std::string(stage_name(Stage(st))) + ": " + std::string(verdict_name(sr.verdict)) + " - " +
+           sr.detail + "\n";
+    }
+    if (bad) s += "  repro: " + c.repro + "\n";
+  }
+  std::snprintf(
+      buf, sizeof buf,
+      "%zu cases: %llu exact, %llu order (explained), %llu failed, %llu skipped, %llu upstream errors, %llu broken "
+      "(%.1f s; implementation %.1f s, reference %.1f s)\n",
+      r.cases.size(), (unsigned long long)r.exact, (unsigned long long)r.order, (unsigned long long)r.failed,
+      (unsigned long long)r.skipped, (unsigned long long)r.upstream_errors, (unsigned long long)r.broken, r.seconds,
+      r.impl_seconds, r.ref_seconds);
+  s += buf;
+  // A run where nothing ran is not a pass: say so plainly (the exit status stays 0).
+  s += exit_code(r) != 0 ? "FAIL\n" : r.exact + r.order == 0 ? "NOTHING RAN (every case skipped)\n" : "PASS\n";
+  return s;
+}
+
+}  // namespace w4a8::audit

@@ -1,0 +1,58 @@
+// Runs an implementation over an audit suite: for each case, the reference (expected values), the
+// implementation, and the verdict; progress on a terminal; results as JSON or text.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "audit/explain.hpp"
+#include "audit/implementation.hpp"
+#include "audit/tensor_compare.hpp"
+#include "json/value.hpp"
+
+namespace w4a8::audit {
+
+struct RunOptions {
+  Policy policy;                              // explained unless told otherwise
+  std::optional<gemm::ActPolicy> act_policy;  // default: the implementation's natural policy
+  bool literal_reference = false;             // expected values from gemm_literal (auditing `fast`)
+  std::vector<std::string> only_cases;        // ids; empty = all
+  std::string repro_impl_args;                // e.g. "--impl fast", "--kernel /x.so" (for repro lines)
+  bool progress = false;                      // a progress line on stderr
+};
+
+struct CaseRecord {
+  CaseSpec spec;
+  ImplOutput::Status status = ImplOutput::Status::Ok;
+  std::string message;  // skip / error reason
+  CaseVerdict verdict;  // status Ok only
+  double impl_seconds = 0, ref_seconds = 0;
+  std::string repro;  // one command line reproducing this case
+};
+
+struct AuditRun {
+  std::string impl_name, suite_dir, grid, policy, act_policy;
+  std::vector<CaseRecord> cases;
+  std::uint64_t exact = 0, order = 0, failed = 0, skipped = 0, upstream_errors = 0, broken = 0;
+  double seconds = 0, impl_seconds = 0, ref_seconds = 0;
+  std::string unavailable;  // the implementation's reason when it cannot run at all
+};
+
+// @return the run, or read_suite()'s error, or UsageError for an unknown --case id.
+Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, const RunOptions& opt);
+
+// 0: every case that ran passed (exact or order) and nothing broke; 1: a case failed, the
+// implementation raised on a valid case (upstream error) or its adapter broke.
+int exit_code(const AuditRun& r);
+
+json::Value run_to_json(const AuditRun& r);
+std::string run_to_text(const AuditRun& r, bool verbose);
+// JSON text with non-finite numbers as strings ("inf", "-inf", "nan"), so any JSON reader takes it.
+std::string strict_json(const json::Value& v);
+
+// The shell-quoted form of a word ('it''s' style), for repro lines.
+std::string shell_quote(const std::string& s);
+
+}  // namespace w4a8::audit

@@ -1,0 +1,214 @@
+// `w4a8check audit`: kernel correctness audits (docs/audit.md).
+//   audit make  --out DIR [--grid small|standard|full] [--seed S]   write a suite
+//   audit check DIR --impl NAME | --kernel PATH.so | --command CMD   run an implementation over it
+//   audit to-f32 IN OUT                                             BF16/F16 tensors -> F32 (numpy)
+// Exit status: 0 pass, 1 a case failed (or the implementation raised / broke), 2 usage or I/O.
+// Self-contained (its own output and exit handling) so it can be re-wired onto the CLI's reporter.
+#include <CLI/CLI.hpp>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "audit/atomic_file.hpp"
+#include "audit/report_html.hpp"
+#include "audit/runner.hpp"
+#include "audit/suite.hpp"
+#include "audit/tensor_compare.hpp"
+#include "cli/commands.hpp"
+#include "cli/report.hpp"
+#include "gemm/tensor_io.hpp"
+#include "safetensors/reader.hpp"
+#include "safetensors/writer.hpp"
+
+namespace w4a8::cli {
+namespace {
+
+struct MakeArgs {
+  std::string out, grid = "small";
+  std::uint64_t seed = 1;
+  bool list = false;
+};
+
+struct CheckArgs {
+  std::string dir, impl, kernel, command, policy = "explained", act_policy, report, reference, work_dir;
+  std::vector<std::string> cases;
+  bool json = false, verbose = false, keep = false, no_progress = false;
+  unsigned threads = 0;
+  double timeout = 600;
+};
+
+struct ToF32Args {
+  std::string in, out;
+};
+
+void usage(Reporter& report, const std::string& msg) { report.fail(make_error(ErrorKind::UsageError, {msg})); }
+
+void run_make(const MakeArgs& a, Reporter& report) {
+  auto cases = audit::grid_cases(a.grid, a.seed);
+  if (!cases.ok()) return report.fail(cases.error());
+  audit::Manifest m;
+  m.grid = a.grid;
+  m.seed = a.seed;
+  m.cases = std::move(*cases);
+  if (a.list) {
+    for (const auto& c : m.cases) report.out() << c.id << "  " << audit::describe(c) << "\n";
+    report.out() << m.cases.size() << " cases\n";
+    report.succeed();
+    return;
+  }
+  const bool tty = ::isatty(2) != 0;
+  auto progress = [&](std::size_t i, std::size_t n, const std::string& id) {
+    if (tty) std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", i, n, id.c_str());
+  };
+  auto st = audit::write_suite(a.out, m, progress);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (!st.ok()) return report.fail(st.error());
+  std::uint64_t elems = 0;
+  for (const auto& c : m.cases) elems += c.m * c.n * c.k;
+  report.out() << "wrote " << m.cases.size() << " cases (" << a.grid << " grid, seed " << a.seed << ", " << elems
+          << " multiply-adds in all) to " << a.out << "\n";
+  report.succeed();
+}
+
+void run_check(const CheckArgs& a, Reporter& report) {
+  const int sources = !a.impl.empty() + !a.kernel.empty() + !a.command.empty();
+  if (sources != 1) return usage(report, "audit check: give exactly one of --impl, --kernel, --command");
+  auto policy = audit::parse_policy(a.policy);
+  if (!policy.ok()) return report.fail(policy.error());
+  audit::RunOptions opt;
+  opt.policy = *policy;
+  opt.only_cases = a.cases;
+  opt.progress = !a.no_progress && !a.json && ::isatty(2) != 0;
+  if (a.act_policy == "eager")
+    opt.act_policy = gemm::ActPolicy::Eager;
+  else if (a.act_policy == "f32")
+    opt.act_policy = gemm::ActPolicy::F32;
+  // Auditing `fast` against itself would prove nothing: its expected values come from `literal`.
+  opt.literal_reference = a.reference.empty() ? a.impl == "fast" : a.reference == "literal";
+  Result<std::unique_ptr<audit::Implementation>> impl = make_error(ErrorKind::UsageError, {"no implementation"});
+  if (!a.impl.empty()) {
+    impl = audit::make_builtin(a.impl, a.threads);
+    opt.repro_impl_args = "--impl " + a.impl;
+  } else if (!a.kernel.empty()) {
+    impl = audit::make_plugin(a.kernel);
+    char abs[4096];
+    opt.repro_impl_args =
+        "--kernel " + audit::shell_quote(::realpath(a.kernel.c_str(), abs) ? std::string(abs) : a.kernel);
+  } else {
+    std::string work = a.work_dir;
+    if (work.empty()) {
+      char tmpl[] = "/tmp/w4a8check-audit-XXXXXX";
+      if (!::mkdtemp(tmpl)) return usage(report, "cannot create a work directory in /tmp");
+      work = tmpl;
+    }
+    impl = audit::make_command(a.command, work, a.keep, a.timeout);
+    opt.repro_impl_args = "--command " + audit::shell_quote(a.command);
+  }
+  if (!impl.ok()) return report.fail(impl.error());
+  auto run = audit::run_audit(a.dir, **impl, opt);
+  if (!run.ok()) return report.fail(run.error());
+  if (!a.report.empty()) {
+    auto w = audit::write_report(a.report, *run);
+    if (!w.ok()) return report.fail(w.error());
+    if (!a.json) report.err() << "report: " << *w << "\n";
+  }
+  if (a.json)
+    report.out() << audit::strict_json(audit::run_to_json(*run)) << "\n";
+  else
+    report.out() << audit::run_to_text(*run, a.verbose);
+  report.verdict(audit::exit_code(*run) == 0);
+}
+
+void run_to_f32(const ToF32Args& a, Reporter& report) {
+  if (audit::same_file(a.in, a.out)) return usage(report, "to-f32: OUT must not be IN");
+  auto f = st::File::open(a.in);
+  if (!f.ok()) return report.fail(f.error());
+  std::vector<st::TensorSpec> t;
+  for (const auto& ti : f->header().tensors) {
+    gemm::FloatDtype d;
+    if (gemm::float_dtype_of(ti.dtype, d) && d != gemm::FloatDtype::F32) {
+      auto v = gemm::read_floats(*f, ti, ti.name);
+      if (!v.ok()) return report.fail(v.error());
+      t.push_back(gemm::float_tensor(ti.name, gemm::FloatDtype::F32, ti.shape, *v));  // exact widening
+    } else {
+      auto bytes = f->data(ti);
+      t.push_back({ti.name, ti.dtype, ti.shape, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
+    }
+  }
+  st::WriteOptions wo;
+  if (f->header().has_metadata) wo.metadata = f->header().metadata;
+  auto bytes = st::serialize(t, wo);
+  if (!bytes.ok()) return report.fail(bytes.error());
+  auto w = audit::write_file_atomic(a.out, *bytes);
+  if (!w.ok()) return report.fail(w.error());
+  report.out() << "wrote " << t.size() << " tensors (BF16/F16 widened to F32) to " << a.out << "\n";
+  report.succeed();
+}
+
+}  // namespace
+
+void add_audit_command(CLI::App& app, Reporter& report) {
+  CLI::App* audit = app.add_subcommand(
+      "audit",
+      "Kernel correctness audits: write a suite of W4A8 cases, run any implementation over it (built-in,\n"
+      "kernel plugin library, external command) and judge it stage by stage (docs/audit.md).");
+  audit->require_subcommand(1);
+
+  auto mk = std::make_shared<MakeArgs>();
+  CLI::App* make =
+      audit->add_subcommand("make", "Write an audit suite: case files (layer + activations) and manifest.json.");
+  make->add_option("--out", mk->out, "directory to create (must not already hold a suite)");
+  make->add_option("--grid", mk->grid, "small (CI, seconds), standard (< 1 min through fast), full (long)")
+      ->check(CLI::IsMember({"small", "standard", "full"}))
+      ->capture_default_str();
+  make->add_option("--seed", mk->seed, "seed of every case's data")->capture_default_str();
+  make->add_flag("--list", mk->list, "print the grid's cases instead of writing them");
+  make->callback([mk, &report] {
+    if (mk->out.empty() && !mk->list) return usage(report, "audit make: --out DIR is required");
+    run_make(*mk, report);
+  });
+
+  auto ck = std::make_shared<CheckArgs>();
+  CLI::App* check =
+      audit->add_subcommand("check",
+                            "Run an implementation over a suite and compare it with the CPU reference.\n"
+                            "Exit status: 0 pass, 1 a case failed or the implementation raised/broke, 2 usage or I/O.");
+  check->add_option("suite", ck->dir, "suite directory (from `audit make`)")->required();
+  check->add_option("--impl", ck->impl, "built-in: literal, fast, emulate, cuda")
+      ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}));
+  check->add_option("--kernel", ck->kernel, "shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h)");
+  check->add_option("--command", ck->command, "external command speaking the audit line protocol (docs/audit.md)");
+  check->add_option("--policy", ck->policy, "exact | ulp:N | rel:X | explained[:N]")->capture_default_str();
+  check
+      ->add_option("--act-policy", ck->act_policy,
+                   "activation policy of the expected values (default: the implementation's)")
+      ->check(CLI::IsMember({"f32", "eager"}));
+  check->add_option("--reference", ck->reference, "fast or literal (default: fast; literal when auditing --impl fast)")
+      ->check(CLI::IsMember({"fast", "literal"}));
+  check->add_option("--case", ck->cases, "only these case ids (repeatable)");
+  check->add_option("--report", ck->report, "write a self-contained HTML report (index.html) and results.json here");
+  check->add_option("--threads", ck->threads, "threads for --impl fast (0 = all cores)")->capture_default_str();
+  check->add_option("--work-dir", ck->work_dir, "--command: where its outputs go (default: a new /tmp dir)");
+  check->add_flag("--keep-outputs", ck->keep, "--command: keep its output files");
+  check->add_option("--timeout", ck->timeout, "--command: seconds per case")->capture_default_str();
+  check->add_flag("--json", ck->json, "print the results as JSON");
+  check->add_flag("--verbose", ck->verbose, "list every case and stage, not only failures");
+  check->add_flag("--no-progress", ck->no_progress, "no progress line even on a terminal");
+  check->callback([ck, &report] { run_check(*ck, report); });
+
+  auto tf = std::make_shared<ToF32Args>();
+  CLI::App* to_f32 =
+      audit->add_subcommand("to-f32", "Copy a safetensors file with BF16/F16 tensors widened to F32 (for numpy).");
+  to_f32->add_option("in", tf->in, "input file")->required();
+  to_f32->add_option("out", tf->out, "output file (written atomically)")->required();
+  to_f32->callback([tf, &report] { run_to_f32(*tf, report); });
+}
+
+}  // namespace w4a8::cli

@@ -1,0 +1,380 @@
+// End to end through the w4a8check binary: suites, the built-ins, the C test plugins (one correct,
+// three deliberately broken: each must fail at its stage), the external-command protocol, the
+// comfy-kitchen adapter (when its venv exists), compare, to-f32 (checked by numpy), and the HTML
+// report rendered in headless Chromium (when installed).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../cli/run_cli.hpp"
+#include "audit/atomic_file.hpp"
+#include "json/parse.hpp"
+#include "safetensors/writer.hpp"
+
+namespace w4a8::audit {
+namespace {
+
+using testing::run_cli;
+using testing::run_command;
+
+const std::string kPlugins = W4A8_AUDIT_PLUGIN_DIR;
+
+// Temp directories of this process, removed when it exits.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    for (const auto& d : dirs) std::filesystem::remove_all(d);
+  }
+};
+std::string temp_dir() {
+  static TempDirs all;
+  char t[] = "/tmp/w4a8-audit-cli-XXXXXX";
+  all.dirs.push_back(::mkdtemp(t));
+  return all.dirs.back();
+}
+
+// One small suite shared by the tests of this binary.
+const std::string& small_suite() {
+  static const std::string dir = [] {
+    std::string d = temp_dir() + "/small";
+    auto r = run_cli("audit make --out " + d + " --grid small --seed 5 2>&1");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    return d;
+  }();
+  return dir;
+}
+
+json::Value check_json(const std::string& args, int want_rc) {
+  auto r = run_cli("audit check " + small_suite() + " " + args + " --json");
+  if (want_rc >= 0) {
+    EXPECT_EQ(r.rc, want_rc) << args << "\n" << r.out.substr(0, 4000);
+  }
+  auto p = json::loads_str(r.out);
+  EXPECT_TRUE(p.ok()) << r.out.substr(0, 2000);
+  return p.ok() ? *p : json::Value{};
+}
+std::uint64_t count(const json::Value& v, const char* key) { return std::stoull(v.get("counts")->get(key)->text); }
+std::string sget(const json::Value& v, const char* key) {
+  const json::Value* x = v.get(key);
+  return x && x->is_string() ? x->text : "";
+}
+
+TEST(AuditMake, WritesAndNeverOverwrites) {
+  const std::string d = small_suite();
+  EXPECT_TRUE(path_exists(d + "/manifest.json"));
+  auto again = run_cli("audit make --out " + d + " --grid small 2>&1");
+  EXPECT_EQ(again.rc, 2);
+  EXPECT_NE(again.out.find("already holds"), std::string::npos);
+  EXPECT_EQ(run_cli("audit make --out /tmp/x --grid nope 2>&1").rc, 2);
+}
+
+TEST(AuditCheck, BuiltinsPass) {
+  for (const char* impl : {"fast", "emulate", "literal"}) {
+    auto v = check_json(std::string("--impl ") + impl, 0);
+    EXPECT_EQ(count(v, "failed"), 0u) << impl;
+    EXPECT_EQ(count(v, "exact"), count(v, "cases")) << impl;  // same order as the reference: bit-exact
+  }
+}
+
+TEST(AuditCheck, CudaSkipsVisiblyWithoutAGpu) {
+  if (std::getenv("W4A8_CUDA_PLUGIN")) GTEST_SKIP() << "a CUDA plugin is configured";
+  auto r = run_cli("audit check " + small_suite() + " --impl cuda");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("SKIPPED: every case"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NOTHING RAN"), std::string::npos) << r.out;
+  auto v = check_json("--impl cuda", 0);
+  EXPECT_EQ(count(v, "skipped"), count(v, "cases"));
+  EXPECT_EQ(count(v, "exact") + count(v, "order"), 0u);
+  EXPECT_NE(sget(v, "unavailable").find("CUDA"), std::string::npos);
+}
+
+TEST(AuditCheck, CorrectCPluginPasses) {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_correct.so", 0);
+  EXPECT_EQ(count(v, "failed"), 0u);
+  EXPECT_EQ(count(v, "broken") + count(v, "upstream_errors"), 0u);
+  EXPECT_GT(count(v, "exact") + count(v, "order"), 0u);
+  EXPECT_GT(count(v, "skipped"), 0u);  // the correction-path cases: the plugin lacks the capability
+}
+
+// The loader's CUDA_DEVICE path (buffers through the plugin's alloc/copy) on a fake device.
+TEST(AuditCheck, DevicePluginPathOnAFakeDevice) {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_fake_device.so", 0);
+  EXPECT_EQ(count(v, "failed") + count(v, "broken") + count(v, "upstream_errors"), 0u);
+  EXPECT_GT(count(v, "exact") + count(v, "order"), 0u);
+  auto none = check_json("--kernel " + kPlugins + "/audit_plugin_fake_device_none.so", 0);
+  EXPECT_EQ(count(none, "skipped"), count(none, "cases"));
+  EXPECT_NE(sget(none, "unavailable").find("no CUDA device"), std::string::npos);
+}
+
+// Every failing case fails at `stage`; cases fail where `should_fail` says 1, pass where it says 0
+// (-1: either, e.g. outputs saturated to +-inf or ~1e30 that absorb the bug).
+void expect_broken(const std::string& variant, const std::string& stage, int (*should_fail)(const json::Value& c)) {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_" + variant + ".so", 1);
+  std::uint64_t failed = 0;
+  for (const auto& c : v.get("cases")->items) {
+    if (sget(c, "status") != "ok") continue;
+    const bool failing = sget(c, "verdict") == "fail";
+    if (const int want = should_fail(c); want >= 0) {
+      EXPECT_EQ(failing, want == 1) << variant << " " << sget(c, "id");
+    }
+    if (failing) {
+      ++failed;
+      EXPECT_EQ(sget(c, "failing_stage"), stage) << variant << " " << sget(c, "id");
+      EXPECT_NE(sget(c, "repro").find("--case " + sget(c, "id")), std::string::npos);
+    }
+  }
+  EXPECT_GT(failed, 0u) << variant;
+  EXPECT_EQ(failed, count(v, "failed"));
+}
+
+std::uint64_t entry(const json::Value& c, const char* dim) {
+  // "M=13 N=48 ..." in describe
+  const std::string d = sget(c, "describe");
+  const std::string key = std::string(dim) + "=";
+  return std::stoull(d.substr(d.find(key) + key.size()));
+}
+bool has_bias(const json::Value& c) { return sget(c, "describe").find(" bias=") != std::string::npos; }
+// Skips the comfy-kitchen tests where they cannot run or would only repeat the plain build's run.
+bool ck_unavailable(std::string& why) {
+#ifdef W4A8_SANITIZED
+  why = "sanitizer build: the comfy-kitchen adapter tests run in the plain build (torch import time)";
+  return true;
+#endif
+  const std::string py = W4A8_CK_PYTHON;
+  if (py.empty() || !path_exists(py) || run_command(py + " -c 'import torch, comfy_kitchen' 2>/dev/null").rc != 0) {
+    why = "no Python with torch + comfy-kitchen at '" + py + "' (set W4A8_CK_PYTHON): adapter not checked";
+    return true;
+  }
+  return false;
+}
+
+bool kind_is(const json::Value& c, const char* kind) {
+  return sget(c, "id").find(std::string("_") + kind) != std::string::npos;
+}
+
+TEST(AuditCheck, BrokenNibbleOrderFailsAtDecode) {
+  expect_broken("nibble_order", "decode", [](const json::Value&) { return 1; });
+}
+TEST(AuditCheck, BrokenEpilogueFailsAtEpilogue) {
+  // Reading s_channel[n + 1] changes the outputs of every case with N > 1, unless they are all zero
+  // or saturated.
+  expect_broken("epilogue_off_by_one", "epilogue", [](const json::Value& c) {
+    return entry(c, "N") == 1 ? 0 : kind_is(c, "zero_rows") || kind_is(c, "saturate") ? -1 : 1;
+  });
+}
+TEST(AuditCheck, DroppedBiasFailsAtEpilogueOnlyForMGreaterThanOne) {
+  expect_broken("drop_bias_m_gt_1", "epilogue", [](const json::Value& c) {
+    if (!has_bias(c) || entry(c, "M") == 1) return 0;
+    return kind_is(c, "saturate") ? -1 : 1;  // |out| ~ 1e30 can absorb a bias of ~1e3
+  });
+}
+
+TEST(AuditCheck, ReportNamesTheStage) {
+  const std::string rep = temp_dir() + "/report";
+  auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins +
+                   "/audit_plugin_nibble_order.so --report " + rep + " 2>&1");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("[stage: decode]"), std::string::npos) << r.out.substr(0, 2000);
+  auto html = read_text(rep + "/index.html");
+  ASSERT_TRUE(html.ok());
+  EXPECT_NE(html->find("\"failing_stage\": \"decode\""), std::string::npos);
+  EXPECT_EQ(html->find("http://"), html->find("http://www.w3.org/2000/svg"));  // no other URL: self-contained
+  EXPECT_EQ(html->find("https://"), std::string::npos);
+  EXPECT_EQ(html->find("<script src"), std::string::npos);
+}
+
+// The page is drawn by its inline script: after it ran, the DOM holds the SVG plots.
+TEST(AuditReport, RendersInHeadlessChromium) {
+  const std::string chromium = W4A8_CHROMIUM;
+  if (chromium.empty() || chromium.find("NOTFOUND") != std::string::npos || !path_exists(chromium))
+    GTEST_SKIP() << "chromium not installed (Debian package `chromium`): report rendering not checked";
+  const std::string rep = temp_dir() + "/report";
+  auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins +
+                   "/audit_plugin_epilogue_off_by_one.so --report " + rep + " >/dev/null 2>&1");
+  ASSERT_EQ(r.rc, 1);
+  auto dom =
+      run_command(chromium + " --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 --dump-dom file://" +
+                  rep + "/index.html 2>/dev/null");
+  ASSERT_EQ(dom.rc, 0);
+  const auto at = dom.out.find("data-plots=\"");
+  ASSERT_NE(at, std::string::npos) << dom.out.substr(0, 500);
+  const int plots = std::atoi(dom.out.c_str() + at + 12);
+  EXPECT_GE(plots, 4) << "plots drawn";
+  auto occurrences = [&](const std::string& s) {
+    std::size_t n = 0;
+    for (auto p = dom.out.find(s); p != std::string::npos; p = dom.out.find(s, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_GE(occurrences("data-kind=\"heatmap\""), 1u);
+  EXPECT_GE(occurrences("data-kind=\"histogram\""), 2u);
+  EXPECT_GE(occurrences("<rect"), 50u);  // heat cells and bars exist, with content
+  EXPECT_GE(occurrences("class=\"st fail\""), 1u);
+  EXPECT_NE(dom.out.find("epilogue"), std::string::npos);
+}
+
+TEST(AuditCommand, ProtocolOkIsExact) {
+  const std::string cmd = "--command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
+                          "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + "'";
+  auto v = check_json(cmd, 0);
+  EXPECT_EQ(count(v, "exact"), count(v, "cases"));
+  EXPECT_EQ(sget(v, "implementation"), "via-gemm-ok");
+}
+
+TEST(AuditCommand, MisbehavingCommandsAreReportedAsSuch) {
+  auto cmd = [](const char* mode) {
+    return "--timeout 60 --command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
+           "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + " --mode " + mode + "'";
+  };
+  auto skip = check_json(cmd("skip"), 0);
+  EXPECT_EQ(count(skip, "skipped"), count(skip, "cases"));
+  auto err = check_json(cmd("error"), 1);
+  EXPECT_EQ(count(err, "upstream_errors"), count(err, "cases"));
+  EXPECT_EQ(count(err, "failed"), 0u);
+  for (const char* mode : {"crash", "garbage", "no-hello"}) {
+    auto v = check_json(cmd(mode), 1);
+    EXPECT_EQ(count(v, "broken"), count(v, "cases")) << mode;
+  }
+}
+
+// comfy-kitchen's eager backend on the CPU through tools/audit/ck_adapter.py (the oracle runs only
+// at test time, from the venv ci/ or the developer built).
+TEST(AuditCommand, ComfyKitchenEagerAdapter) {
+  const std::string py = W4A8_CK_PYTHON;
+  if (std::string why; ck_unavailable(why)) GTEST_SKIP() << why;
+  // Every case with intermediates; the first six again through the outputs-only path (the one the
+  // CUDA backend takes), which the audit judges by its tie bound.
+  std::string first6;
+  {
+    auto ids = run_command("ls " + small_suite() + "/cases | head -6 | sed 's/.safetensors$//'");
+    std::istringstream in(ids.out);
+    for (std::string id; std::getline(in, id);) first6 += " --case " + id;
+  }
+  for (const char* extra : {"", " --outputs-only"}) {
+    auto v = check_json((std::string(extra).empty() ? "" : first6) + " --command '" + py + " " + W4A8_SOURCE_ROOT +
+                            "/tools/audit/ck_adapter.py --backend eager" + extra + "'",
+                        -1);
+    EXPECT_EQ(count(v, "failed"), 0u) << extra;
+    EXPECT_EQ(count(v, "broken"), 0u) << extra;
+    EXPECT_GT(count(v, "exact") + count(v, "order"), count(v, "cases") / 2) << extra;
+    for (const auto& c : v.get("cases")->items) {
+      if (sget(c, "status") == "upstream_error") {
+        EXPECT_NE(sget(c, "message").find("Error"), std::string::npos);
+      }
+      if (sget(c, "status") != "ok" || std::string(extra) != "") continue;
+      EXPECT_EQ(sget(*c.get("stages")->get("decode"), "verdict"), "exact") << sget(c, "id");  // w_q bit-exact
+    }
+  }
+}
+
+TEST(AuditCommand, CkAdapterCudaBackendSkipsWithoutGpu) {
+  const std::string py = W4A8_CK_PYTHON;
+  if (std::string why; ck_unavailable(why)) GTEST_SKIP() << why;
+  if (run_command(py + " -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null").rc == 0)
+    GTEST_SKIP() << "a GPU is visible: run ci/gpu-check.sh instead";
+  auto v = check_json("--case " + std::string("0000_m1_n16_k16_g16_r16_uni_bf32_xf32_of32_random") + " --command '" +
+                          py + " " + W4A8_SOURCE_ROOT + "/tools/audit/ck_adapter.py --backend cuda'",
+                      0);
+  EXPECT_EQ(count(v, "skipped"), 1u);
+}
+
+// ---- compare ----
+
+std::string write_file(const std::string& dir, const std::string& name, std::vector<st::TensorSpec> t) {
+  auto b = st::serialize(t);
+  EXPECT_TRUE(b.ok());
+  const std::string p = dir + "/" + name;
+  EXPECT_TRUE(write_file_atomic(p, *b).ok());
+  return p;
+}
+st::TensorSpec f32(const std::string& n, std::vector<std::uint64_t> shape, std::vector<float> v) {
+  std::vector<std::uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return {n, st::Dtype::F32, std::move(shape), std::move(b)};
+}
+st::TensorSpec bf16(const std::string& n, std::vector<std::uint16_t> v) {
+  std::vector<std::uint8_t> b(v.size() * 2);
+  std::memcpy(b.data(), v.data(), b.size());
+  return {n, st::Dtype::BF16, {v.size()}, std::move(b)};
+}
+
+TEST(Compare, PoliciesAndExitCodes) {
+  const std::string d = temp_dir();
+  const float one_up = std::nextafter(2.0f, 3.0f);
+  const auto e = write_file(d, "e.safetensors", {f32("out", {2, 2}, {1, 2, 3, 4}), {"q", st::Dtype::I8, {2}, {1, 2}}});
+  const auto a =
+      write_file(d, "a.safetensors", {f32("out", {2, 2}, {1, one_up, 3, 4}), {"q", st::Dtype::I8, {2}, {1, 2}}});
+  auto r = run_cli("compare " + e + " " + a);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("out  F32 [2, 2]: 1 of 4 differ, max 1 ulp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first at [0, 1]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("q  I8 [2]: equal"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy ulp:1").rc, 0);
+  EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy rel:1e-9").rc, 1);
+  EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy rel:1e-7").rc, 0);
+  EXPECT_EQ(run_cli("compare " + e + " " + e).rc, 0);
+  const auto missing = write_file(d, "m.safetensors", {f32("out", {2, 2}, {1, 2, 3, 4})});
+  auto m = run_cli("compare " + e + " " + missing + " --policy ulp:9");
+  EXPECT_EQ(m.rc, 1);
+  EXPECT_NE(m.out.find("MISSING"), std::string::npos);
+  EXPECT_EQ(run_cli("compare " + e + " /nonexistent 2>/dev/null").rc, 2);
+  EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy bogus 2>/dev/null").rc, 2);
+  EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy explained 2>/dev/null").rc, 2);  // needs --case
+  // BF16 is measured on its own grid: 1.0 (0x3F80) vs 1.0078125 (0x3F81) is 1 ulp.
+  const auto b1 = write_file(d, "b1.safetensors", {bf16("x", {0x3F80, 0x4000})});
+  const auto b2 = write_file(d, "b2.safetensors", {bf16("x", {0x3F81, 0x4000})});
+  auto b = run_cli("compare " + b1 + " " + b2 + " --json");
+  EXPECT_EQ(b.rc, 1);
+  EXPECT_NE(b.out.find("\"max_ulp\": 1,"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("\"actual\": 1.0078125"), std::string::npos) << b.out;
+  EXPECT_EQ(run_cli("compare " + b1 + " " + b2 + " --policy ulp:1").rc, 0);
+}
+
+TEST(Compare, ExplainedAgainstGemmIntermediates) {
+  const std::string d = temp_dir();
+  // A case file of the suite and the reference's intermediates for it.
+  // The first integer-path case of the suite with f32 activations and a bf16 output.
+  auto ls = run_command("ls " + small_suite() + "/cases | grep _xf32_obf16_ | grep -v _corr_ | head -1");
+  ASSERT_FALSE(ls.out.empty()) << "the small grid has no such case";
+  const std::string c = small_suite() + "/cases/" + ls.out.substr(0, ls.out.find('\n'));
+  auto g = run_cli("gemm --checkpoint " + c + " --layer layer --input " + c + " --out " + d +
+                   "/e.safetensors --out-dtype bf16 --intermediates 2>&1");
+  ASSERT_EQ(g.rc, 0) << g.out;
+  auto same = run_cli("compare " + d + "/e.safetensors " + d + "/e.safetensors --policy explained --case " + c);
+  EXPECT_EQ(same.rc, 0) << same.out;
+  EXPECT_NE(same.out.find("decode: exact"), std::string::npos) << same.out;
+  // An output in another dtype than the case's is not explained: it is compared exactly and fails.
+  auto lit = run_cli("gemm --checkpoint " + c + " --layer layer --input " + c + " --out " + d +
+                     "/a.safetensors --out-dtype f32 --impl literal 2>&1");
+  ASSERT_EQ(lit.rc, 0);
+  auto bad = run_cli("compare " + d + "/e.safetensors " + d + "/a.safetensors --policy explained --case " + c);
+  EXPECT_EQ(bad.rc, 1) << bad.out;
+}
+
+TEST(ToF32, NumpyReadsTheWidenedFile) {
+  const std::string d = temp_dir();
+  const auto in = write_file(d, "in.safetensors", {bf16("x", {0x3F80, 0xC0A0, 0x0001, 0x7F80})});
+  auto r = run_cli("audit to-f32 " + in + " " + d + "/out.safetensors");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // numpy decodes the original bf16 bits itself and compares with the F32 file.
+  const std::string py = std::string(W4A8_PYTHON) +
+                         " -c \"import numpy as np, safetensors.numpy as s, struct, json;"
+                         "raw=open('" +
+                         in +
+                         "','rb').read(); n=struct.unpack('<Q',raw[:8])[0]; h=json.loads(raw[8:8+n]);"
+                         "o=h['x']['data_offsets']; b=np.frombuffer(raw[8+n+o[0]:8+n+o[1]],dtype='<u2');"
+                         "want=(b.astype(np.uint32)<<16).view(np.float32); got=s.load_file('" +
+                         d +
+                         "/out.safetensors')['x'];"
+                         "assert got.dtype==np.float32 and np.array_equal(got,want), (got,want); print('numpy ok')\"";
+  auto p = run_command(py + " 2>&1");
+  EXPECT_EQ(p.rc, 0) << p.out;
+  EXPECT_EQ(run_cli("audit to-f32 " + in + " " + in + " 2>/dev/null").rc, 2);  // never overwrite the input
+}
+
+}  // namespace
+}  // namespace w4a8::audit

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""A test implementation for the audit's external-command protocol, using only the standard
+library: each job runs `w4a8check gemm --intermediates` on the case file (so a correct run is
+bit-exact), or misbehaves on purpose with --mode:
+  ok        answer every job correctly
+  skip      answer "skip" for every job
+  error     answer "error" (an upstream failure) for every job
+  crash     exit after the hello line
+  garbage   answer a line that is not JSON
+  no-hello  print nothing and exit
+Usage: via_gemm.py W4A8CHECK [--mode MODE]
+"""
+import json
+import subprocess
+import sys
+
+
+def main():
+    binary = sys.argv[1]
+    mode = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--mode" else "ok"
+    if mode == "no-hello":
+        return
+    print(json.dumps({"protocol": "w4a8check-audit-1", "name": "via-gemm-" + mode, "policy": "f32"}), flush=True)
+    if mode == "crash":
+        return
+    for line in sys.stdin:
+        job = json.loads(line)
+        e = job["entry"]
+        if mode == "skip":
+            print(json.dumps({"status": "skip", "message": "this test command skips everything"}), flush=True)
+            continue
+        if mode == "error":
+            print(json.dumps({"status": "error", "message": "RuntimeError: deliberate"}), flush=True)
+            continue
+        if mode == "garbage":
+            print("this is not json", flush=True)
+            continue
+        r = subprocess.run([binary, "gemm", "--checkpoint", job["case"], "--layer", job["layer_prefix"],
+                            "--input", job["case"], "--input-key", job["input_key"], "--out", job["out"],
+                            "--out-dtype", e["out_dtype"], "--policy", job["policy"], "--impl", "literal",
+                            "--intermediates"], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(json.dumps({"status": "error", "message": r.stdout + r.stderr}), flush=True)
+        else:
+            print(json.dumps({"status": "ok"}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+// The explained policy on implementations built by construction: the reference's own result with
+// one deliberate change each, where the right verdict and stage are known in advance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "audit/explain.hpp"
+#include "audit/suite.hpp"
+
+namespace w4a8::audit {
+namespace {
+
+using gemm::ActPolicy;
+using gemm::FloatDtype;
+
+struct Fixture {
+  CaseSpec c;
+  CaseData d;
+  gemm::GemmResult ref;
+};
+
+Fixture make(DataKind kind, FloatDtype xd, FloatDtype od, bool bias, bool corr = false, std::uint64_t m = 6) {
+  Fixture f;
+  f.c.m = m, f.c.n = 24, f.c.k = 64, f.c.g = 16, f.c.r = 16;
+  f.c.x_dtype = xd, f.c.out_dtype = od, f.c.bias = bias, f.c.correction = corr, f.c.data = kind, f.c.seed = 11;
+  f.c.id = "t";
+  f.d = generate_case(f.c);
+  auto r = reference_result(f.d, od, ActPolicy::F32);
+  EXPECT_TRUE(r.ok());
+  f.ref = std::move(*r);
+  return f;
+}
+
+ImplOutput as_output(const gemm::GemmResult& r, bool intermediates = true) {
+  ImplOutput o;
+  o.out_dtype = r.out_dtype;
+  o.out = r.out;
+  if (intermediates) {
+    o.w_q = r.w_q;
+    if (!r.correction_path) o.x_q = r.x_q, o.x_scale = r.x_scale, o.acc = r.acc;
+  }
+  return o;
+}
+
+// Recomputes acc (row m) and the outputs of row m from the output's own x_q, as a consistent
+// implementation would after quantizing differently.
+void redo_row(const Fixture& f, ImplOutput& o, std::uint64_t m) {
+  const auto N = f.c.n, K = f.c.k;
+  for (std::uint64_t n = 0; n < N; ++n) {
+    std::int64_t s = 0;
+    for (std::uint64_t k = 0; k < K; ++k) s += std::int64_t((*o.x_q)[m * K + k]) * f.ref.w_q[n * K + k];
+    (*o.acc)[m * N + n] = std::int32_t(s);
+    const float pre = gemm::epilogue(std::int32_t(s), (*o.x_scale)[m], f.d.layer.s_channel[n]);
+    o.out[m * N + n] = gemm::finish_output(pre, f.c.out_dtype, f.d.layer.has_bias() ? &f.d.layer.bias[n] : nullptr);
+  }
+}
+
+// (m, k, other) of an element whose exact rotated quotient is within dist of .5 (dist < 0: far).
+bool find_element(const Fixture& f, double lo, double hi, std::uint64_t& m_out, std::uint64_t& k_out, int& other) {
+  for (std::uint64_t m = 0; m < f.c.m; ++m) {
+    auto y = rotate_row_f64(f.d.x.values.data() + m * f.c.k, std::int64_t(f.c.k), f.c.r);
+    for (std::uint64_t k = 0; k < f.c.k; ++k) {
+      const double q = y[k] / f.ref.x_scale[m];
+      const double dist = std::fabs(q - std::floor(q) - 0.5);
+      if (dist >= lo && dist <= hi && std::fabs(q) < 120) {
+        m_out = m, k_out = k;
+        const int mine = f.ref.x_q[m * f.c.k + k];
+        other = mine == int(std::floor(q)) ? mine + 1 : mine - 1;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+const Policy kExplained{Policy::Kind::Explained, 1};
+
+TEST(Explain, IdenticalIsExactEverywhere) {
+  auto f = make(DataKind::Random, FloatDtype::F32, FloatDtype::BF16, true);
+  auto v = judge(f.c, f.d, f.ref, as_output(f.ref), ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.overall, Verdict::Exact);
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(v.stages[s].verdict, Verdict::Exact) << s;
+  EXPECT_EQ(v.stages[4].verdict, Verdict::Absent);
+}
+
+TEST(Explain, TieFlipIsOrderAtQuantize) {
+  auto f = make(DataKind::Ties, FloatDtype::F32, FloatDtype::F32, true);
+  std::uint64_t m, k;
+  int other;
+  ASSERT_TRUE(find_element(f, 0, 0, m, k, other));  // exactly on .5
+  ImplOutput o = as_output(f.ref);
+  (*o.x_q)[m * f.c.k + k] = std::int8_t(other);
+  redo_row(f, o, m);
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.overall, Verdict::Order);
+  EXPECT_EQ(v.stages[int(Stage::Quantize)].verdict, Verdict::Order) << v.stages[1].detail;
+  EXPECT_EQ(v.stages[int(Stage::Accumulate)].verdict, Verdict::Exact);
+  EXPECT_EQ(v.stages[int(Stage::Epilogue)].verdict, Verdict::Exact);
+
+  // The same flip seen through the output alone is still explained (row's tie candidates).
+  ImplOutput only;
+  only.out_dtype = o.out_dtype;
+  only.out = o.out;
+  auto w = judge(f.c, f.d, f.ref, only, ActPolicy::F32, kExplained);
+  EXPECT_EQ(w.stages[int(Stage::Output)].verdict, Verdict::Order) << w.stages[4].detail;
+  EXPECT_EQ(w.overall, Verdict::Order);
+}
+
+TEST(Explain, NonTieFlipFailsAtQuantize) {
+  auto f = make(DataKind::Random, FloatDtype::F32, FloatDtype::F32, false);
+  std::uint64_t m, k;
+  int other;
+  ASSERT_TRUE(find_element(f, 0.3, 0.5, m, k, other));  // quotient near an integer: no tie
+  ImplOutput o = as_output(f.ref);
+  (*o.x_q)[m * f.c.k + k] = std::int8_t(other);
+  redo_row(f, o, m);
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.overall, Verdict::Fail);
+  EXPECT_EQ(v.first_fail, "quantize");
+  EXPECT_EQ(v.stages[int(Stage::Epilogue)].verdict, Verdict::Exact);  // later stages judged on its own data
+
+  ImplOutput only;
+  only.out_dtype = o.out_dtype;
+  only.out = o.out;
+  auto w = judge(f.c, f.d, f.ref, only, ActPolicy::F32, kExplained);
+  EXPECT_EQ(w.first_fail, "output");
+}
+
+TEST(Explain, ScaleOffByMoreThanRoundingFails) {
+  auto f = make(DataKind::Random, FloatDtype::F32, FloatDtype::F32, false);
+  ImplOutput o = as_output(f.ref);
+  (*o.x_scale)[1] *= 1.001f;
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.first_fail, "quantize");
+  ImplOutput p = as_output(f.ref);
+  (*p.x_scale)[1] = std::nextafter((*p.x_scale)[1], 1.0f);  // one ulp: a different rotation order can do that
+  auto w = judge(f.c, f.d, f.ref, p, ActPolicy::F32, kExplained);
+  EXPECT_EQ(w.stages[int(Stage::Quantize)].verdict, Verdict::Order) << w.stages[1].detail;
+}
+
+TEST(Explain, DecodeAndAccumulateErrorsAreNamed) {
+  auto f = make(DataKind::Random, FloatDtype::BF16, FloatDtype::F16, true);
+  ImplOutput o = as_output(f.ref);
+  (*o.w_q)[5] = std::int8_t((*o.w_q)[5] == 3 ? 4 : 3);
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.first_fail, "decode");
+
+  ImplOutput a = as_output(f.ref);
+  (*a.acc)[7] += 1;
+  auto w = judge(f.c, f.d, f.ref, a, ActPolicy::F32, kExplained);
+  EXPECT_EQ(w.first_fail, "accumulate");
+  EXPECT_EQ(w.stages[int(Stage::Decode)].verdict, Verdict::Exact);
+}
+
+TEST(Explain, EpilogueOneUlpIsOrderMoreIsWrong) {
+  auto f = make(DataKind::Random, FloatDtype::F32, FloatDtype::BF16, false);
+  std::uint64_t i = 0;
+  while (f.ref.out[i] == 0) ++i;
+  ImplOutput o = as_output(f.ref);
+  const float v0 = o.out[i];
+  o.out[i] = gemm::bf16_to_f32(std::uint16_t(gemm::f32_to_bf16_rne(v0) + 1));  // next bf16 away from zero
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.stages[int(Stage::Epilogue)].verdict, Verdict::Order) << v.stages[3].detail;
+  o.out[i] = gemm::bf16_to_f32(std::uint16_t(gemm::f32_to_bf16_rne(v0) + 4));
+  auto w = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(w.first_fail, "epilogue");
+  // ulp:4 accepts what explained rejects; exact rejects it.
+  auto u = judge(f.c, f.d, f.ref, o, ActPolicy::F32, *parse_policy("ulp:4"));
+  EXPECT_NE(u.overall, Verdict::Fail);
+  auto e = judge(f.c, f.d, f.ref, o, ActPolicy::F32, *parse_policy("exact"));
+  EXPECT_EQ(e.first_fail, "output");
+}
+
+TEST(Explain, DroppedBiasFailsOutputsOnly) {
+  auto f = make(DataKind::Random, FloatDtype::F32, FloatDtype::F32, true);
+  ImplOutput o;
+  o.out_dtype = f.ref.out_dtype;
+  o.out = f.ref.out;
+  for (std::uint64_t n = 0; n < f.c.n; ++n)
+    o.out[f.c.n + n] = gemm::finish_output(
+        gemm::epilogue(f.ref.acc[f.c.n + n], f.ref.x_scale[1], f.d.layer.s_channel[n]), f.c.out_dtype, nullptr);
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.first_fail, "output");
+}
+
+TEST(Explain, CorrectionPathBound) {
+  auto f = make(DataKind::Random, FloatDtype::BF16, FloatDtype::F32, true, true);
+  ASSERT_TRUE(f.ref.correction_path);
+  ImplOutput o = as_output(f.ref);
+  std::uint64_t i = 0;
+  while (f.ref.out[i] == 0) ++i;
+  o.out[i] = std::nextafter(o.out[i], 1e30f);
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.stages[int(Stage::Output)].verdict, Verdict::Order) << v.stages[4].detail;
+  o.out[i] *= 1.5f;
+  auto w = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(w.first_fail, "output");
+}
+
+}  // namespace
+}  // namespace w4a8::audit

@@ -1,0 +1,198 @@
+// Suites: grids cover the contract edges, every case is a legal layer, data is deterministic, the
+// adversarial kinds really hold what they claim (checked with the reference's intermediates and by
+// direct arithmetic), and the directory round-trips and is never overwritten.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "audit/atomic_file.hpp"
+#include "audit/implementation.hpp"
+#include "audit/suite.hpp"
+#include "gemm/operands.hpp"
+#include "gemm/reference.hpp"
+
+namespace w4a8::audit {
+namespace {
+
+// Temp directories of this process, removed when it exits.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    for (const auto& d : dirs) std::filesystem::remove_all(d);
+  }
+};
+std::string temp_dir() {
+  static TempDirs all;
+  char t[] = "/tmp/w4a8-audit-suite-XXXXXX";
+  all.dirs.push_back(::mkdtemp(t));
+  return all.dirs.back();
+}
+
+TEST(Grid, SmallAndStandardCoverTheEdges) {
+  for (const char* g : {"small", "standard"}) {
+    auto cases = grid_cases(g, 1);
+    ASSERT_TRUE(cases.ok());
+    std::set<std::uint64_t> ms;
+    std::set<std::int64_t> gs, rs;
+    std::set<int> kinds, xd, od, bd;
+    bool codebook = false, uniform = false, corr = false, bias = false, npow2_k = false, big_nk = false;
+    std::set<std::string> ids;
+    for (const auto& c : *cases) {
+      EXPECT_TRUE(ids.insert(c.id).second) << c.id;
+      ms.insert(c.m), gs.insert(c.g), rs.insert(c.r), kinds.insert(int(c.data));
+      xd.insert(int(c.x_dtype)), od.insert(int(c.out_dtype));
+      if (c.bias) bd.insert(int(c.bias_dtype)), bias = true;
+      (c.codebook ? codebook : uniform) = true;
+      corr = corr || c.correction;
+      npow2_k = npow2_k || (c.k & (c.k - 1)) != 0;
+      big_nk = big_nk || c.k >= 8192 || c.n >= 8192;
+      // The kernel contract, by hand.
+      EXPECT_EQ(c.k % 16, 0u) << c.id;
+      EXPECT_EQ(c.k % std::uint64_t(c.g), 0u) << c.id;
+      EXPECT_EQ(c.k % std::uint64_t(c.r), 0u) << c.id;
+      EXPECT_TRUE(c.g >= 4 && (16 % c.g == 0 || c.g % 16 == 0)) << c.id;
+    }
+    EXPECT_EQ(kinds.size(), 5u) << g;
+    EXPECT_EQ(xd.size(), 3u) << g;
+    EXPECT_EQ(od.size(), 3u) << g;
+    EXPECT_EQ(bd.size(), 3u) << g;
+    EXPECT_TRUE(codebook && uniform && corr && bias && npow2_k) << g;
+    EXPECT_GE(gs.size(), 6u) << g;
+    EXPECT_GE(rs.size(), 5u) << g;
+    if (std::string(g) == "standard") {
+      for (std::uint64_t m : {1, 7, 8, 13, 16, 17, 33, 128, 129, 257, 4096}) EXPECT_TRUE(ms.count(m)) << "M=" << m;
+      EXPECT_TRUE(big_nk);
+    }
+  }
+  EXPECT_FALSE(grid_cases("huge", 1).ok());
+}
+
+TEST(Generate, LegalAndDeterministic) {
+  auto cases = grid_cases("small", 7);
+  ASSERT_TRUE(cases.ok());
+  for (const auto& c : *cases) {
+    CaseData a = generate_case(c), b = generate_case(c);
+    ASSERT_TRUE(gemm::validate_call(a.layer, a.x).ok()) << c.id;
+    ASSERT_TRUE(gemm::check_decodable(a.layer).ok()) << c.id;
+    EXPECT_EQ(a.layer.weight, b.layer.weight);
+    EXPECT_EQ(a.layer.s_rel, b.layer.s_rel);
+    EXPECT_EQ(a.x.values, b.x.values);
+    for (float v : a.x.values)
+      ASSERT_EQ(v, gemm::round_to(c.x_dtype, v)) << "activation not representable in its dtype";
+  }
+  // Another seed gives other data.
+  auto other = grid_cases("small", 8);
+  EXPECT_NE(generate_case((*cases)[3]).x.values, generate_case((*other)[3]).x.values);
+}
+
+// The adversarial kinds hold what they claim, checked on the reference's intermediates.
+TEST(Generate, AdversarialKindsHoldWhatTheyClaim) {
+  auto cases = grid_cases("standard", 1);
+  ASSERT_TRUE(cases.ok());
+  int ties_checked = 0, large_checked = 0, zero_checked = 0, sat_checked = 0;
+  for (const auto& c : *cases) {
+    if (c.correction || c.m * c.n * c.k > (1u << 24)) continue;
+    CaseData d = generate_case(c);
+    auto r = reference_result(d, c.out_dtype, gemm::ActPolicy::F32);
+    ASSERT_TRUE(r.ok()) << c.id;
+    switch (c.data) {
+      case DataKind::Ties: {
+        if (c.r > 1024) break;
+        // Row 0 is a tie row: its scale is a power of two and every quotient x_rot / scale is exactly
+        // on .5 (the rotation of the row's exact values, computed here in double).
+        const float s = r->x_scale[0];
+        int e;
+        ASSERT_EQ(std::frexp(s, &e), 0.5f) << c.id << ": scale not a power of two";
+        std::vector<double> row(d.x.values.begin(), d.x.values.begin() + std::ptrdiff_t(c.k));
+        int on_half = 0;
+        for (std::uint64_t b = 0; b < c.k; b += std::uint64_t(c.r))
+          for (std::int64_t j = 0; j < c.r; ++j) {
+            double y = 0;
+            for (std::int64_t i = 0; i < c.r; ++i) y += gemm::hadamard_sign(c.r, i, j) * row[b + std::uint64_t(i)];
+            const double q = y / std::sqrt(double(c.r)) / s;
+            if (std::fabs(q - std::floor(q) - 0.5) == 0) {
+              ++on_half;
+              EXPECT_EQ(r->x_q[b + std::uint64_t(j)] % 2, 0) << c.id << ": a .5 tie not rounded to even";
+            }
+          }
+        EXPECT_GT(on_half, 0) << c.id;
+        ++ties_checked;
+        break;
+      }
+      case DataKind::LargeAcc: {
+        std::int64_t mx = 0;
+        for (auto a : r->acc) mx = std::max<std::int64_t>(mx, std::abs(std::int64_t(a)));
+        EXPECT_GT(mx, 1 << 24) << c.id;
+        ++large_checked;
+        break;
+      }
+      case DataKind::ZeroRows: {
+        if (c.m < 2) break;
+        EXPECT_EQ(r->x_scale[0], 1e-30f) << c.id;  // row 0 is all zero: the scale floor
+        ++zero_checked;
+        break;
+      }
+      case DataKind::Saturate: {
+        int clamped = 0;
+        for (auto w : r->w_q) clamped += (w == 127 || w == -127);
+        EXPECT_GT(clamped, int(r->w_q.size() / 2)) << c.id;
+        ++sat_checked;
+        break;
+      }
+      case DataKind::Random:
+        break;
+    }
+  }
+  EXPECT_GT(ties_checked, 2);
+  EXPECT_GT(large_checked, 2);
+  EXPECT_GT(zero_checked, 2);
+  EXPECT_GT(sat_checked, 2);
+}
+
+TEST(SuiteDir, RoundTripAndNoOverwrite) {
+  const std::string dir = temp_dir() + "/suite";
+  auto cases = grid_cases("small", 3);
+  ASSERT_TRUE(cases.ok());
+  Manifest m;
+  m.grid = "small", m.seed = 3, m.cases = *cases;
+  ASSERT_TRUE(write_suite(dir, m).ok());
+  auto back = read_suite(dir);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->cases.size(), m.cases.size());
+  for (std::size_t i = 0; i < m.cases.size(); ++i) {
+    const auto& c = back->cases[i];
+    EXPECT_EQ(c.id, m.cases[i].id);
+    EXPECT_EQ(describe(c), describe(m.cases[i]));
+    auto d = load_case(dir, *back, c);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    CaseData g = generate_case(c);
+    EXPECT_EQ(d->layer.weight, g.layer.weight);
+    EXPECT_EQ(d->layer.bias, g.layer.bias);
+    EXPECT_EQ(d->x.values, g.x.values);
+  }
+  const auto before = read_text(dir + "/manifest.json");
+  auto again = write_suite(dir, m);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("already holds"), std::string::npos);
+  EXPECT_EQ(*read_text(dir + "/manifest.json"), *before);
+}
+
+TEST(Manifest, RejectsBadEntries) {
+  EXPECT_FALSE(parse_manifest("[]").ok());
+  EXPECT_FALSE(parse_manifest(R"({"format": "w4a8check-audit-suite", "version": 2, "cases": []})").ok());
+  EXPECT_TRUE(parse_manifest(R"({"format": "w4a8check-audit-suite", "version": 1, "cases": []})").ok());
+  auto c = grid_cases("small", 1);
+  json::Value v = case_to_json((*c)[0]);
+  v.set("file", json::Value::from_string("../../etc/passwd"));
+  EXPECT_FALSE(case_from_json(v).ok());
+  v = case_to_json((*c)[0]);
+  v.set("bits", json::Value::from_int(5));
+  EXPECT_FALSE(case_from_json(v).ok());
+  EXPECT_TRUE(case_from_json(case_to_json((*c)[0])).ok());
+}
+
+}  // namespace
+}  // namespace w4a8::audit
