@@ -43,15 +43,7 @@ std::string check_strict_contract(const Scenario& s);
 enum class ConfigVariant : std::uint8_t { Any, Valid, OneDefect, Several, kCount };
 GenConfig config_variant(ConfigVariant v);
 
-// Fuzz bodies over raw bytes.
-// Container bytes: parse never crashes; accepted => offsets in bounds, parse_prefix agrees, and the
-// writer round-trips the parsed tensors; the validator handles the file without crashing.
-std::string check_container_bytes(std::span<const std::uint8_t> bytes);
-// Marker bytes: json::loads_bytes never crashes; accepted => dump/loads_str round trip (exact
-// structure, NaN included); as a .comfy_quant tensor, the validator's error kind matches the JSON verdict.
-std::string check_marker_bytes(std::span<const std::uint8_t> bytes);
-// Structure-aware: bytes -> choices -> scenario, then properties 1, 3, 4, 5 and 6.
-std::string check_scenario_bytes(std::span<const std::uint8_t> bytes);
+// Fuzz bodies over raw bytes: gen/fuzz_bodies.hpp.
 
 // Exact structural equality of JSON values (kinds, int text, float bits, member order).
 bool same_json(const json::Value& a, const json::Value& b);
