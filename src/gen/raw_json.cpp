@@ -26,8 +26,12 @@ class Parser {
 
   std::optional<Node> string() {
     const std::size_t start = i_++;
-    while (i_ < t_.size() && t_[i_] != '"') i_ += t_[i_] == '\\' ? 2 : 1;
-    if (i_ >= t_.size()) return std::nullopt;
+    while (true) {
+      i_ = t_.find_first_of("\"\\", i_);
+      if (i_ >= t_.size()) return std::nullopt;
+      if (t_[i_] == '"') break;
+      i_ += 2;  // an escape: skip the escaped byte
+    }
     ++i_;
     return Node{Type::String, std::string(t_.substr(start, i_ - start)), {}};
   }
