@@ -8,6 +8,7 @@
 # -fsanitize=fuzzer-no-link (and, under AFL++, with a deny-all list), so the engine's feedback is
 # about the validator, not about the generator feeding it.
 # Source root: $SRC/w4a8check as OSS-Fuzz lays it out, else the checkout holding this script.
+set -eu  # also when run as "bash build.sh" (the shebang flags apply only to ./build.sh)
 SRC_ROOT=${W4A8_SRC:-${SRC:+$SRC/w4a8check}}
 if [ -z "$SRC_ROOT" ] || [ ! -f "$SRC_ROOT/fuzz/targets.txt" ]; then
   SRC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

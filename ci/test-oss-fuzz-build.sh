@@ -31,7 +31,9 @@ echo "== libFuzzer + ASan, OSS-Fuzz flags with -stdlib=libc++"
   export CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
 -fsanitize=address -fsanitize-address-use-after-scope -fsanitize=fuzzer-no-link"
   export CXXFLAGS="$CFLAGS -stdlib=libc++"
-  export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
+  # Debian's libclang_rt.fuzzer was built against libstdc++ (OSS-Fuzz's image builds it against a
+  # private libc++), so here the engine brings libstdc++ along; our code still uses only libc++.
+  export LIB_FUZZING_ENGINE="-fsanitize=fuzzer -l:libstdc++.so.6"
   cd "$SRC/w4a8check" && bash .clusterfuzzlite/build.sh
 )
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
