@@ -42,7 +42,8 @@ for t in $(fuzz_targets); do
   for need in "$f" "$tmp/out/fuzz_${t}_seed_corpus.zip" "$tmp/out/fuzz_$t.options"; do
     [ -e "$need" ] || { echo "missing $need"; exit 1; }
   done
-  if ldd "$f" | grep -q 'libc++'; then echo "fuzz_$t links libc++"; else echo "fuzz_$t does not link libc++"; exit 1; fi
+  libs=$(ldd "$f")
+  if [[ $libs == *libc++.so* ]]; then echo "fuzz_$t links libc++"; else echo "fuzz_$t does not link libc++"; exit 1; fi
   mkdir -p "$tmp/work/seeds-$t" "$tmp/work/corpus-$t"
   unzip -q -o "$tmp/out/fuzz_${t}_seed_corpus.zip" -d "$tmp/work/seeds-$t"
   mapfile -t flags < <(options_flags "$tmp/out/fuzz_$t.options")
@@ -69,6 +70,7 @@ echo "== AFL++ build (afl-clang-fast, libAFLDriver.a, libc++), seeds replayed"
   cd "$SRC/w4a8check" && bash .clusterfuzzlite/build.sh
 )
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_NO_AFFINITY=1
+unset ASAN_OPTIONS UBSAN_OPTIONS  # no sanitizers in this build; afl-fuzz rejects ASAN_OPTIONS without symbolize=0
 for t in $(fuzz_targets); do
   f="$tmp/out-afl/fuzz_$t"
   mkdir -p "$tmp/work-afl/seeds-$t"

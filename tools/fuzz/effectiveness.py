@@ -2,8 +2,9 @@
 """Fuzzing effectiveness check: plants one bug at a time in a copy of the tree (exact text
 replacements, like tools/mutation_check.sh), rebuilds the libFuzzer targets of fuzz/targets.txt
 without sanitizers, removes the committed seeds that already trigger the bug, fuzzes each target
-from the remaining seeds for at most BUDGET seconds and reports the time to the first failure
-(seconds and executions) per bug and target, or "-" when not found.
+from the remaining seeds for at most BUDGET CPU-seconds (process user + system time, so a shared
+machine does not shorten it) and reports the CPU time to the first failure and the executions
+per bug and target, or "-" when not found.
 
   tools/fuzz/effectiveness.py                     (BUDGET=120 s per bug and target)
   tools/fuzz/effectiveness.py --budget 30 --bugs exp4,dupkey --targets marker_json
@@ -15,6 +16,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -99,23 +101,44 @@ def triggers(binary, path):
     return r.returncode != 0
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a running process (Linux /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def fuzz(binary, fl, seeds, work, budget):
+    """Fuzzes until the first failure or until the process has used `budget` CPU seconds (so a
+    machine shared with other jobs does not shorten the budget). Returns (result, cpu, execs, why)."""
     corpus = os.path.join(work, "corpus")
     art = os.path.join(work, "art") + "/"
     shutil.rmtree(corpus, ignore_errors=True)
     shutil.rmtree(art, ignore_errors=True)
     os.makedirs(corpus)
     os.makedirs(art)
-    t0 = time.monotonic()
-    r = subprocess.run([binary, f"-max_total_time={budget}", "-print_final_stats=1", "-timeout=25",
-                        "-rss_limit_mb=2048", f"-artifact_prefix={art}"] + fl + [corpus, seeds],
-                       capture_output=True, text=True)
-    elapsed = time.monotonic() - t0
-    log = r.stdout + r.stderr
+    logf = open(os.path.join(work, "fuzz.log"), "w+")
+    p = subprocess.Popen([binary, "-print_final_stats=1", "-timeout=25", "-rss_limit_mb=2048",
+                          f"-max_total_time={budget * 20}", f"-artifact_prefix={art}"] + fl + [corpus, seeds],
+                         stdout=logf, stderr=subprocess.STDOUT)
+    cpu, stopped = 0.0, False
+    while p.poll() is None:
+        time.sleep(0.2)
+        c = cpu_seconds(p.pid)
+        cpu = c if c is not None else cpu
+        if cpu >= budget and not stopped:
+            p.send_signal(signal.SIGINT)  # libFuzzer prints its final stats and exits 0 here
+            stopped = True
+    logf.seek(0)
+    log = logf.read()
+    logf.close()
     m = re.findall(r"stat::number_of_executed_units:\s*(\d+)", log)
     execs = int(m[-1]) if m else 0
-    if r.returncode == 0:
-        return "-", execs, ""
+    if stopped or p.returncode == 0:
+        return "-", cpu, execs, ""
     kind = "found"
     if "ERROR: libFuzzer: timeout" in log:
         kind = "timeout"
@@ -125,7 +148,7 @@ def fuzz(binary, fl, seeds, work, budget):
     pm = re.search(r"property failed:\n(.*)", log)
     if pm:
         why = pm.group(1)[:110]
-    return (f"{elapsed:.0f}s" if kind == "found" else kind), execs, why
+    return kind, cpu, execs, why
 
 
 def main():
@@ -135,12 +158,13 @@ def main():
     ap.add_argument("--targets", default="")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "2")))
     ap.add_argument("--keep", action="store_true", help="keep the temp tree (for a rerun)")
+    ap.add_argument("--work", default="", help="reuse this work dir (its tree and build) from a --keep run")
     a = ap.parse_args()
     tlist = a.targets.split(",") if a.targets else targets()
     bugs = [b for b in BUGS if not a.bugs or b[0] in a.bugs.split(",")]
-    work = tempfile.mkdtemp(prefix="w4a8-effect-")
+    work = a.work or tempfile.mkdtemp(prefix="w4a8-effect-")
     tree, bdir = os.path.join(work, "tree"), os.path.join(work, "build")
-    os.makedirs(tree)
+    os.makedirs(tree, exist_ok=True)
     sh(f"tar -C {ROOT} --exclude='./build*' --exclude='./.git' --exclude='./fuzz-corpus' --exclude='./fuzz-artifacts' "
        f"-cf - . | tar -C {tree} -xf -", check=True)
     env = dict(os.environ, CC="clang", CXX="clang++")
@@ -157,9 +181,9 @@ def main():
         if r.returncode != 0:
             print(f"baseline seeds of {t} FAIL:\n" + (r.stdout + r.stderr)[-2000:])
             return 1
-    print(f"fuzz effectiveness: {a.budget}s budget per bug and target, no sanitizers, "
-          f"{os.cpu_count()} CPUs; cells: time to first failure (executions), '-' = not found; "
-          f"'seeds' = committed seeds left after removing those that already fail")
+    print(f"fuzz effectiveness: {a.budget} CPU-s budget per bug and target, no sanitizers, "
+          f"{os.cpu_count()} CPUs; cells: CPU time to first failure (executions), '-' = not found; "
+          f"sK/N = K of the N committed seeds left after removing those that already fail")
     header = f"{'bug':<11}" + "".join(f"{t:>28}" for t in tlist) + "  what"
     print(header, flush=True)
     status = 0
@@ -191,8 +215,9 @@ def main():
                     if not triggers(binary, p):
                         shutil.copy(p, seeds)
                         kept += 1
-                res, execs, why = fuzz(binary, flags(tree, t), seeds, work, a.budget)
-                cells.append(f"{res} ({execs}) s{kept}/{total}" if res != "-" else f"- ({execs}) s{kept}/{total}")
+                res, cpu, execs, why = fuzz(binary, flags(tree, t), seeds, work, a.budget)
+                shown = f"{cpu:.0f}s" if res == "found" else res
+                cells.append(f"{shown} ({execs}) s{kept}/{total}")
                 if why:
                     details.append(f"{name} / {t}: {why}")
         print(f"{name:<11}" + "".join(f"{c:>28}" for c in cells) + f"  {what}", flush=True)
