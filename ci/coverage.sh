@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Clang source-based coverage of src/validate, src/safetensors, src/json and src/py reached by the property suite
-# (props_validator), the generator tests (incl. the Python differential, 1000 cases, which also
-# reads the files through inspect_paths) and the committed corpus replays (fuzz_<t>_replay over
-# corpus/<t>/, every target of fuzz/targets.txt). Prints llvm-cov's line/branch/region summary per file and in total; the HTML
-# report goes to $COV_BUILD/coverage-html/.
+# Clang source-based coverage of src/validate, src/safetensors, src/json and src/py reached by the
+# property suite (props_validator), the generator tests (incl. the Python differential, 1000 cases,
+# which also reads the files through inspect_paths) and the committed corpus replays
+# (fuzz_<t>_replay over corpus/<t>/, every target of fuzz/targets.txt). Prints llvm-cov's
+# line/branch/region summary per file and in total; the HTML report goes to $COV_BUILD/coverage-html/.
 #   ci/coverage.sh            (build-coverage/, W4A8_PROP_SCALE=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."

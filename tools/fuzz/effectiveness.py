@@ -13,6 +13,7 @@ A finding is a crash or property failure (libFuzzer's "deadly signal"); timeouts
 exits are shown as such. Exit status 0 when every bug applied and built.
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import shutil
@@ -157,6 +158,7 @@ def main():
     ap.add_argument("--bugs", default="")
     ap.add_argument("--targets", default="")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "2")))
+    ap.add_argument("--parallel", type=int, default=3, help="targets fuzzed at once for one bug")
     ap.add_argument("--keep", action="store_true", help="keep the temp tree (for a rerun)")
     ap.add_argument("--work", default="", help="reuse this work dir (its tree and build) from a --keep run")
     a = ap.parse_args()
@@ -167,6 +169,8 @@ def main():
     os.makedirs(tree, exist_ok=True)
     sh(f"tar -C {ROOT} --exclude='./build*' --exclude='./.git' --exclude='./fuzz-corpus' --exclude='./fuzz-artifacts' "
        f"-cf - . | tar -C {tree} -xf -", check=True)
+    for b in BUGS:  # a reused tree may have been left mid-bug: rebuild these from the fresh copy
+        os.utime(os.path.join(tree, b[1]))
     env = dict(os.environ, CC="clang", CXX="clang++")
     launcher = "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache" if shutil.which("ccache") else ""
     sh(f"cmake -S {tree} -B {bdir} -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DW4A8_FUZZ=ON -DW4A8_CUDA=OFF "
@@ -203,10 +207,11 @@ def main():
             status = 1
             details.append(f"{name}: build failed\n{log}")
         else:
-            for t in tlist:
+            def run_target(t):
                 binary = f"{bdir}/fuzz/fuzz_{t}"
-                seeds = os.path.join(work, f"seeds-{t}")
-                shutil.rmtree(seeds, ignore_errors=True)
+                tw = os.path.join(work, f"run-{t}")
+                seeds = os.path.join(tw, "seeds")
+                shutil.rmtree(tw, ignore_errors=True)
                 os.makedirs(seeds)
                 total = kept = 0
                 for s in sorted(os.listdir(f"{tree}/corpus/{t}")):
@@ -215,11 +220,15 @@ def main():
                     if not triggers(binary, p):
                         shutil.copy(p, seeds)
                         kept += 1
-                res, cpu, execs, why = fuzz(binary, flags(tree, t), seeds, work, a.budget)
+                res, cpu, execs, why = fuzz(binary, flags(tree, t), seeds, tw, a.budget)
                 shown = f"{cpu:.0f}s" if res == "found" else res
-                cells.append(f"{shown} ({execs}) s{kept}/{total}")
-                if why:
-                    details.append(f"{name} / {t}: {why}")
+                return f"{shown} ({execs}) s{kept}/{total}", (f"{name} / {t}: {why}" if why else "")
+
+            # The targets of one bug fuzz side by side (each within its own CPU budget).
+            with concurrent.futures.ThreadPoolExecutor(max_workers=a.parallel) as pool:
+                results = list(pool.map(run_target, tlist))
+            cells = [r[0] for r in results]
+            details += [r[1] for r in results if r[1]]
         print(f"{name:<11}" + "".join(f"{c:>28}" for c in cells) + f"  {what}", flush=True)
         open(path, "w").write(src)
         os.utime(path)
