@@ -98,7 +98,8 @@ Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, un
     if (!m.ok()) return std::unique_ptr<Implementation>(std::make_unique<UnavailableImpl>("cuda", m.error().message));
     return make_plugin_impl(std::move(*m), "cuda");
   }
-  return make_error(ErrorKind::AuditImplementation, {" (unknown built-in '" + name + "': literal, fast, emulate, cuda)"});
+  return make_error(ErrorKind::AuditImplementation,
+                    {" (unknown built-in '" + name + "': literal, fast, emulate, cuda)"});
 }
 
 }  // namespace w4a8::audit

@@ -157,7 +157,8 @@ std::string describe(const CaseSpec& c) {
   if (c.scale_dtype != gemm::ScaleDtype::Fp8E4M3) o << " s_rel=" << scale_dtype_name(c.scale_dtype);
   o << (c.codebook ? " codebook" : " uniform") << (c.correction ? " correction" : "");
   if (c.bias) o << " bias=" << gemm::float_dtype_name(c.bias_dtype);
-  o << " x=" << gemm::float_dtype_name(c.x_dtype) << " out=" << gemm::float_dtype_name(c.out_dtype) << " " << data_kind_name(c.data);
+  o << " x=" << gemm::float_dtype_name(c.x_dtype) << " out=" << gemm::float_dtype_name(c.out_dtype) << " "
+    << data_kind_name(c.data);
   return o.str();
 }
 

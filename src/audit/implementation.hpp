@@ -36,30 +36,17 @@ struct ImplOutput {
   std::optional<std::vector<std::int32_t>> acc;  // [M, N]
   double seconds = 0;                            // wall time of the run as the adapter saw it
 
-  static ImplOutput skip(std::string why) {
+  // A run that produced no output: status (not Ok) and why.
+  static ImplOutput without_output(Status status, std::string why) {
     ImplOutput o;
-    o.status = Status::Skip;
+    o.status = status;
     o.message = std::move(why);
     return o;
   }
-  static ImplOutput unsupported(std::string why) {
-    ImplOutput o;
-    o.status = Status::Unsupported;
-    o.message = std::move(why);
-    return o;
-  }
-  static ImplOutput upstream(std::string why) {
-    ImplOutput o;
-    o.status = Status::UpstreamError;
-    o.message = std::move(why);
-    return o;
-  }
-  static ImplOutput failed(std::string why) {
-    ImplOutput o;
-    o.status = Status::Failed;
-    o.message = std::move(why);
-    return o;
-  }
+  static ImplOutput skip(std::string why) { return without_output(Status::Skip, std::move(why)); }
+  static ImplOutput unsupported(std::string why) { return without_output(Status::Unsupported, std::move(why)); }
+  static ImplOutput upstream(std::string why) { return without_output(Status::UpstreamError, std::move(why)); }
+  static ImplOutput failed(std::string why) { return without_output(Status::Failed, std::move(why)); }
 };
 std::string_view status_name(ImplOutput::Status s);  // "ok", "skip", "unsupported", "upstream_error", "failed"
 

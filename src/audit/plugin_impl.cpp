@@ -27,7 +27,8 @@ class PluginImpl final : public Implementation {
     if (p_.device()) {
       int err = 0;
       if (const int n = p_.table().device_count(&err); n <= 0)
-        reason_ = make_error(ErrorKind::CudaNoDevice, {std::to_string(n < 0 ? err : 0), last_error("no device")}).message;
+        reason_ =
+            make_error(ErrorKind::CudaNoDevice, {std::to_string(n < 0 ? err : 0), last_error("no device")}).message;
     }
   }
   std::string name() const override { return name_.empty() ? p_.describe() : name_ + ": " + p_.describe(); }
@@ -40,9 +41,8 @@ class PluginImpl final : public Implementation {
     const gemm::ActPolicy pol = in.spec.x_dtype == gemm::FloatDtype::F32 ? gemm::ActPolicy::F32 : in.policy;
     const std::uint64_t caps = p_.table().caps;
     if (const std::uint64_t missing = case_caps(in.spec, pol) & ~caps)
-      return ImplOutput::unsupported(make_error(ErrorKind::PluginUnsupported,
-                                                {p_.describe(), "it lacks " + plugin::caps_text(missing)})
-                                         .message);
+      return ImplOutput::unsupported(
+          make_error(ErrorKind::PluginUnsupported, {p_.describe(), "it lacks " + plugin::caps_text(missing)}).message);
     gemm::GemmOptions opt;
     opt.out_dtype = in.spec.out_dtype;
     opt.policy = pol;

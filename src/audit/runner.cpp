@@ -273,10 +273,10 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
       (unsigned long long)r.broken, r.seconds, r.impl_seconds, r.ref_seconds);
   s += buf;
   // A run where nothing ran is not a pass: say so plainly (the exit status stays 0).
-  s += exit_code(r) != 0            ? "FAIL\n"
-       : r.exact + r.order == 0     ? "NOTHING RAN (every case skipped or unsupported)\n"
+  s += exit_code(r) != 0           ? "FAIL\n"
+       : r.exact + r.order == 0    ? "NOTHING RAN (every case skipped or unsupported)\n"
        : r.unsupported + r.skipped ? "PASS (on the cases it ran; the others are listed as unsupported or skipped)\n"
-                                    : "PASS\n";
+                                   : "PASS\n";
   return s;
 }
 

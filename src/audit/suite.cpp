@@ -69,10 +69,9 @@ std::string make_id(const CaseSpec& c, std::size_t index) {
   id += "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_g" +
         std::to_string(c.g) + "_r" + std::to_string(c.r) + (c.bits == 6 ? "_6b" : "") +
         (c.scale_dtype == ScaleDtype::F32 ? "_sf32" : "") + (c.codebook ? "_cb" : "_uni") +
-        (c.correction ? "_corr" : "") + (c.bias ? "_b" + std::string(gemm::float_dtype_name(c.bias_dtype)) : "") + "_x" +
-        std::string(gemm::float_dtype_name(c.x_dtype)) + "_o" + std::string(gemm::float_dtype_name(c.out_dtype)) +
-        "_" +
-        std::string(data_kind_name(c.data));
+        (c.correction ? "_corr" : "") + (c.bias ? "_b" + std::string(gemm::float_dtype_name(c.bias_dtype)) : "") +
+        "_x" + std::string(gemm::float_dtype_name(c.x_dtype)) + "_o" +
+        std::string(gemm::float_dtype_name(c.out_dtype)) + "_" + std::string(data_kind_name(c.data));
   return id;
 }
 
@@ -174,9 +173,9 @@ std::vector<Shape> small_storage_shapes() {
 // The same variants at the standard grid's sizes (M up to 257, N and K up to 8448).
 std::vector<Shape> standard_storage_shapes() {
   constexpr auto F8 = ScaleDtype::Fp8E4M3, F32 = ScaleDtype::F32;
-  return {{1, 8200, 8192, 16, 256, 6, F8},    {16, 3072, 3072, 64, 1024, 6, F32}, {129, 1536, 2048, 128, 256, 6, F8},
-          {257, 2048, 2048, 32, 1024, 6, F32}, {1, 8192, 8448, 32, 256, 4, F32},  {33, 2056, 4096, 16, 4096, 4, F32},
-          {128, 1000, 1024, 48, 64, 4, F32},  {8, 1000, 1040, 16, 16, 4, F32}};
+  return {{1, 8200, 8192, 16, 256, 6, F8},     {16, 3072, 3072, 64, 1024, 6, F32}, {129, 1536, 2048, 128, 256, 6, F8},
+          {257, 2048, 2048, 32, 1024, 6, F32}, {1, 8192, 8448, 32, 256, 4, F32},   {33, 2056, 4096, 16, 4096, 4, F32},
+          {128, 1000, 1024, 48, 64, 4, F32},   {8, 1000, 1040, 16, 16, 4, F32}};
 }
 
 // M values the contract edges call for, each with N and K from 16 to 8192+ (not only powers of two).
@@ -289,23 +288,26 @@ void fill_layer(gemm::Layer& l, const CaseSpec& c, Rng& rng) {
       for (std::uint64_t i = 0; i < n; ++i)
         for (std::uint64_t j = 0; j < k; ++j) {
           std::uint8_t code = ((j * 7 + i) % 3) ? top : 0;
-          if (i == 0) code = top;
-          else if (i == 1) code = 0;
-          else if (rng.below(64) == 0) code = std::uint8_t(rng.below(1 << bits));
+          if (i == 0)
+            code = top;
+          else if (i == 1)
+            code = 0;
+          else if (rng.below(64) == 0)
+            code = std::uint8_t(rng.below(1 << bits));
           put_code(i, j, code);
         }
       break;
     }
     case DataKind::Saturate:
-      for (auto& s : sb) s = rng.below(2) ? 0x7E : 0xFE;  // +-448: every non-zero product clamps
-      for (std::size_t i = 0; i < l.codebook.size(); ++i)   // levels of |v| >= 0.3: 0.3 * 448 > 127
+      for (auto& s : sb) s = rng.below(2) ? 0x7E : 0xFE;   // +-448: every non-zero product clamps
+      for (std::size_t i = 0; i < l.codebook.size(); ++i)  // levels of |v| >= 0.3: 0.3 * 448 > 127
         l.codebook[i] = (i < 8 ? -1.f : 1.f) * float(0.3 + 0.7 * rng.uniform());
       break;
     case DataKind::ZeroRows:
       for (std::uint64_t i = 0; i < n; i += 3) {
         if (!c.codebook)
           for (std::uint64_t j = 0; j < k; ++j) put_code(i, j, std::uint8_t(1u << (bits - 1)));  // value 0
-        std::fill_n(sb.begin() + i * groups, groups, std::uint8_t(i % 2 ? 0x00 : 0x80));          // +-0 scale
+        std::fill_n(sb.begin() + i * groups, groups, std::uint8_t(i % 2 ? 0x00 : 0x80));         // +-0 scale
       }
       for (std::uint64_t i = 1; i < n; i += 5) l.s_channel[i] = 0.0f;
       break;

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -73,13 +73,14 @@ void run_make(const MakeArgs& a, Reporter& report) {
   std::uint64_t elems = 0;
   for (const auto& c : m.cases) elems += c.m * c.n * c.k;
   report.out() << "wrote " << m.cases.size() << " cases (" << a.grid << " grid, seed " << a.seed << ", " << elems
-          << " multiply-adds in all) to " << a.out << "\n";
+               << " multiply-adds in all) to " << a.out << "\n";
   report.succeed();
 }
 
 void run_check(const CheckArgs& a, Reporter& report) {
   const int sources = !a.impl.empty() + !a.kernel.empty() + !a.command.empty();
-  if (sources != 1) return report.fail(make_error(ErrorKind::AuditImplementation, {" (got " + std::to_string(sources) + ")"}));
+  if (sources != 1)
+    return report.fail(make_error(ErrorKind::AuditImplementation, {" (got " + std::to_string(sources) + ")"}));
   auto policy = audit::parse_policy(a.policy);
   if (!policy.ok()) return report.fail(policy.error());
   audit::RunOptions opt;
@@ -173,8 +174,7 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   make->add_option("--seed", mk->seed, "seed of every case's data")->capture_default_str();
   make->add_flag("--list", mk->list, "print the grid's cases instead of writing them");
   make->callback([mk, &report] {
-    if (mk->out.empty() && !mk->list)
-      return report.fail(make_error(ErrorKind::AuditNoOutput, {}));
+    if (mk->out.empty() && !mk->list) return report.fail(make_error(ErrorKind::AuditNoOutput, {}));
     run_make(*mk, report);
   });
 

@@ -27,7 +27,9 @@ struct CompareArgs {
   bool json = false;
 };
 
-void explained_input(Reporter& report, const std::string& msg) { report.fail(make_error(ErrorKind::AuditExplainedInput, {msg})); }
+void explained_input(Reporter& report, const std::string& msg) {
+  report.fail(make_error(ErrorKind::AuditExplainedInput, {msg}));
+}
 
 std::string shape_text(const std::vector<std::uint64_t>& s) { return audit::index_text(s); }
 
@@ -72,10 +74,12 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   auto cf = st::File::open(a.case_file);
   if (!cf.ok()) return report.fail(cf.error());
   const std::string* meta = cf->header().meta("w4a8check_audit_case");
-  if (!meta) return explained_input(report, a.case_file + " is not an audit case file (no w4a8check_audit_case metadata)");
+  if (!meta)
+    return explained_input(report, a.case_file + " is not an audit case file (no w4a8check_audit_case metadata)");
   auto pj = json::loads_str(*meta);
   if (!pj.ok())
-    return report.fail(make_error(ErrorKind::AuditManifest, {a.case_file + " (metadata w4a8check_audit_case)", "not JSON"}));
+    return report.fail(
+        make_error(ErrorKind::AuditManifest, {a.case_file + " (metadata w4a8check_audit_case)", "not JSON"}));
   auto spec = audit::case_from_json(*pj, a.case_file + " (metadata w4a8check_audit_case)");
   if (!spec.ok()) return report.fail(spec.error());
   // The case file is its own one-case suite: load it through the suite loader.
@@ -98,7 +102,8 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   for (const char* n : need) {
     if (c.correction && std::string(n) != "w_q") continue;
     if (!find(exp, n))
-      return explained_input(report, std::string("EXPECTED needs '") + n + "' (w4a8check gemm --intermediates writes it)");
+      return explained_input(report,
+                             std::string("EXPECTED needs '") + n + "' (w4a8check gemm --intermediates writes it)");
   }
   ref.w_q = ints8(find(exp, "w_q"));
   if (c.correction) {
@@ -121,7 +126,7 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   auto bad_size = [&](const char* n, std::size_t got, std::uint64_t want) {
     if (got != want)
       explained_input(report, std::string("'") + n + "' has " + std::to_string(got) + " elements, the case needs " +
-                        std::to_string(want));
+                                  std::to_string(want));
     return got != want;
   };
   if (bad_size("output", ref.out.size(), c.m * c.n) || bad_size("output", o.out.size(), c.m * c.n) ||
@@ -157,9 +162,9 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
     for (int s = 0; s < audit::kStages; ++s)
       if (v.stages[s].verdict != audit::Verdict::Absent)
         report.out() << "  " << audit::stage_name(audit::Stage(s)) << ": " << audit::verdict_name(v.stages[s].verdict)
-                << " - " << v.stages[s].detail << "\n";
+                     << " - " << v.stages[s].detail << "\n";
     report.out() << (v.overall == audit::Verdict::Fail ? "FAIL (stage: " + v.first_fail + ")" : "PASS") << " (policy "
-            << audit::policy_name(policy) << ")\n";
+                 << audit::policy_name(policy) << ")\n";
   }
   report.verdict(v.overall != audit::Verdict::Fail);
 }

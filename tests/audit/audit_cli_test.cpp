@@ -18,6 +18,7 @@
 #include "io/read_file.hpp"
 #include "json/parse.hpp"
 #include "safetensors/writer.hpp"
+#include "temp_dir.hpp"
 
 namespace w4a8::audit {
 namespace {
@@ -27,19 +28,7 @@ using testing::run_command;
 
 const std::string kPlugins = W4A8_AUDIT_PLUGIN_DIR;
 
-// Temp directories of this process, removed when it exits.
-struct TempDirs {
-  std::vector<std::string> dirs;
-  ~TempDirs() {
-    for (const auto& d : dirs) std::filesystem::remove_all(d);
-  }
-};
-std::string temp_dir() {
-  static TempDirs all;
-  char t[] = "/tmp/w4a8-audit-cli-XXXXXX";
-  all.dirs.push_back(::mkdtemp(t));
-  return all.dirs.back();
-}
+std::string temp_dir() { return test_support::temp_dir("w4a8-audit-cli"); }
 
 // One small suite shared by the tests of this binary.
 const std::string& small_suite() {
@@ -86,7 +75,8 @@ void expect_unsupported(const json::Value& v, bool (*why)(const json::Value&), c
   for (const auto& c : v.get("cases")->items) {
     const bool expected = why(c);
     want += expected;
-    EXPECT_EQ(sget(c, "status") == "unsupported", expected) << what << " " << sget(c, "id") << ": " << sget(c, "message");
+    EXPECT_EQ(sget(c, "status") == "unsupported", expected)
+        << what << " " << sget(c, "id") << ": " << sget(c, "message");
     if (sget(c, "status") == "unsupported") {
       EXPECT_NE(sget(c, "message").find(words), std::string::npos) << what << " " << sget(c, "message");
     }
@@ -344,7 +334,8 @@ TEST(AuditCommand, ComfyKitchenEagerAdapter) {
   // outputs-only path (the one the CUDA backend takes), which the audit judges by its tie bound.
   std::string first6;
   {
-    auto ids = run_command("cd " + small_suite() + "/cases && (ls | head -6; ls | grep -E '_6b_|_sf32_' | head -2) | "
+    auto ids = run_command("cd " + small_suite() +
+                           "/cases && (ls | head -6; ls | grep -E '_6b_|_sf32_' | head -2) | "
                            "sed 's/.safetensors$//'");
     std::istringstream in(ids.out);
     for (std::string id; std::getline(in, id);) first6 += " --case " + id;
@@ -438,7 +429,8 @@ TEST(Compare, ExplainedAgainstGemmIntermediates) {
   const std::string d = temp_dir();
   // A case file of the suite and the reference's intermediates for it.
   // The first integer-path case of the suite with f32 activations and a bf16 output.
-  auto ls = run_command("ls " + small_suite() + "/cases | grep _xf32_obf16_ | grep -v -E '_corr_|_6b_|_sf32_' | head -1");
+  auto ls =
+      run_command("ls " + small_suite() + "/cases | grep _xf32_obf16_ | grep -v -E '_corr_|_6b_|_sf32_' | head -1");
   ASSERT_FALSE(ls.out.empty()) << "the small grid has no such case";
   const std::string c = small_suite() + "/cases/" + ls.out.substr(0, ls.out.find('\n'));
   auto g = run_cli("gemm --checkpoint " + c + " --layer layer --input " + c + " --out " + d +

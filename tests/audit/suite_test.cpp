@@ -13,23 +13,12 @@
 #include "gemm/operands.hpp"
 #include "gemm/reference.hpp"
 #include "io/read_file.hpp"
+#include "temp_dir.hpp"
 
 namespace w4a8::audit {
 namespace {
 
-// Temp directories of this process, removed when it exits.
-struct TempDirs {
-  std::vector<std::string> dirs;
-  ~TempDirs() {
-    for (const auto& d : dirs) std::filesystem::remove_all(d);
-  }
-};
-std::string temp_dir() {
-  static TempDirs all;
-  char t[] = "/tmp/w4a8-audit-suite-XXXXXX";
-  all.dirs.push_back(::mkdtemp(t));
-  return all.dirs.back();
-}
+std::string temp_dir() { return test_support::temp_dir("w4a8-audit-suite"); }
 
 TEST(Grid, SmallAndStandardCoverTheEdges) {
   for (const char* g : {"small", "standard"}) {
