@@ -262,7 +262,8 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
       else
         ++it->second;
     }
-    for (const auto& [msg, n] : why) s += "UNSUPPORTED (" + std::to_string(n) + " cases): " + msg + "\n";
+    for (const auto& [msg, n] : why)
+      s += "UNSUPPORTED (" + std::to_string(n) + (n == 1 ? " case): " : " cases): ") + msg + "\n";
   }
   std::snprintf(
       buf, sizeof buf,
