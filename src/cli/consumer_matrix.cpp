@@ -361,8 +361,7 @@ void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary)
     out << c.name() << " refuses the whole checkpoint (every layer): " << cell_text(c.checkpoint, false) << " "
         << m.errors[c.checkpoint].first.type() << ": " << c.checkpoint_message << "\n";
   }
-  out << "\nok: loads the layer   -: not an asym_w4a8_int8 layer   En: refused, one code per error kind (its first "
-         "message below; --json has every layer's)\n";
+  out << "\nok: loads it   -: not a W4A8 layer   En: refused (one code per error kind; --json: each layer's message)\n";
   for (std::size_t e = 0; e < m.errors.size(); ++e) {
     const Error& x = m.errors[e].first;
     out << cell_text(std::uint32_t(e), false) << "  [" << x.code() << "] " << m.errors[e].cells << " cell(s), first: "
