@@ -182,7 +182,8 @@ void add_validate_command(CLI::App& app, Reporter& report) {
                 "(NaN FP8 scales, non-finite or negative channel scales, codebook, correction)");
   auto* quiet = cmd->add_flag("--quiet", args->quiet, "print the verdict line only");
   auto* summary = cmd->add_flag("--summary", args->summary,
-                                "print layer counts per marker format instead of every layer (huge models)");
+                                "print layer counts per marker format instead of every layer (huge models); with --consumers, one "
+                                "line per group of identical rows");
   quiet->excludes(summary);
   add_enum_option(*cmd, "--sglang", args->sglang, sglang_choices(),
                   "the sglang release whose behaviour is predicted (w4a8check versions lists them); with "
