@@ -11,7 +11,7 @@ namespace w4a8::audit {
 namespace {
 constexpr std::string_view kKindNames[] = {"random", "ties", "large_acc", "saturate", "zero_rows"};
 
-Error bad(std::string what) { return make_error(ErrorKind::UsageError, {"manifest: " + what}); }
+Error bad(const std::string& what) { return make_error(ErrorKind::UsageError, {"manifest: " + what}); }
 
 bool get_u64(const json::Value& o, std::string_view key, std::uint64_t& out) {
   const json::Value* v = o.get(key);
