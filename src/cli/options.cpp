@@ -120,7 +120,7 @@ CLI::Option* add_choice_option(CLI::App& app, const std::string& option, std::ve
   for (const auto& n : names) list += (list.empty() ? "" : "|") + n;
   CLI::Option* o = app.add_option_function<std::string>(
       option,
-      [names, option, set = std::move(set)](const std::string& v) {
+      [names = std::move(names), option, set = std::move(set)](const std::string& v) {
         const auto it = std::find(names.begin(), names.end(), v);
         if (it == names.end()) {
           std::string known;

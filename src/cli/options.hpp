@@ -96,10 +96,10 @@ CLI::Option* add_comfy_kitchen_option(CLI::App& app, ComfyKitchenRelease& target
 
 template <class E>
 CLI::Option* add_enum_option(CLI::App& app, const std::string& option, E& target, std::span<const Choice<E>> table,
-                             std::string help) {
+                             const std::string& help) {
   std::vector<std::string> names;
   for (const auto& c : table) names.emplace_back(c.name);
-  return detail::add_choice_option(app, option, std::move(names), choice_name(table, target), std::move(help),
+  return detail::add_choice_option(app, option, std::move(names), choice_name(table, target), help,
                                    [&target, table](std::size_t i) { target = table[i].value; });
 }
 
