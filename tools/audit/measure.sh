@@ -24,7 +24,7 @@ timed() {  # NAME CMD...: runs CMD, prints "NAME: wall s (user+sys s)"
   /usr/bin/time -f "%U %S" -o "$WORK/$name.time" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" || true
   t1=$(date +%s.%N)
   printf '%-16s %7.1f s wall, %7.1f s CPU\n' "$name:" "$(echo "$t1 - $t0" | bc)" \
-    "$(awk '{print $1 + $2}' "$WORK/$name.time")"
+    "$(awk 'END {print $1 + $2}' "$WORK/$name.time")"
 }
 timed make "$BIN" audit make --out "$SUITE" --grid standard
 tail -1 "$WORK/make.out"
