@@ -1,33 +1,36 @@
 #!/usr/bin/env bash
-# Fuzzing smoke run for CI: builds the libFuzzer targets with clang under ASan+UBSan
-# (-DW4A8_FUZZ=ON -DW4A8_SANITIZE=ON) and runs each for FUZZ_SECONDS (default 20 s) from the
-# committed seeds + dictionaries; any crash, leak, sanitizer report or property failure fails CI.
-# Total < 3 min on 2 cores once built. Longer campaigns: ci/fuzz-long.sh (docs/fuzzing.md).
+# Fuzzing smoke run for CI: builds the libFuzzer targets of fuzz/targets.txt with clang under
+# ASan+UBSan (-DW4A8_FUZZ=ON -DW4A8_SANITIZE=ON) and runs each for FUZZ_SECONDS (default 20 s) from
+# the committed seeds, with its corpus/<t>.options flags and dictionary; any crash, leak, sanitizer
+# report or property failure fails CI. About 3 min on 2 cores including the build.
+# Longer campaigns: ci/fuzz-long.sh (docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/fuzz/common.sh
 SECONDS_EACH=${FUZZ_SECONDS:-20}
-BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
+BUILD=${FUZZ_BUILD_DIR:-build-fuzz-asan}
 JOBS=${JOBS:-$(nproc)}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+targets=$(fuzz_targets)
 CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DW4A8_FUZZ=ON -DW4A8_SANITIZE=ON -DW4A8_CUDA=OFF -DW4A8_BENCH=OFF >/dev/null
-cmake --build "$BUILD" -j"$JOBS" --target fuzz_container fuzz_marker_json fuzz_validator_struct
+cmake --build "$BUILD" -j"$JOBS" --target $(for t in $targets; do echo "fuzz_$t"; done)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-for t in container marker_json validator_struct; do
+for t in $targets; do
   mkdir -p "$work/$t" "$work/artifacts-$t"
-  dict=()
-  [ -f "corpus/$t.dict" ] && dict=(-dict="corpus/$t.dict")
+  mapfile -t flags < <(fuzz_flags "$t")
   echo "== fuzz_$t for ${SECONDS_EACH}s"
   if ! "$BUILD/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=25 \
-      -print_final_stats=1 -artifact_prefix="$work/artifacts-$t/" "${dict[@]}" "$work/$t" "corpus/$t" \
+      -print_final_stats=1 -artifact_prefix="$work/artifacts-$t/" "${flags[@]}" "$work/$t" "corpus/$t" \
       >"$work/$t.log" 2>&1; then
     status=1
     tail -n 60 "$work/$t.log"
     mkdir -p fuzz-artifacts && cp -r "$work/artifacts-$t" fuzz-artifacts/ || true
-    echo "fuzz_$t FAILED (artifacts copied to fuzz-artifacts/; keep the input in corpus/$t/ once fixed)"
+    echo "fuzz_$t FAILED (artifacts copied to fuzz-artifacts/; read one with build/fuzz/fuzz_decode $t FILE;"
+    echo "keep it as corpus/$t/regress-<what> once fixed)"
   else
     grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb" "$work/$t.log" || true
     grep -E "DONE" "$work/$t.log" | tail -1 || true

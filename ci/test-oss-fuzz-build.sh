@@ -1,33 +1,89 @@
 #!/usr/bin/env bash
-# Tests ci/oss-fuzz/build.sh the way OSS-Fuzz runs it for libFuzzer + ASan: exports CC, CXX,
-# CFLAGS, CXXFLAGS, LIB_FUZZING_ENGINE and OUT (OSS-Fuzz's flags, minus -stdlib=libc++, which its
-# image provides and this machine may not), builds, then runs every installed fuzzer over its
-# unzipped seed corpus and for a few seconds of fuzzing with its dictionary.
+# Tests .clusterfuzzlite/build.sh the way OSS-Fuzz / ClusterFuzzLite run it:
+#  1. libFuzzer + ASan with OSS-Fuzz's own variables and flags (CFLAGS/CXXFLAGS incl. -stdlib=libc++,
+#     LIB_FUZZING_ENGINE, FUZZING_ENGINE, SANITIZER, $SRC/w4a8check, $OUT, $WORK); every installed
+#     fuzzer runs over its unzipped seed corpus, then fuzzes OSS_FUZZ_TEST_SECONDS (default 5) with
+#     the flags of its .options file and its dictionary, as ClusterFuzz reads them from $OUT.
+#  2. AFL++ (Debian's afl++: afl-clang-fast, libAFLDriver.a), without sanitizers: every fuzzer
+#     replays its seeds, then afl-fuzz runs AFL_TEST_SECONDS (default 3) on each.
+# Needs clang, libc++-14-dev, libc++abi-14-dev and afl++ (ci/install-deps.sh); without afl++ step 2
+# is skipped with a visible message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CC=${CC:-clang} CXX=${CXX:-clang++}
-export CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
+source tools/fuzz/common.sh
+ROOT=$(pwd)
+tmp=$(mktemp -d /tmp/w4a8-ossfuzz-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/src" "$tmp/out" "$tmp/work" "$tmp/out-afl" "$tmp/work-afl"
+ln -s "$ROOT" "$tmp/src/w4a8check"  # the $SRC/<project> layout of the builder image
+
+# $1: the .options file; prints its [libfuzzer] flags with dict resolved against $OUT.
+options_flags() {
+  [ -f "$1" ] || return 0
+  awk -F' *= *' -v out="$(dirname "$1")" '/^\[/{s=($0=="[libfuzzer]")} s && NF==2 && $1!~/^[#;]/ {
+      if ($1 == "dict") printf "-dict=%s/%s\n", out, $2; else printf "-%s=%s\n", $1, $2 }' "$1"
+}
+
+echo "== libFuzzer + ASan, OSS-Fuzz flags with -stdlib=libc++"
+(
+  export SRC="$tmp/src" OUT="$tmp/out" WORK="$tmp/work" CC=${CC:-clang} CXX=${CXX:-clang++}
+  export SANITIZER=address FUZZING_ENGINE=libfuzzer ARCHITECTURE=x86_64
+  export CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
 -fsanitize=address -fsanitize-address-use-after-scope -fsanitize=fuzzer-no-link"
-export CXXFLAGS="$CFLAGS"
-export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
-OUT=$(mktemp -d /tmp/w4a8-ossfuzz-out-XXXXXX)
-export OUT WORK=$(mktemp -d /tmp/w4a8-ossfuzz-work-XXXXXX)
-trap 'rm -rf "$OUT" "$WORK"' EXIT
+  export CXXFLAGS="$CFLAGS -stdlib=libc++"
+  # Debian's libclang_rt.fuzzer was built against libstdc++ (OSS-Fuzz's image builds it against a
+  # private libc++), so here the engine brings libstdc++ along; our code still uses only libc++.
+  export LIB_FUZZING_ENGINE="-fsanitize=fuzzer -l:libstdc++.so.6"
+  cd "$SRC/w4a8check" && bash .clusterfuzzlite/build.sh
+)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}
-bash ci/oss-fuzz/build.sh
-for t in container marker_json validator_struct; do
-  f="$OUT/fuzz_$t"
-  [ -x "$f" ] || { echo "missing $f"; exit 1; }
-  [ -f "$OUT/fuzz_${t}_seed_corpus.zip" ] || { echo "missing seed corpus for $t"; exit 1; }
-  mkdir -p "$WORK/seeds-$t"
-  unzip -q -o "$OUT/fuzz_${t}_seed_corpus.zip" -d "$WORK/seeds-$t"
-  dict=()
-  [ -f "$OUT/fuzz_$t.dict" ] && dict=(-dict="$OUT/fuzz_$t.dict")
-  echo "== $f: seeds + ${OSS_FUZZ_TEST_SECONDS:-5}s"
-  "$f" -runs=0 -artifact_prefix="$WORK/" "$WORK/seeds-$t" >"$WORK/$t-seeds.log" 2>&1 || { tail -n 40 "$WORK/$t-seeds.log"; exit 1; }
-  mkdir -p "$WORK/corpus-$t"
-  "$f" -max_total_time="${OSS_FUZZ_TEST_SECONDS:-5}" -rss_limit_mb=2048 -artifact_prefix="$WORK/" "${dict[@]}" "$WORK/corpus-$t" "$WORK/seeds-$t" \
-    >"$WORK/$t-fuzz.log" 2>&1 || { tail -n 40 "$WORK/$t-fuzz.log"; exit 1; }
-  grep -E "DONE|Done" "$WORK/$t-fuzz.log" | tail -1
+for t in $(fuzz_targets); do
+  f="$tmp/out/fuzz_$t"
+  for need in "$f" "$tmp/out/fuzz_${t}_seed_corpus.zip" "$tmp/out/fuzz_$t.options"; do
+    [ -e "$need" ] || { echo "missing $need"; exit 1; }
+  done
+  libs=$(ldd "$f")
+  if [[ $libs == *libc++.so* ]]; then echo "fuzz_$t links libc++"; else echo "fuzz_$t does not link libc++"; exit 1; fi
+  mkdir -p "$tmp/work/seeds-$t" "$tmp/work/corpus-$t"
+  unzip -q -o "$tmp/out/fuzz_${t}_seed_corpus.zip" -d "$tmp/work/seeds-$t"
+  mapfile -t flags < <(options_flags "$tmp/out/fuzz_$t.options")
+  echo "== fuzz_$t: $(ls "$tmp/work/seeds-$t" | wc -l) seeds, then ${OSS_FUZZ_TEST_SECONDS:-5}s (${flags[*]})"
+  "$f" -runs=0 "${flags[@]}" -artifact_prefix="$tmp/work/" "$tmp/work/seeds-$t" >"$tmp/work/$t-seeds.log" 2>&1 ||
+    { tail -n 40 "$tmp/work/$t-seeds.log"; exit 1; }
+  "$f" -max_total_time="${OSS_FUZZ_TEST_SECONDS:-5}" -rss_limit_mb=2560 -timeout=25 "${flags[@]}" -artifact_prefix="$tmp/work/" \
+    "$tmp/work/corpus-$t" "$tmp/work/seeds-$t" >"$tmp/work/$t-fuzz.log" 2>&1 || { tail -n 40 "$tmp/work/$t-fuzz.log"; exit 1; }
+  grep -E "DONE|Done" "$tmp/work/$t-fuzz.log" | tail -1
 done
-echo "OSS-Fuzz build test passed"
+
+if ! command -v afl-clang-fast++ >/dev/null || [ ! -f /usr/lib/afl/libAFLDriver.a ]; then
+  echo "== AFL++ SKIPPED: afl++ is not installed (ci/install-deps.sh installs it)"
+  echo "OSS-Fuzz build test passed (libFuzzer only)"
+  exit 0
+fi
+echo "== AFL++ build (afl-clang-fast, libAFLDriver.a, libc++), seeds replayed"
+(
+  export SRC="$tmp/src" OUT="$tmp/out-afl" WORK="$tmp/work-afl" CC=afl-clang-fast CXX=afl-clang-fast++
+  export SANITIZER=none FUZZING_ENGINE=afl ARCHITECTURE=x86_64 AFL_QUIET=1
+  export CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION"
+  export CXXFLAGS="$CFLAGS -stdlib=libc++"
+  export LIB_FUZZING_ENGINE=/usr/lib/afl/libAFLDriver.a
+  cd "$SRC/w4a8check" && bash .clusterfuzzlite/build.sh
+)
+export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_NO_AFFINITY=1
+unset ASAN_OPTIONS UBSAN_OPTIONS  # no sanitizers in this build; afl-fuzz rejects ASAN_OPTIONS without symbolize=0
+for t in $(fuzz_targets); do
+  f="$tmp/out-afl/fuzz_$t"
+  mkdir -p "$tmp/work-afl/seeds-$t"
+  unzip -q -o "$tmp/out-afl/fuzz_${t}_seed_corpus.zip" -d "$tmp/work-afl/seeds-$t"
+  # The driver runs each file named on its command line once.
+  "$f" "$tmp/work-afl/seeds-$t"/* >"$tmp/work-afl/$t-replay.log" 2>&1 || { tail -n 40 "$tmp/work-afl/$t-replay.log"; exit 1; }
+  dict=()
+  [ -f "$tmp/out-afl/fuzz_$t.dict" ] && dict=(-x "$tmp/out-afl/fuzz_$t.dict")
+  timeout $(( ${AFL_TEST_SECONDS:-3} + 30 )) afl-fuzz -V "${AFL_TEST_SECONDS:-3}" -i "$tmp/work-afl/seeds-$t" \
+    -o "$tmp/work-afl/findings-$t" "${dict[@]}" -- "$f" >"$tmp/work-afl/$t-afl.log" 2>&1 || { tail -n 40 "$tmp/work-afl/$t-afl.log"; exit 1; }
+  stats="$tmp/work-afl/findings-$t/default/fuzzer_stats"
+  crashes=$(awk -F' *: *' '$1=="saved_crashes"{print $2}' "$stats")
+  echo "fuzz_$t (AFL++): $(ls "$tmp/work-afl/seeds-$t" | wc -l) seeds replayed; afl-fuzz $(awk -F' *: *' '$1=="execs_done"{print $2}' "$stats") execs, $crashes crashes"
+  [ "$crashes" = 0 ] || { echo "AFL++ found a crash in fuzz_$t"; exit 1; }
+done
+echo "OSS-Fuzz build test passed (libFuzzer + ASan with libc++, AFL++)"

@@ -1,52 +1,60 @@
-// A main() for builds without libFuzzer (g++, plain clang): runs every file named on the command line,
-// or found (recursively, sorted) under a named directory, through LLVMFuzzerTestOneInput once.
-// Exit status 0 when all ran; a failing property aborts inside the target.
-#include <algorithm>
-#include <cstdint>
+// A main() for builds without a fuzzing engine (g++, plain clang): runs every file named on the
+// command line, or found (recursively, sorted) under a named directory, through
+// LLVMFuzzerTestOneInput once, printing each input's description first (so a crash shows what
+// the input meant). With -pins=FILE, also checks every regress-* input against its pinned decoding
+// (fuzz/pins.hpp) and fails loudly on a difference.
+// Exit status 0 when all ran and the pins hold; a failing property aborts inside the target.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "fuzz/pins.hpp"
+
+const w4a8::fuzz::Target& w4a8_fuzz_this_target();
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
-namespace {
-
-bool run_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", p.c_str());
-    return false;
-  }
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-  return true;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  std::vector<std::filesystem::path> files;
+  using namespace w4a8::fuzz;
+  const Target& t = w4a8_fuzz_this_target();
+  std::vector<std::filesystem::path> paths;
+  std::filesystem::path pins_file;
+  bool quiet = false;
   for (int i = 1; i < argc; ++i) {
-    const std::filesystem::path p = argv[i];
-    if (p.string().starts_with("-")) continue;  // libFuzzer-style flags are ignored
-    std::error_code ec;
-    if (std::filesystem::is_directory(p, ec)) {
-      for (const auto& e : std::filesystem::recursive_directory_iterator(p))
-        if (e.is_regular_file()) files.push_back(e.path());
-    } else {
-      files.push_back(p);
-    }
+    const std::string a = argv[i];
+    if (a.starts_with("-pins=")) pins_file = a.substr(6);
+    else if (a == "-quiet") quiet = true;
+    else if (!a.starts_with("-")) paths.emplace_back(a);  // other libFuzzer-style flags are ignored
   }
-  std::sort(files.begin(), files.end());
+  const auto files = collect_inputs(paths);
   if (files.empty()) {
-    std::fprintf(stderr, "usage: %s FILE_OR_DIR...\n(no inputs found)\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [-pins=FILE] [-quiet] FILE_OR_DIR...\n(no inputs found)\n", argv[0]);
     return 2;
   }
   std::size_t ran = 0;
-  for (const auto& f : files) ran += run_file(f);
-  std::printf("replayed %zu/%zu inputs\n", ran, files.size());
-  return ran == files.size() ? 0 : 1;
+  for (const auto& f : files) {
+    const auto b = read_bytes(f);
+    if (!b) {
+      std::fprintf(stderr, "cannot read %s\n", f.c_str());
+      continue;
+    }
+    const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(b->data()), b->size());
+    if (!quiet) std::printf("== %s\n%s", f.c_str(), t.describe(bytes).c_str());
+    std::fflush(stdout);
+    LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
+    ++ran;
+  }
+  std::printf("replayed %zu/%zu inputs of %s\n", ran, files.size(), std::string(t.name).c_str());
+  int status = ran == files.size() ? 0 : 1;
+  if (!pins_file.empty()) {
+    const auto pins = read_pins(pins_file);
+    const std::string report = pins ? check_pins(t, files, *pins, pins_file) : "cannot read " + pins_file.string() + "\n";
+    if (!report.empty()) {
+      std::fprintf(stderr, "\n%s", report.c_str());
+      status = 1;
+    } else {
+      std::printf("pins hold: %zu pinned inputs decode as recorded\n", pins->size());
+    }
+  }
+  return status;
 }

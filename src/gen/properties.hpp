@@ -26,6 +26,9 @@ std::string compare(const Expectation& want, const Result<validate::Report>& got
 std::string check_verdict(const Scenario& s);
 // 2. A scenario with exactly one defect fails with that defect's error kind (and check_verdict).
 std::string check_single_defect(const Scenario& s);
+// 2a. The oracle's expectation for a one-defect scenario: that defect's error kind where it fires
+//     under the scenario's sglang release, acceptance where it does not ("" when consistent).
+std::string check_defect_fires(const Scenario& s, const Expectation& want);
 // 3. Writer/reader round trip: every file without a container edit parses back to the same
 //    tensors (name, dtype, shape, bytes) and metadata.
 std::string check_round_trip(const Scenario& s);
@@ -46,15 +49,7 @@ std::string check_layers(const Scenario& s);
 enum class ConfigVariant : std::uint8_t { Any, Valid, OneDefect, Several, kCount };
 GenConfig config_variant(ConfigVariant v);
 
-// Fuzz bodies over raw bytes.
-// Container bytes: parse never crashes; accepted => offsets in bounds, parse_prefix agrees, and the
-// writer round-trips the parsed tensors; the validator handles the file without crashing.
-std::string check_container_bytes(std::span<const std::uint8_t> bytes);
-// Marker bytes: json::loads_bytes never crashes; accepted => dump/loads_str round trip (exact
-// structure, NaN included); as a .comfy_quant tensor, the validator's error kind matches the JSON verdict.
-std::string check_marker_bytes(std::span<const std::uint8_t> bytes);
-// Structure-aware: bytes -> choices -> scenario (any sglang profile), then properties 1-7.
-std::string check_scenario_bytes(std::span<const std::uint8_t> bytes);
+// Fuzz bodies over raw bytes: gen/fuzz_bodies.hpp.
 
 // Exact structural equality of JSON values (kinds, int text, float bits, member order).
 bool same_json(const json::Value& a, const json::Value& b);

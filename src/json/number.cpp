@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <clocale>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <system_error>
 #include <vector>
+
+#include <locale.h>
 
 namespace w4a8::json {
 
@@ -16,50 +21,34 @@ namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// Decimal exponent of the leading nonzero digit (value ~ 10^result); only called when from_chars
-// reports out of range, to tell overflow from underflow. Saturates far from the double range.
-long long decimal_magnitude(std::string_view lit) {
-  std::size_t i = 0;
-  if (i < lit.size() && (lit[i] == '-' || lit[i] == '+')) ++i;
-  long long int_digits = 0, lead_zeros_after_point = 0;
-  bool seen_nonzero = false;
-  for (; i < lit.size() && is_digit(lit[i]); ++i) {
-    if (lit[i] != '0') seen_nonzero = true;
-    if (seen_nonzero && int_digits < 1'000'000'000) ++int_digits;
+// strtod in the "C" locale, whatever the process's LC_NUMERIC: glibc's strtod is correctly rounded
+// (round to nearest even), gives +-inf on overflow and the correctly rounded subnormal or +-0.0 on
+// underflow, as Python's float() does. (std::from_chars for double would do, but libc++ 14, the
+// standard library of OSS-Fuzz-style builds, lacks it.)
+double strtod_c(std::string_view lit, bool& whole) {
+  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(nullptr));
+  char small[128];
+  std::string big;
+  const char* text = small;
+  if (lit.size() < sizeof small) {
+    std::memcpy(small, lit.data(), lit.size());
+    small[lit.size()] = '\0';
+  } else {
+    big.assign(lit);
+    text = big.c_str();
   }
-  if (i < lit.size() && lit[i] == '.') {
-    for (++i; i < lit.size() && is_digit(lit[i]); ++i) {
-      if (!seen_nonzero && lit[i] == '0' && lead_zeros_after_point < 1'000'000'000) ++lead_zeros_after_point;
-      else seen_nonzero = true;
-    }
-  }
-  long long exp = 0;
-  bool exp_negative = false;
-  if (i < lit.size() && (lit[i] == 'e' || lit[i] == 'E')) {
-    ++i;
-    if (i < lit.size() && (lit[i] == '-' || lit[i] == '+')) exp_negative = lit[i++] == '-';
-    for (; i < lit.size() && is_digit(lit[i]); ++i)
-      if (exp < 1'000'000'000) exp = exp * 10 + (lit[i] - '0');
-  }
-  const long long base = int_digits > 0 ? int_digits : -lead_zeros_after_point;
-  return base + (exp_negative ? -exp : exp);
+  char* end = nullptr;
+  const double d = strtod_l(text, &end, c_locale);
+  whole = end == text + lit.size() && !lit.empty();
+  return d;
 }
 
 }  // namespace
 
 double float_from_literal(std::string_view lit) {
-  double d = 0.0;
-  const char* first = lit.data();
-  const char* last = lit.data() + lit.size();
-  const bool negative = !lit.empty() && lit[0] == '-';
-  if (negative) ++first;  // from_chars rejects '+' but takes '-'; keep the sign ourselves
-  auto [ptr, ec] = std::from_chars(first, last, d, std::chars_format::general);
-  if (ec == std::errc::result_out_of_range) {
-    d = decimal_magnitude(lit) > 0 ? std::numeric_limits<double>::infinity() : 0.0;
-  } else if (ec != std::errc() || ptr != last) {
-    d = std::numeric_limits<double>::quiet_NaN();  // not a JSON literal: caller broke the contract
-  }
-  return negative ? -d : d;
+  bool whole = false;
+  const double d = strtod_c(lit, whole);
+  return whole ? d : std::numeric_limits<double>::quiet_NaN();  // not a JSON literal: caller broke the contract
 }
 
 namespace {
@@ -69,8 +58,8 @@ const std::array<double, 309>& pow10_table() {
   static const std::array<double, 309> table = [] {
     std::array<double, 309> t{};
     for (std::size_t i = 0; i < t.size(); ++i) {
-      const std::string lit = "1e" + std::to_string(i);
-      std::from_chars(lit.data(), lit.data() + lit.size(), t[i]);
+      bool whole = false;
+      t[i] = strtod_c("1e" + std::to_string(i), whole);
     }
     return t;
   }();

@@ -1,0 +1,96 @@
+#include "fuzz/pins.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+namespace w4a8::fuzz {
+
+bool is_pinned_name(const std::string& filename) { return filename.starts_with("regress-"); }
+
+std::optional<std::string> read_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::filesystem::path> collect_inputs(const std::vector<std::filesystem::path>& paths) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      for (const auto& e : std::filesystem::recursive_directory_iterator(p))
+        if (e.is_regular_file() && e.path().extension() != ".pins") files.push_back(e.path());
+    } else {
+      files.push_back(p);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+namespace {
+
+std::string describe_file(const Target& t, const std::filesystem::path& p) {
+  const auto b = read_bytes(p);
+  if (!b) return "(unreadable)\n";
+  return t.describe({reinterpret_cast<const std::uint8_t*>(b->data()), b->size()});
+}
+
+}  // namespace
+
+std::optional<std::map<std::string, std::string>> read_pins(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  std::map<std::string, std::string> pins;
+  std::string line, name;
+  while (std::getline(in, line)) {
+    if (line.starts_with("=== ")) {
+      name = line.substr(4);
+      pins[name];
+    } else if (!name.empty()) {
+      pins[name] += line + "\n";
+    }
+  }
+  return pins;
+}
+
+std::string format_pins(const Target& t, const std::vector<std::filesystem::path>& inputs) {
+  std::string out = "# Pinned decodings of corpus/" + std::string(t.name) + "/regress-* (see fuzz/pins.hpp). Re-pin after a\n"
+                    "# deliberate generator change, and review the diff:\n"
+                    "#   build/fuzz/fuzz_decode pin " + std::string(t.name) + " corpus/" + std::string(t.name) + " > corpus/" +
+                    std::string(t.name) + ".pins\n";
+  for (const auto& p : inputs)
+    if (is_pinned_name(p.filename().string())) out += "=== " + p.filename().string() + "\n" + describe_file(t, p);
+  return out;
+}
+
+std::string check_pins(const Target& t, const std::vector<std::filesystem::path>& inputs,
+                       const std::map<std::string, std::string>& pins, const std::filesystem::path& pins_file) {
+  std::string report;
+  std::set<std::string> seen;
+  for (const auto& p : inputs) {
+    const std::string name = p.filename().string();
+    if (!is_pinned_name(name)) continue;
+    seen.insert(name);
+    const std::string now = describe_file(t, p);
+    auto it = pins.find(name);
+    if (it == pins.end()) {
+      report += "PIN MISSING: " + name + " has no pin in " + pins_file.string() + "; it decodes to:\n" + now;
+    } else if (it->second != now) {
+      report += "PIN MISMATCH: " + name + " no longer decodes to the scenario it was kept for.\n  pinned:\n" + it->second +
+                "  now:\n" + now;
+    }
+  }
+  for (const auto& [name, desc] : pins)
+    if (!seen.count(name)) report += "PIN WITHOUT INPUT: " + name + " is pinned but not in the corpus\n";
+  if (!report.empty())
+    report += "\nThe generator now reads these choice bytes differently. Either restore the decoding, or re-pin\n"
+              "consciously (review that each input still tests what its name says), with:\n"
+              "  build/fuzz/fuzz_decode pin " + std::string(t.name) + " corpus/" + std::string(t.name) + " > " + pins_file.string() + "\n";
+  return report;
+}
+
+}  // namespace w4a8::fuzz

@@ -1,0 +1,268 @@
+#include "gen/fuzz_bodies.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "gen/model.hpp"
+#include "gen/raw_json.hpp"
+#include "json/dump.hpp"
+#include "json/parse.hpp"
+#include "safetensors/writer.hpp"
+
+namespace w4a8::gen {
+namespace {
+
+std::string show_error(const Error& e) { return std::string(e.code()) + " " + std::string(e.type()) + ": " + e.message; }
+std::string show(const Result<validate::Report>& r) { return r.ok() ? std::string("accepted") : show_error(r.error()); }
+
+// FNV-1a over the size and up to the first and last 32 bytes: cheap, and any edit near either end
+// (where mutations of a header or its data land) moves the input in or out of the sample.
+std::uint64_t sample_hash(std::span<const std::uint8_t> b) {
+  std::uint64_t h = 1469598103934665603ull ^ b.size();
+  auto mix = [&](std::span<const std::uint8_t> part) {
+    for (std::uint8_t c : part) h = (h ^ c) * 1099511628211ull;
+  };
+  mix(b.first(std::min<std::size_t>(32, b.size())));
+  if (b.size() > 32) mix(b.last(std::min<std::size_t>(32, b.size() - 32)));
+  return h;
+}
+
+// Writer round trip of a parsed container: same tensors, data and metadata.
+std::string container_round_trip(std::span<const std::uint8_t> bytes, const st::Header& h) {
+  std::vector<st::TensorSpec> specs;
+  const auto* d = bytes.data() + h.data_start();
+  for (const auto& t : h.tensors) specs.push_back({t.name, t.dtype, t.shape, std::vector<std::uint8_t>(d + t.begin, d + t.end)});
+  st::WriteOptions opt;
+  if (h.has_metadata) opt.metadata = h.metadata;
+  auto again = st::serialize(specs, opt);
+  if (!again) return "writer rejected what the reader accepted: " + show_error(again.error());
+  auto h2 = st::parse(*again);
+  if (!h2) return "reader rejected the writer's output: " + show_error(h2.error());
+  if (h2->tensors.size() != h.tensors.size() || h2->metadata != h.metadata || h2->has_metadata != h.has_metadata)
+    return "round trip changed the header";
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const auto& t = h2->tensors[i];
+    if (t.name != specs[i].name || t.dtype != specs[i].dtype || t.shape != specs[i].shape ||
+        !std::equal(specs[i].bytes.begin(), specs[i].bytes.end(), again->begin() + static_cast<std::ptrdiff_t>(h2->data_start() + t.begin)))
+      return "round trip changed tensor " + specs[i].name;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string check_container_bytes(std::span<const std::uint8_t> bytes) {
+  const bool sampled = sample_hash(bytes) % kContainerSampleEvery == 0;
+  auto h = st::parse(bytes);
+  if (sampled && bytes.size() >= 8) {
+    std::uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= std::uint64_t{bytes[i]} << (8 * i);
+    if (n <= bytes.size() - 8) {
+      auto hp = st::parse_prefix(bytes.first(8 + n), bytes.size());
+      if (hp.ok() != h.ok() || (!h.ok() && hp.error().kind != h.error().kind))
+        return "parse_prefix disagrees with parse: " + (h.ok() ? std::string("ok") : show_error(h.error())) + " vs " +
+               (hp.ok() ? std::string("ok") : show_error(hp.error()));
+    }
+  }
+  if (!h) return "";
+  for (const auto& t : h->tensors) {
+    const auto size = tensor_bytes(t.dtype, t.shape);
+    if (t.begin > t.end || h->data_start() + t.end > bytes.size() || h->data_start() + t.end < h->data_start())
+      return "accepted tensor " + t.name + " has out-of-bounds offsets";
+    if (!size || *size != t.end - t.begin) return "accepted tensor " + t.name + " whose size does not match its offsets";
+  }
+  const validate::ParsedFile file{"fuzz.safetensors", bytes, &*h};
+  (void)validate::inspect_parsed({&file, 1});  // must not crash on any accepted container
+  return sampled ? container_round_trip(bytes, *h) : "";
+}
+
+namespace {
+
+// The marker's text respelled (raw_json.hpp) must parse to the same structure. Only for documents
+// read as UTF-8 (no NUL byte, no UTF-16/32 BOM): other encodings would need re-encoding.
+std::string check_respelling(std::span<const std::uint8_t> bytes, const json::Value& value) {
+  if (bytes.empty() || std::memchr(bytes.data(), 0, bytes.size()) != nullptr) return "";
+  if (bytes.size() >= 2 && ((bytes[0] == 0xFF && bytes[1] == 0xFE) || (bytes[0] == 0xFE && bytes[1] == 0xFF))) return "";
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  const auto tree = raw::parse(text);
+  if (!tree) return "";
+  const auto re = raw::respell(*tree);
+  if (!re) return "";
+  const std::string again = raw::emit(*re);
+  const json::ParseResult r = json::loads_str(again);
+  if (!r.ok()) return "a respelling of an accepted document was rejected: " + again;
+  if (!same_json(value, *r)) return "a respelling of the document parsed differently:\n  " + again + "\n  gave " + json::dump(*r) + "\n  not " + json::dump(value);
+  return "";
+}
+
+// A string holding a lone high surrogate directly followed by a lone low one (WTF-8: ED A0..AF xx
+// ED B0..BF xx). json.dumps escapes both and json.loads then joins them into one code point, so in
+// Python too such a value does not survive dumps/loads.
+bool has_split_pair(const json::Value& v) {
+  auto split = [](const std::string& s) {
+    for (std::size_t i = 0; i + 5 < s.size(); ++i)
+      if (static_cast<unsigned char>(s[i]) == 0xED && (static_cast<unsigned char>(s[i + 1]) & 0xF0) == 0xA0 &&
+          static_cast<unsigned char>(s[i + 3]) == 0xED && (static_cast<unsigned char>(s[i + 4]) & 0xF0) == 0xB0)
+        return true;
+    return false;
+  };
+  if (v.kind == json::Kind::String) return split(v.text);
+  for (const auto& x : v.items)
+    if (has_split_pair(x)) return true;
+  for (const auto& [k, x] : v.members)
+    if (split(k) || has_split_pair(x)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
+  const json::ParseResult r = json::loads_bytes(bytes);
+  if (r.ok() && !has_split_pair(*r)) {
+    const std::string text = json::dump(*r);
+    const json::ParseResult back = json::loads_str(text);
+    if (!back.ok()) return "loads_str rejected dump() output: " + text;
+    // Structural equality: Python's == is False for a bare NaN, but the round trip must keep it.
+    if (!same_json(*r, *back)) return "dump/loads changed the value: " + text;
+    if (std::string e = check_respelling(bytes, *r); !e.empty()) return e;
+  }
+  // The same bytes as a marker of a valid tiny W4A8 layer.
+  Scenario s;
+  s.files.push_back({"m.safetensors", false, {}, {}, false, {}});
+  s.tensors.push_back({"l.weight", st::Dtype::I8, {1, 8}, 0, {}});
+  s.tensors.push_back({"l.weight_s_rel", st::Dtype::F8_E4M3, {1, 1}, 0, {}});
+  s.tensors.push_back({"l.weight_s_channel", st::Dtype::F32, {1}, 0, {}});
+  MarkerDesc m;
+  m.prefix = "l";
+  m.raw.assign(bytes.begin(), bytes.end());
+  if (m.raw.empty()) m.doc.text = "";
+  s.markers.push_back(std::move(m));
+  const auto got = run_validator_fast(s);
+  if (!r.ok()) {
+    const ErrorKind want = r.error().failure == json::ParseFailure::IntTooLong ? ErrorKind::PyIntMaxStrDigits
+                           : r.error().failure == json::ParseFailure::TooDeep  ? ErrorKind::PyRecursion
+                                                                            : ErrorKind::SgInvalidMarker;
+    if (got.ok() || got.error().kind != want) return "marker JSON rejected, but the validator says " + show(got);
+  } else if (!r->is_object()) {
+    if (got.ok() || got.error().kind != ErrorKind::SgMarkerNotObject) return "marker not an object, but the validator says " + show(got);
+  } else if (!got.ok()) {
+    const std::string_view code = got.error().code();
+    if (code.starts_with("safetensors.") || code.starts_with("sglang.invalid") || code == "sglang.marker_not_object")
+      return "an object marker was rejected as " + show_error(got.error());
+  }
+  return "";
+}
+
+std::string_view meta_check_name(MetaCheck c) {
+  static constexpr std::string_view kNames[] = {"none", "round-trip", "strict-contract", "sharding", "marker-placement", "per-layer"};
+  return c < MetaCheck::kCount ? kNames[static_cast<std::size_t>(c)] : "none";
+}
+
+ScenarioCase decode_case(ChoiceSource& src) {
+  ScenarioCase c;
+  c.variant = static_cast<ConfigVariant>(src.below(static_cast<std::uint64_t>(ConfigVariant::kCount)));
+  c.scenario = generate(src, config_variant(c.variant));
+  const std::uint64_t m = src.below(kMetaCheckChoices);
+  c.check = m < static_cast<std::uint64_t>(MetaCheck::kCount) ? static_cast<MetaCheck>(m) : MetaCheck::None;
+  return c;
+}
+
+std::string describe_case(const ScenarioCase& c) {
+  static constexpr std::string_view kVariants[] = {"any", "valid", "one-defect", "several"};
+  return "  variant: " + std::string(kVariants[static_cast<std::size_t>(c.variant)]) + "\n  check: " +
+         std::string(meta_check_name(c.check)) + "\n" + describe(c.scenario);
+}
+
+std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
+  ByteChoiceSource src(bytes);
+  const ScenarioCase c = decode_case(src);
+  const Scenario& s = c.scenario;
+  const Expectation want = expect(s);
+  std::string r = check_defect_fires(s, want);
+  if (r.empty()) r = compare(want, run_validator_fast(s));
+  if (r.empty()) {
+    switch (c.check) {
+      case MetaCheck::RoundTrip:
+        r = check_round_trip(s);
+        if (r.empty()) r = check_in_memory_model(s);
+        break;
+      case MetaCheck::Strict: r = check_strict_contract(s); break;
+      case MetaCheck::Sharding: r = check_sharding(s, src); break;
+      case MetaCheck::Placement: r = check_marker_placement(s, src); break;
+      case MetaCheck::Layers: r = check_layers(s); break;
+      default: break;
+    }
+  }
+  return r.empty() ? "" : r + "\n" + describe_case(c);
+}
+
+std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
+  for (const auto& f : s.files)
+    if (f.container.defect != Defect::kCount) return std::nullopt;
+  const Checkpoint c = lower(s);
+  std::vector<InMemoryFile> out;
+  out.reserve(c.files.size());
+  for (const FileModel& f : c.files) {
+    InMemoryFile m;
+    m.path = f.path;
+    std::size_t total = 0;
+    for (const auto& t : f.tensors) total += t.bytes.size();
+    m.bytes.assign(8, 0);  // header_len 0: data_start() == 8
+    m.bytes.reserve(8 + total);
+    for (const auto& t : f.tensors) {
+      const auto size = tensor_bytes(t.dtype, t.shape);
+      if (!size || *size != t.bytes.size() || t.name == "__metadata__") return std::nullopt;
+      const std::uint64_t begin = m.bytes.size() - 8;
+      m.bytes.insert(m.bytes.end(), t.bytes.begin(), t.bytes.end());
+      m.header.tensors.push_back({t.name, t.dtype, t.shape, begin, begin + t.bytes.size()});
+    }
+    std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const st::TensorInfo& a, const st::TensorInfo& b) { return a.name < b.name; });
+    for (std::size_t i = 1; i < m.header.tensors.size(); ++i)
+      if (m.header.tensors[i].name == m.header.tensors[i - 1].name) return std::nullopt;
+    if (f.metadata) {
+      m.header.has_metadata = true;
+      m.header.metadata = *f.metadata;
+      auto keys = m.header.metadata;
+      std::sort(keys.begin(), keys.end());
+      for (std::size_t i = 1; i < keys.size(); ++i)
+        if (keys[i].first == keys[i - 1].first) return std::nullopt;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Result<validate::Report> run_validator_fast(const Scenario& s) {
+  const auto files = in_memory(s);
+  if (!files) return run_validator(s);
+  std::vector<validate::ParsedFile> parsed;
+  parsed.reserve(files->size());
+  for (const auto& f : *files) parsed.push_back({f.path, f.bytes, &f.header});
+  return validate::inspect_parsed(parsed, s.options);
+}
+
+std::string check_in_memory_model(const Scenario& s) {
+  const auto mem = in_memory(s);
+  if (!mem) return "";
+  auto bytes = serialize(lower(s));
+  if (!bytes) return "the writer refused a checkpoint the in-memory model took: " + show_error(bytes.error());
+  for (std::size_t i = 0; i < mem->size(); ++i) {
+    const InMemoryFile& m = (*mem)[i];
+    auto h = st::parse((*bytes)[i]);
+    if (!h) return m.path + ": written file rejected: " + show_error(h.error());
+    if (h->has_metadata != m.header.has_metadata || h->metadata != m.header.metadata) return m.path + ": in-memory metadata differs";
+    if (h->tensors.size() != m.header.tensors.size()) return m.path + ": in-memory tensor count differs";
+    for (std::size_t k = 0; k < h->tensors.size(); ++k) {
+      const st::TensorInfo &a = h->tensors[k], &b = m.header.tensors[k];
+      if (a.name != b.name || a.dtype != b.dtype || a.shape != b.shape || a.end - a.begin != b.end - b.begin ||
+          !std::equal((*bytes)[i].begin() + static_cast<std::ptrdiff_t>(h->data_start() + a.begin),
+                      (*bytes)[i].begin() + static_cast<std::ptrdiff_t>(h->data_start() + a.end),
+                      m.bytes.begin() + static_cast<std::ptrdiff_t>(m.header.data_start() + b.begin)))
+        return m.path + ": in-memory tensor " + b.name + " differs from the written one";
+    }
+  }
+  return "";
+}
+
+}  // namespace w4a8::gen
