@@ -41,9 +41,6 @@ Status read_header(std::string_view text, Header& out);
 // read_header, then the tensors in name order with repeated names resolved (sort_by_name).
 Status deserialize_header(std::string_view text, Header& out);
 
-// Copies every tensor name into one buffer that h.storage then owns (alone).
-void own_names(Header& h);
-
 // parse_prefix(), with names left viewing `prefix` when owner keeps its bytes alive (File's mapping:
 // nothing copied); a null owner copies them (as parse_prefix does).
 Result<Header> parse_prefix_viewing(std::span<const std::uint8_t> prefix, std::uint64_t file_size,

@@ -79,8 +79,6 @@ struct KeepBoth {
 
 }  // namespace
 
-namespace detail {
-
 void own_names(Header& h) {
   std::size_t total = 0;
   for (const TensorInfo& t : h.tensors) total += t.name.size();
@@ -93,6 +91,8 @@ void own_names(Header& h) {
   }
   h.storage = std::move(pool);
 }
+
+namespace detail {
 
 Result<Header> parse_prefix_viewing(std::span<const std::uint8_t> prefix, std::uint64_t file_size,
                                     std::shared_ptr<const void> owner) {

@@ -38,6 +38,10 @@ struct Header {
   const std::string* meta(std::string_view key) const;
 };
 
+// Copies every tensor name into one buffer that h.storage then owns (alone): for a Header built by
+// hand, whose names view strings that may not outlive it.
+void own_names(Header& h);
+
 // Parses and validates a whole container held in memory (file_size == bytes.size()).
 // @return Header, or ErrorKind::StHeaderTooSmall, StHeaderTooLarge, StInvalidHeaderLength,
 //         StInvalidHeader, StInvalidHeaderDeserialization, StInvalidOffset, StValidationOverflow,

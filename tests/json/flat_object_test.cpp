@@ -94,7 +94,7 @@ TEST(JsonFlatObject, HandPickedBoundaries) {
   const std::string declined[] = {"", "[]", "{", "{\"a\":1,}", "{\"a\":1,\"a\":2}", "{\"a\":01}", "{\"a\":1.0}",
                                   "{\"a\":1e2}", "{\"a\":NaN}", "{\"a\":-Infinity}", "{\"a\":[1]}", "{\"a\":{}}",
                                   "{\"a\\u0062\":1}", "{\"\xc3\xa9\":1}", "{\"a\":\"\x01\"}", "{\"a\":1} x",
-                                  "{\"a\":1}\x00", "{\"a\":-}", "{\"a\":tru}", "\xef\xbb\xbf{}"};
+                                  std::string("{\"a\":1}\0", 8), "{\"a\":-}", "{\"a\":tru}", "\xef\xbb\xbf{}"};
   for (const auto& t : declined) EXPECT_FALSE(loads_flat_object(t).has_value()) << t;
   std::string many = "{";
   for (std::size_t i = 0; i <= kFlatMembers; ++i) many += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";

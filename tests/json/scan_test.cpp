@@ -43,7 +43,7 @@ TEST(JsonScan, NonAsciiFindsTheFirstHighByte) {
 
 TEST(JsonScan, DigitRunAndValue) {
   std::mt19937_64 rng(11);
-  const std::string after = ",]} .eE-+/:\x80\xff\x00";
+  const std::string after(",]} .eE-+/:\x80\xff\x00", 14);  // the NUL included
   for (int round = 0; round < 20000; ++round) {
     const std::size_t n = 1 + rng() % 16;
     std::string s;
