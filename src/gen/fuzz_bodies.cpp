@@ -215,8 +215,9 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
       if (!size || *size != t.bytes.size() || t.name == "__metadata__") return std::nullopt;
       const std::uint64_t begin = m.bytes.size() - 8;
       m.bytes.insert(m.bytes.end(), t.bytes.begin(), t.bytes.end());
-      m.header.tensors.push_back({t.name, t.dtype, t.shape, begin, begin + t.bytes.size()});
+      m.header.tensors.push_back({st::Name(t.name), t.dtype, t.shape, begin, begin + t.bytes.size()});
     }
+    st::own_names(m.header);  // the names viewed the scenario's strings
     std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const st::TensorInfo& a, const st::TensorInfo& b) { return a.name < b.name; });
     for (std::size_t i = 1; i < m.header.tensors.size(); ++i)
       if (m.header.tensors[i].name == m.header.tensors[i - 1].name) return std::nullopt;
