@@ -197,5 +197,41 @@ TEST(Explain, CorrectionPathBound) {
   EXPECT_EQ(w.first_fail, "output");
 }
 
+// An activation outlier times a physical weight that the rotation leaves small by cancellation:
+// any legal rounding of that weight moves the output a long way (comfy-kitchen 0.2.40 eager gave
+// F16 -inf where the reference gave -808, an activation of 1e30 in the case). The bound follows the
+// rotated weights, and an output near F16's edge may overflow on its own side only; a row without
+// the outlier holds infinities to the bound, and an overflowed reference explains nothing for free.
+TEST(Explain, CorrectionPathOutlierMayOverflow) {
+  auto f = make(DataKind::Random, FloatDtype::BF16, FloatDtype::F16, false, true, 2);
+  const std::uint64_t N = f.c.n, K = f.c.k, k0 = 3;
+  // Row 0's x[k0] sized so that output n0 lands just under F16's largest finite value.
+  std::uint64_t n0 = 0;
+  while (f.ref.w_dequant[n0 * K + k0] == 0) ++n0;
+  const double rest = double(f.ref.out[n0]) - double(f.d.x.values[k0]) * f.ref.w_dequant[n0 * K + k0];
+  f.d.x.values[k0] = gemm::round_to(FloatDtype::BF16, float((65000.0 - rest) / f.ref.w_dequant[n0 * K + k0]));
+  auto r = reference_result(f.d, FloatDtype::F16, ActPolicy::F32);
+  ASSERT_TRUE(r.ok());
+  f.ref = std::move(*r);
+  ASSERT_TRUE(std::isfinite(f.ref.out[n0]) && std::fabs(f.ref.out[n0]) > 60000) << f.ref.out[n0];
+  const float near_edge = f.ref.out[n0];
+  ImplOutput o = as_output(f.ref);
+  o.out[n0] = std::copysign(INFINITY, near_edge);  // overflow on its own side: explained
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  EXPECT_EQ(v.stages[int(Stage::Output)].verdict, Verdict::Order) << v.stages[int(Stage::Output)].detail;
+  o.out[n0] = std::copysign(INFINITY, -near_edge);  // the other side: wrong
+  EXPECT_EQ(judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained).first_fail, "output");
+  o.out[n0] = near_edge;
+  std::uint64_t n1 = 0;
+  while (f.ref.out[N + n1] == 0) ++n1;
+  o.out[N + n1] = INFINITY;  // a row without the outlier: not explained
+  EXPECT_EQ(judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained).first_fail, "output");
+  // A reference that overflowed does not explain an arbitrary finite value.
+  ImplOutput p = as_output(f.ref);
+  f.ref.out[N + n1] = INFINITY;
+  p.out[N + n1] = 1.0f;
+  EXPECT_EQ(judge(f.c, f.d, f.ref, p, ActPolicy::F32, kExplained).first_fail, "output");
+}
+
 }  // namespace
 }  // namespace w4a8::audit
