@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "gen/byte_order.hpp"
 #include "gen/model.hpp"
 #include "gen/raw_json.hpp"
 #include "json/dump.hpp"
@@ -129,7 +130,7 @@ std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
   }
   // The same bytes as a marker of a valid tiny W4A8 layer.
   Scenario s;
-  s.files.push_back({"m.safetensors", false, {}, {}, false, {}});
+  s.files.push_back({"m.safetensors", false, {}, {}, false, {}, {}});
   s.tensors.push_back({"l.weight", st::Dtype::I8, {1, 8}, 0, {}});
   s.tensors.push_back({"l.weight_s_rel", st::Dtype::F8_E4M3, {1, 1}, 0, {}});
   s.tensors.push_back({"l.weight_s_channel", st::Dtype::F32, {1}, 0, {}});
@@ -180,15 +181,17 @@ std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
   const Scenario& s = c.scenario;
   const Expectation want = expect(s);
   std::string r = check_defect_fires(s, want);
-  if (r.empty()) r = compare(want, run_validator_fast(s));
+  if (!r.empty()) return r + "\n" + describe_case(c);
+  const Result<validate::Report> got = run_validator_fast(s);
+  r = compare(want, got);
   if (r.empty()) {
     switch (c.check) {
       case MetaCheck::RoundTrip:
         r = check_round_trip(s);
         if (r.empty()) r = check_in_memory_model(s);
         break;
-      case MetaCheck::Strict: r = check_strict_contract(s); break;
-      case MetaCheck::Sharding: r = check_sharding(s, src); break;
+      case MetaCheck::Strict: r = check_strict_contract(s, &got); break;
+      case MetaCheck::Sharding: r = check_sharding(s, src, &got); break;
       case MetaCheck::Placement: r = check_marker_placement(s, src); break;
       case MetaCheck::Layers: r = check_layers(s); break;
       default: break;
@@ -200,33 +203,36 @@ std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
 std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
   for (const auto& f : s.files)
     if (f.container.defect != Defect::kCount) return std::nullopt;
-  const Checkpoint c = lower(s);
+  Checkpoint c = lower(s);
   std::vector<InMemoryFile> out;
   out.reserve(c.files.size());
-  for (const FileModel& f : c.files) {
+  auto by_name = [](const auto& a, const auto& b) { return bytes_less(a.name, b.name); };
+  for (FileModel& f : c.files) {
     InMemoryFile m;
-    m.path = f.path;
-    std::size_t total = 0;
+    m.path = std::move(f.path);
+    std::size_t total = 8;
     for (const auto& t : f.tensors) total += t.bytes.size();
+    m.bytes.reserve(total);
     m.bytes.assign(8, 0);  // header_len 0: data_start() == 8
-    m.bytes.reserve(8 + total);
-    for (const auto& t : f.tensors) {
+    m.header.tensors.reserve(f.tensors.size());
+    for (auto& t : f.tensors) {
       const auto size = tensor_bytes(t.dtype, t.shape);
       if (!size || *size != t.bytes.size() || t.name == "__metadata__") return std::nullopt;
       const std::uint64_t begin = m.bytes.size() - 8;
       m.bytes.insert(m.bytes.end(), t.bytes.begin(), t.bytes.end());
-      m.header.tensors.push_back({t.name, t.dtype, t.shape, begin, begin + t.bytes.size()});
+      m.header.tensors.push_back({std::move(t.name), t.dtype, std::move(t.shape), begin, begin + t.bytes.size()});
     }
-    std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const st::TensorInfo& a, const st::TensorInfo& b) { return a.name < b.name; });
+    std::sort(m.header.tensors.begin(), m.header.tensors.end(), by_name);
     for (std::size_t i = 1; i < m.header.tensors.size(); ++i)
       if (m.header.tensors[i].name == m.header.tensors[i - 1].name) return std::nullopt;
     if (f.metadata) {
       m.header.has_metadata = true;
-      m.header.metadata = *f.metadata;
-      auto keys = m.header.metadata;
-      std::sort(keys.begin(), keys.end());
+      m.header.metadata = std::move(*f.metadata);
+      std::vector<std::string_view> keys;
+      for (const auto& kv : m.header.metadata) keys.push_back(kv.first);
+      std::sort(keys.begin(), keys.end(), BytesLess{});
       for (std::size_t i = 1; i < keys.size(); ++i)
-        if (keys[i].first == keys[i - 1].first) return std::nullopt;
+        if (keys[i] == keys[i - 1]) return std::nullopt;
     }
     out.push_back(std::move(m));
   }

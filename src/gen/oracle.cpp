@@ -7,10 +7,13 @@
 #include <map>
 #include <set>
 
+#include "gen/byte_order.hpp"
 #include "gen/model.hpp"
-#include "py/repr.hpp"
+#include "gen/repr_oracle.hpp"
 
 namespace w4a8::gen {
+
+namespace py = oracle_py;  // repr() by the oracle's own rules (repr_oracle.hpp), never src/py's
 
 using st::Dtype;
 using u128 = unsigned __int128;
@@ -80,10 +83,11 @@ std::string torch_name(Dtype d) {
   }
 }
 
-Error json_failure(const JsonDoc& d, Error invalid) {
-  switch (d.outcome) {
+// The error of json.loads for d with outcome o (loads_outcome: its nesting where it is read).
+Error json_failure(const JsonDoc& d, JsonDoc::Outcome o, Error invalid) {
+  switch (o) {
     case JsonDoc::Outcome::IntTooLong: return make_error(ErrorKind::PyIntMaxStrDigits, {std::to_string(d.digits)});
-    case JsonDoc::Outcome::TooDeep: return make_error(ErrorKind::PyRecursion, {"array", "unicode string"});
+    case JsonDoc::Outcome::TooDeep: return make_error(ErrorKind::PyRecursion, {d.deep_objects ? "object" : "array", "unicode string"});
     default: return invalid;
   }
 }
@@ -177,7 +181,7 @@ class Simulation {
       if (auto e = collect(i, x.message_exact)) return fail(std::move(*e), x);
     // Section 2: the MXFP8 shortcut.
     std::size_t added = 0;
-    if (formats_ == std::set<std::string>{"mxfp8"}) {
+    if (formats_.size() == 1 && *formats_.begin() == "mxfp8") {
       for (const std::string& p : quantized_) {
         const Meta* w = find(p + ".weight");
         const Meta* sc = find(p + ".weight_scale");
@@ -282,19 +286,19 @@ class Simulation {
         for (char& c : low) if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
         formats_.insert(low);
       }
-    if (quant_metadata_text(s_, i)) {
+    if (has_quant_metadata(s_, i)) {
       const Error invalid = make_error(ErrorKind::SgInvalidQuantMetadata, {f.path});
       if (f.quant_meta_override) {
         const JsonDoc& d = *f.quant_meta_override;
-        if (d.outcome != JsonDoc::Outcome::Ok) return json_failure(d, invalid);
+        if (const auto o = loads_outcome(d, 0); o != JsonDoc::Outcome::Ok) return json_failure(d, o, invalid);
         if (!d.value.is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {f.path});
         const json::Value* layers = d.value.get("layers");
         if (!layers || !layers->is_object()) return make_error(ErrorKind::SgQuantMetadataNoLayers, {f.path});
         // Overrides carry no markers of their own (generated overrides never have members).
       } else {
         for (const auto& m : s_.markers)
-          if (m.place == Place::Metadata && m.file == i && m.doc.outcome != JsonDoc::Outcome::Ok)
-            return json_failure(m.doc, invalid);
+          if (m.place == Place::Metadata && m.file == i && loads_outcome(m.doc, 2) != JsonDoc::Outcome::Ok)
+            return json_failure(m.doc, loads_outcome(m.doc, 2), invalid);
         for (const auto& m : s_.markers) {
           if (m.place != Place::Metadata || m.file != i) continue;
           if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(m.prefix)});
@@ -304,7 +308,7 @@ class Simulation {
     }
     // Tensors in key order (sorted by code point = byte order).
     std::vector<std::pair<std::string, Meta>> ts;
-    std::map<std::string, const MarkerDesc*> marker_tensors;
+    std::map<std::string, const MarkerDesc*, BytesLess> marker_tensors;
     for (const auto& t : s_.tensors)
       if (t.file == i) ts.push_back({t.name, {t.dtype, t.shape, &t}});
     for (const auto& m : s_.markers)
@@ -313,7 +317,7 @@ class Simulation {
         ts.push_back({name, {m.dtype, {}, nullptr}});
         marker_tensors[name] = &m;
       }
-    std::sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) { return bytes_less(a.first, b.first); });
     for (auto& [name, meta] : ts) {
       meta_[name] = meta;
       static constexpr std::string_view kW = ".weight", kQ = ".comfy_quant";
@@ -327,7 +331,7 @@ class Simulation {
         if (!torch_name(m.dtype).empty()) return make_error(ErrorKind::TorchUnsupportedScalarType, {torch_name(m.dtype)});
         const Error invalid = make_error(ErrorKind::SgInvalidMarker, {py::repr_str(name), f.path});
         if (m.undecodable) return invalid;
-        if (m.doc.outcome != JsonDoc::Outcome::Ok) return json_failure(m.doc, invalid);
+        if (const auto o = loads_outcome(m.doc, 0); o != JsonDoc::Outcome::Ok) return json_failure(m.doc, o, invalid);
         if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(name)});
         if (auto e = record(m)) return e;
       }
@@ -344,7 +348,7 @@ class Simulation {
     for (const char* s : sufs)
       if (!find(p + s)) missing.push_back(p + s);
     if (missing.empty()) return std::nullopt;
-    std::sort(missing.begin(), missing.end());
+    std::sort(missing.begin(), missing.end(), BytesLess{});
     return make_error(ErrorKind::SgMissingTensors, {py::repr_str(p), py::repr_str_list(missing)});
   }
 
@@ -422,10 +426,11 @@ class Simulation {
   std::optional<Error> check_strict(const std::string& p, Record& rec);
 
   const Scenario& s_;
-  std::map<std::string, Meta> meta_;
-  std::set<std::string> quantized_;  // sorted: the order sorted(missing) and MXFP8 use
-  std::set<std::string> formats_;
-  std::map<std::string, std::size_t> index_;
+  // Byte-order containers (byte_order.hpp: no memcmp under libFuzzer).
+  std::map<std::string, Meta, BytesLess> meta_;
+  std::set<std::string, BytesLess> quantized_;  // sorted: the order sorted(missing) and MXFP8 use
+  std::set<std::string, BytesLess> formats_;
+  std::map<std::string, std::size_t, BytesLess> index_;
   std::vector<std::pair<std::string, Record>> order_;
 };
 
