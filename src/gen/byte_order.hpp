@@ -16,6 +16,14 @@ inline bool bytes_less(std::string_view a, std::string_view b) {
   return a.size() < b.size();
 }
 
+// s ends with suffix (compared byte by byte).
+inline bool bytes_ends_with(std::string_view s, std::string_view suffix) {
+  if (s.size() < suffix.size()) return false;
+  for (std::size_t i = 0, o = s.size() - suffix.size(); i < suffix.size(); ++i)
+    if (s[o + i] != suffix[i]) return false;
+  return true;
+}
+
 struct BytesLess {
   using is_transparent = void;
   bool operator()(std::string_view a, std::string_view b) const { return bytes_less(a, b); }

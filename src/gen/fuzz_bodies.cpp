@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "gen/byte_order.hpp"
 #include "gen/model.hpp"
@@ -203,49 +204,63 @@ std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
 std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
   for (const auto& f : s.files)
     if (f.container.defect != Defect::kCount) return std::nullopt;
-  Checkpoint c = lower(s);
-  std::vector<InMemoryFile> out;
-  out.reserve(c.files.size());
-  auto by_name = [](const auto& a, const auto& b) { return bytes_less(a.name, b.name); };
-  for (FileModel& f : c.files) {
-    InMemoryFile m;
-    m.path = std::move(f.path);
-    std::size_t total = 8;
-    for (const auto& t : f.tensors) total += t.bytes.size();
-    m.bytes.reserve(total);
+  // lower()'s layout (plain tensors, then marker tensors, in scenario order), written straight into
+  // the file bytes (check_in_memory_model holds the two against each other).
+  std::vector<InMemoryFile> out(s.files.size());
+  for (std::size_t i = 0; i < s.files.size(); ++i) {
+    InMemoryFile& m = out[i];
+    m.path = s.files[i].path;
     m.bytes.assign(8, 0);  // header_len 0: data_start() == 8
-    m.header.tensors.reserve(f.tensors.size());
-    for (auto& t : f.tensors) {
-      const auto size = tensor_bytes(t.dtype, t.shape);
-      if (!size || *size != t.bytes.size() || t.name == "__metadata__") return std::nullopt;
+    auto add = [&](const std::string& name, st::Dtype dtype, std::vector<std::uint64_t> shape, std::span<const std::uint8_t> bytes,
+                   std::uint64_t size) {
       const std::uint64_t begin = m.bytes.size() - 8;
-      m.bytes.insert(m.bytes.end(), t.bytes.begin(), t.bytes.end());
-      m.header.tensors.push_back({std::move(t.name), t.dtype, std::move(t.shape), begin, begin + t.bytes.size()});
+      if (bytes.empty()) m.bytes.resize(m.bytes.size() + size);
+      else m.bytes.insert(m.bytes.end(), bytes.begin(), bytes.end());
+      m.header.tensors.push_back({name, dtype, std::move(shape), begin, begin + size});
+    };
+    for (const auto& t : s.tensors) {
+      if (t.file != i) continue;
+      const auto size = tensor_bytes(t.dtype, t.shape);
+      if (!size || (!t.bytes.empty() && *size != t.bytes.size()) || t.name == "__metadata__") return std::nullopt;
+      add(t.name, t.dtype, t.shape, t.bytes, *size);
     }
-    std::sort(m.header.tensors.begin(), m.header.tensors.end(), by_name);
-    for (std::size_t i = 1; i < m.header.tensors.size(); ++i)
-      if (m.header.tensors[i].name == m.header.tensors[i - 1].name) return std::nullopt;
-    if (f.metadata) {
-      m.header.has_metadata = true;
-      m.header.metadata = std::move(*f.metadata);
+    for (const auto& mk : s.markers) {
+      if (mk.place != Place::Tensor || mk.file != i) continue;
+      const std::vector<std::uint8_t> b = marker_bytes(mk);
+      const std::uint64_t elems = b.size() / (st::dtype_bits(mk.dtype) / 8);
+      if (b.empty()) return std::nullopt;
+      add(mk.prefix + ".comfy_quant", mk.dtype, {elems}, b, b.size());
+    }
+    std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const auto& a, const auto& b) { return bytes_less(a.name, b.name); });
+    for (std::size_t k = 1; k < m.header.tensors.size(); ++k)
+      if (m.header.tensors[k].name == m.header.tensors[k - 1].name) return std::nullopt;
+    const FileDesc& fd = s.files[i];
+    std::vector<std::pair<std::string, std::string>> meta = fd.metadata;
+    if (auto q = quant_metadata_text(s, i)) meta.emplace_back("_quantization_metadata", std::move(*q));
+    if (fd.has_metadata || !meta.empty()) {
       std::vector<std::string_view> keys;
-      for (const auto& kv : m.header.metadata) keys.push_back(kv.first);
+      for (const auto& kv : meta) keys.push_back(kv.first);
       std::sort(keys.begin(), keys.end(), BytesLess{});
-      for (std::size_t i = 1; i < keys.size(); ++i)
-        if (keys[i] == keys[i - 1]) return std::nullopt;
+      for (std::size_t k = 1; k < keys.size(); ++k)
+        if (keys[k] == keys[k - 1]) return std::nullopt;
+      m.header.has_metadata = true;
+      m.header.metadata = std::move(meta);
     }
-    out.push_back(std::move(m));
   }
   return out;
 }
 
 Result<validate::Report> run_validator_fast(const Scenario& s) {
-  const auto files = in_memory(s);
+  auto files = in_memory(s);
   if (!files) return run_validator(s);
+  // The report points into the headers: it keeps them alive.
+  auto owned = std::make_shared<const std::vector<InMemoryFile>>(std::move(*files));
   std::vector<validate::ParsedFile> parsed;
-  parsed.reserve(files->size());
-  for (const auto& f : *files) parsed.push_back({f.path, f.bytes, &f.header});
-  return validate::inspect_parsed(parsed, s.options);
+  parsed.reserve(owned->size());
+  for (const auto& f : *owned) parsed.push_back({f.path, f.bytes, &f.header});
+  auto r = validate::inspect_parsed(parsed, s.options);
+  if (r.ok()) r->keep = std::move(owned);
+  return r;
 }
 
 std::string check_in_memory_model(const Scenario& s) {

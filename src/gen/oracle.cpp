@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "gen/byte_order.hpp"
 #include "gen/model.hpp"
@@ -58,6 +59,7 @@ struct Meta {
   Dtype dtype;
   std::vector<std::uint64_t> shape;
   const TensorDesc* desc;  // nullptr for marker tensors
+  const MarkerDesc* marker = nullptr;  // a marker tensor, whose shape is found on first use
 };
 
 bool shape_is(const std::vector<std::uint64_t>& s, std::initializer_list<u128> want) {
@@ -230,9 +232,15 @@ class Simulation {
     return x;
   }
 
-  const Meta* find(const std::string& name) const {
+  const Meta* find(const std::string& name) {
     auto it = meta_.find(name);
-    return it == meta_.end() ? nullptr : &it->second;
+    if (it == meta_.end()) return nullptr;
+    Meta& m = it->second;
+    if (m.marker) {  // (1-D, the element count of its bytes: spelling and encoding it costs, so lazily)
+      m.shape = {marker_len(*m.marker)};
+      m.marker = nullptr;
+    }
+    return &m;
   }
   std::string meta_str(const Meta* m, const std::string& name) const {
     if (!m) return "None";
@@ -308,26 +316,17 @@ class Simulation {
     }
     // Tensors in key order (sorted by code point = byte order).
     std::vector<std::pair<std::string, Meta>> ts;
-    std::map<std::string, const MarkerDesc*, BytesLess> marker_tensors;
     for (const auto& t : s_.tensors)
       if (t.file == i) ts.push_back({t.name, {t.dtype, t.shape, &t}});
     for (const auto& m : s_.markers)
-      if (m.place == Place::Tensor && m.file == i) {
-        const std::string name = m.prefix + ".comfy_quant";
-        ts.push_back({name, {m.dtype, {}, nullptr}});
-        marker_tensors[name] = &m;
-      }
+      if (m.place == Place::Tensor && m.file == i) ts.push_back({m.prefix + ".comfy_quant", {m.dtype, {}, nullptr, &m}});
     std::sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) { return bytes_less(a.first, b.first); });
     for (auto& [name, meta] : ts) {
       meta_[name] = meta;
-      static constexpr std::string_view kW = ".weight", kQ = ".comfy_quant";
-      if (name.size() >= kW.size() && name.compare(name.size() - kW.size(), kW.size(), kW) == 0 &&
-          (meta.dtype == Dtype::F8_E4M3 || meta.dtype == Dtype::I8 || meta.dtype == Dtype::U8))
-        quantized_.insert(name.substr(0, name.size() - kW.size()));
-      if (name.size() >= kQ.size() && name.compare(name.size() - kQ.size(), kQ.size(), kQ) == 0) {
-        auto it = marker_tensors.find(name);
-        if (it == marker_tensors.end()) continue;  // generated names never end so otherwise
-        const MarkerDesc& m = *it->second;
+      if (bytes_ends_with(name, ".weight") && (meta.dtype == Dtype::F8_E4M3 || meta.dtype == Dtype::I8 || meta.dtype == Dtype::U8))
+        quantized_.insert(name.substr(0, name.size() - 7));
+      if (meta.marker) {  // generated tensor names never end in ".comfy_quant" otherwise
+        const MarkerDesc& m = *meta.marker;
         if (!torch_name(m.dtype).empty()) return make_error(ErrorKind::TorchUnsupportedScalarType, {torch_name(m.dtype)});
         const Error invalid = make_error(ErrorKind::SgInvalidMarker, {py::repr_str(name), f.path});
         if (m.undecodable) return invalid;
@@ -336,8 +335,6 @@ class Simulation {
         if (auto e = record(m)) return e;
       }
     }
-    // Marker tensors' shapes for checkpoint_meta (1-D, element count of their bytes).
-    for (auto& [name, m] : marker_tensors) meta_[name].shape = {marker_len(*m)};
     return std::nullopt;
   }
 
@@ -427,7 +424,7 @@ class Simulation {
 
   const Scenario& s_;
   // Byte-order containers (byte_order.hpp: no memcmp under libFuzzer).
-  std::map<std::string, Meta, BytesLess> meta_;
+  std::unordered_map<std::string, Meta> meta_;
   std::set<std::string, BytesLess> quantized_;  // sorted: the order sorted(missing) and MXFP8 use
   std::set<std::string, BytesLess> formats_;
   std::map<std::string, std::size_t, BytesLess> index_;
