@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Installs everything w4a8check needs to build and test on a fresh Debian 12 machine:
 # Debian packages (compilers, CMake, GoogleTest, RapidCheck, Google Benchmark, CLI11, clang's libFuzzer
-# and sanitizer runtimes, coverage tools, libc++ for the OSS-Fuzz-style build, AFL++) and the PyPI
-# packages the test oracles use.
+# and sanitizer runtimes, coverage tools, clang-tidy, libc++ and AFL++ for the OSS-Fuzz-style builds,
+# python3-venv for the comfy-kitchen environment) and the PyPI packages the test oracles use.
+# Idempotent: when everything is there it only checks (about a second).
 # CUDA: nvcc is used when present (CUDA kernels then always compile); it is not installed here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 pkgs=(build-essential cmake ninja-build g++ clang libclang-rt-14-dev llvm
       googletest libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libcli11-dev
-      python3 python3-pip zip unzip
-      libc++-14-dev libc++abi-14-dev afl++  # OSS-Fuzz-style libc++ build and the AFL++ replay
+      python3 python3-pip python3-venv zip unzip clang-tidy
+      libc++-14-dev libc++abi-14-dev afl++
       chromium)  # headless rendering test of the audit's HTML report (tests/audit)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Builds the CPU code with AddressSanitizer + UndefinedBehaviorSanitizer and runs every test.
+# Builds every target with clang under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/,
+# Debug at -O1) and runs every test. It is also CI's clang build: with W4A8_WERROR=ON (CI) any
+# clang warning fails it, so g++ (ci/setup.sh) and clang both keep the whole tree warning-free.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BUILD=${ASAN_BUILD_DIR:-build-asan}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DW4A8_SANITIZE=ON -DW4A8_CUDA=OFF -DW4A8_BENCH=OFF \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g"
-cmake --build build-asan -j"$(nproc)"
-ctest --test-dir build-asan --output-on-failure -j"$(nproc)" --timeout 600
+CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DW4A8_SANITIZE=ON \
+  -DW4A8_CUDA=OFF -DW4A8_BENCH=OFF -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+  -DW4A8_WERROR="${W4A8_WERROR:-OFF}" >/dev/null
+cmake --build "$BUILD" -j"$(nproc)"
+ctest --test-dir "$BUILD" --output-on-failure -j"$(nproc)" --timeout 600

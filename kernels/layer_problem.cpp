@@ -78,7 +78,7 @@ Result<std::unique_ptr<LayerProblem>> make_layer_problem(const gemm::Layer& laye
   }
   p.nan_scale_flag = &lp->nan_flag;
   const char* why = "";
-  if (const w4a8_status s = check_problem(p, &why); s != W4A8_OK)
+  if (const w4a8_status s = layout.kernel_limits ? check_problem(p, &why) : W4A8_OK; s != W4A8_OK)
     return make_error(ErrorKind::CudaUnsupported, {std::string(why) + " (status " + std::to_string(int(s)) + ")"});
   return lp;
 }

@@ -19,6 +19,8 @@ namespace w4a8::kern {
 struct LayoutOptions {
   std::int64_t ldx_pad = 0;  // extra elements after each activation row (odd strides)
   std::int64_t ldo_pad = 0;  // extra elements after each output row
+  // false: skip this project's kernel limits (check_problem): a foreign plugin's own check decides.
+  bool kernel_limits = true;
 };
 
 // Host copies in the kernels' layout; p points into them and into the layer (which must outlive it).
@@ -41,7 +43,8 @@ std::size_t dtype_bytes(w4a8_dtype d);
 // The shared operand validation (gemm::validate_call, then gemm::check_decodable: the reference's
 // errors, byte for byte), then the problem. It has no NaN-decoding weights by construction.
 // @return LayerProblem, or validate_call()'s / check_decodable()'s error, or CudaUnsupported when
-//         check_problem() rejects what the shared validation accepted (limits of this build).
+//         check_problem() rejects what the shared validation accepted (limits of this build; only
+//         with layout.kernel_limits).
 Result<std::unique_ptr<LayerProblem>> make_layer_problem(const gemm::Layer& layer, const gemm::Activations& x,
                                                          const gemm::GemmOptions& opt,
                                                          const LayoutOptions& layout = {});

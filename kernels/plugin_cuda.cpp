@@ -3,6 +3,7 @@
 // the module needs only the NVIDIA driver and cuBLAS (correction path) at run time.
 #include <cuda_runtime.h>
 
+#include "core/version.hpp"
 #include "kernels/problem.hpp"
 #include "kernels/w4a8_cuda.h"
 
@@ -47,7 +48,7 @@ w4a8_status synchronize(void* stream) {
 }
 
 const w4a8_kernel_plugin kPlugin = {
-    W4A8_KERNEL_ABI_VERSION, sizeof(w4a8_kernel_plugin), "w4a8check-cuda", W4A8_VERSION, W4A8_MEMORY_CUDA_DEVICE, kCaps,
+    W4A8_KERNEL_ABI_VERSION, sizeof(w4a8_kernel_plugin), "w4a8check-cuda", W4A8CHECK_VERSION, W4A8_MEMORY_CUDA_DEVICE, kCaps,
     w4a8_check_problem, w4a8_gemm_cuda_workspace_size, w4a8_gemm_cuda, w4a8_cuda_last_error,
     w4a8_cuda_device_count, alloc, release, copy_to_device, copy_to_host, synchronize};
 

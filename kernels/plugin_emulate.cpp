@@ -3,6 +3,7 @@
 // the CUDA module, on machines without a GPU. It refuses what the CUDA module refuses.
 #include <new>
 
+#include "core/version.hpp"
 #include "kernels/emulate.hpp"
 #include "kernels/problem.hpp"
 #include "kernels/w4a8_cuda.h"
@@ -34,7 +35,7 @@ w4a8_status run(const w4a8_problem* p, void*, size_t, void*) {
 const char* last_error() { return w4a8::kern::last_error(); }
 
 const w4a8_kernel_plugin kPlugin = {
-    W4A8_KERNEL_ABI_VERSION, sizeof(w4a8_kernel_plugin), "w4a8check-emulate", W4A8_VERSION, W4A8_MEMORY_HOST, kCaps,
+    W4A8_KERNEL_ABI_VERSION, sizeof(w4a8_kernel_plugin), "w4a8check-emulate", W4A8CHECK_VERSION, W4A8_MEMORY_HOST, kCaps,
     w4a8_check_problem, workspace_size, run, last_error,
     nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 

@@ -74,16 +74,30 @@ bool product_ok(std::int64_t a, std::int64_t b) { return a == 0 || b <= kMaxProb
 std::size_t align256(std::size_t v) { return (v + 255) & ~std::size_t(255); }
 bool aligned(const void* p, std::uintptr_t a) { return reinterpret_cast<std::uintptr_t>(p) % a == 0; }
 
-Reason first_failure(const w4a8_problem& p) {
-  if (p.m < 0 || p.n <= 0 || p.k <= 0) return kShape;
-  if (p.bits == 6) return kBits6;
-  if (p.bits != 0 && p.bits != 4) return kBitsBad;
-  if (raw(p.s_rel_dtype) == W4A8_SCALE_F32) return kScaleF32;
-  if (raw(p.s_rel_dtype) != W4A8_SCALE_FP8_E4M3) return kScaleDtypeBad;
-  const std::int64_t g = p.group_size, r = p.convrot_groupsize;
-  if (g < 4 || p.k % 16 != 0 || p.k % g != 0 || r <= 0 || p.k % r != 0 || (16 % g != 0 && g % 16 != 0))
+// The layer-level checks, in check_problem's order: sizes, code width, scale storage, the contract.
+// m < 0 is refused here too (check_problem's first check covers m, n and k together).
+Reason layer_failure(const LayerShape& s, std::int64_t m) {
+  if (m < 0 || s.n <= 0 || s.k <= 0) return kShape;
+  if (s.bits == 6) return kBits6;
+  if (s.bits != 0 && s.bits != 4) return kBitsBad;
+  if (s.s_rel_dtype == W4A8_SCALE_F32) return kScaleF32;
+  if (s.s_rel_dtype != W4A8_SCALE_FP8_E4M3) return kScaleDtypeBad;
+  const std::int64_t g = s.group_size, r = s.convrot_groupsize;
+  if (g < 4 || s.k % 16 != 0 || s.k % g != 0 || r <= 0 || s.k % r != 0 || (16 % g != 0 && g % 16 != 0))
     return kContract;
   if (!is_power_of_4(r)) return kRotation;
+  return kOk;
+}
+
+// This build's limits on the weight alone: kTooLarge (N * K elements), kKTooLarge, or kOk.
+Reason layer_size_failure(std::int64_t n, std::int64_t k) {
+  if (!product_ok(n, k)) return kTooLarge;
+  return k > kMaxK ? kKTooLarge : kOk;
+}
+
+Reason first_failure(const w4a8_problem& p) {
+  const LayerShape shape{p.n, p.k, p.group_size, p.convrot_groupsize, p.bits, raw(p.s_rel_dtype)};
+  if (const Reason r = layer_failure(shape, p.m); r != kOk) return r;
   if (!dtype_ok(raw(p.x_dtype)) || !dtype_ok(raw(p.out_dtype)) || (p.bias && !dtype_ok(raw(p.bias_dtype))))
     return kDtypeBad;
   if (p.act_policy != kPolicyF32 && p.act_policy != kPolicyEager) return kPolicyBad;
@@ -92,10 +106,11 @@ Reason first_failure(const w4a8_problem& p) {
   if (!aligned(p.weight, 8)) return kAlignWeight;
   if (!aligned(p.x_q, 16) || !aligned(p.w_q, 16)) return kAlignInter;
   if (!aligned(p.s_rel, 4)) return kAlignScales;
-  if (!product_ok(p.n, p.k) || !product_ok(p.m, p.ldx) || !product_ok(p.m, p.ldo) || !product_ok(p.m, p.k) ||
+  const Reason size = layer_size_failure(p.n, p.k);
+  if (size == kTooLarge || !product_ok(p.m, p.ldx) || !product_ok(p.m, p.ldo) || !product_ok(p.m, p.k) ||
       !product_ok(p.m, p.n))
     return kTooLarge;
-  if (p.k > kMaxK) return kKTooLarge;
+  if (size == kKTooLarge) return kKTooLarge;
   if (p.correction) {
     if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) return kCublasInt;
   } else {
@@ -111,6 +126,13 @@ thread_local std::string t_last_error;
 
 w4a8_status check_problem(const w4a8_problem& p, const char** why) {
   const Reason r = first_failure(p);
+  if (why) *why = kReasons[r].text;
+  return kReasons[r].status;
+}
+
+w4a8_status check_layer_shape(const LayerShape& s, const char** why) {
+  Reason r = layer_failure(s, 0);
+  if (r == kOk) r = layer_size_failure(s.n, s.k);
   if (why) *why = kReasons[r].text;
   return kReasons[r].status;
 }

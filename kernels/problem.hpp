@@ -26,6 +26,19 @@ inline constexpr long long kMaxSlots = 8192;
 // a static text naming the check ("" on W4A8_OK).
 w4a8_status check_problem(const w4a8_problem& p, const char** why = nullptr);
 
+// One layer's weight as check_problem sees it, without buffers or activations (the consumer matrix
+// judges a checkpoint from its header alone).
+struct LayerShape {
+  std::int64_t n = 0, k = 0;
+  std::int64_t group_size = 16, convrot_groupsize = 256;
+  std::int32_t bits = 4;                  // 0 or 4, or 6 (refused: unsupported by this kernel)
+  int s_rel_dtype = W4A8_SCALE_FP8_E4M3;  // a w4a8_scale_dtype value (any other int is refused)
+};
+// post: the status and text check_problem gives a problem with these fields whose every other field
+// is valid (m = 0), from the same checks in the same order: sizes, bits, scale storage, the kernel
+// contract, then the weight's size limits (N * K, K). check_problem runs these very checks first.
+w4a8_status check_layer_shape(const LayerShape& s, const char** why = nullptr);
+
 // This thread's last failure text for the C entry points and plugins ("" when none).
 void set_last_error(const char* text);
 void set_last_error(const char* where, const char* detail);

@@ -105,7 +105,7 @@ typedef struct w4a8_kernel_plugin {
   uint32_t abi_version;        /* W4A8_KERNEL_ABI_VERSION the module was built with */
   uint32_t struct_size;        /* sizeof(w4a8_kernel_plugin) in the module's build */
   const char* name;            /* e.g. "w4a8check-cuda" */
-  const char* version;         /* e.g. "0.2.0" */
+  const char* version;         /* the implementation's own version, e.g. w4a8check's */
   w4a8_memory memory;          /* where the problem's pointers live */
   uint64_t caps;               /* W4A8_CAP_* */
   w4a8_status (*check_problem)(const w4a8_problem* p);

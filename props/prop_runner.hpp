@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/hex.hpp"
 #include "gen/choice_source.hpp"
 #include "gen/properties.hpp"
 #include "gen/rc_choice_source.hpp"
@@ -51,10 +52,7 @@ struct Case {
   }
   void require(const std::string& failure) {
     if (failure.empty()) return;
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
-    for (std::uint8_t b : rec.bytes()) { hex += kHex[b >> 4]; hex += kHex[b & 15]; }
-    RC_FAIL(failure + "\n" + gen::describe(scenario) + "  fuzzer bytes (validator_struct): " + hex);
+    RC_FAIL(failure + "\n" + gen::describe(scenario) + "  fuzzer bytes (validator_struct): " + hex::bytes(rec.bytes()));
   }
 };
 

@@ -1,14 +1,12 @@
 // Built-in implementations: the CPU reference (literal, fast), the CUDA kernels' computation order
-// emulated on the CPU (emulate), and the CUDA kernels themselves through their plugin module (cuda).
+// emulated on the CPU (emulate), and the CUDA kernels themselves through their plugin module (cuda,
+// found where `gemm --impl cuda` finds it). Also the reference's expected values for a case.
 #include <chrono>
-#include <cstdlib>
 
-#include <unistd.h>
-
-#include "audit/atomic_file.hpp"
 #include "audit/implementation.hpp"
 #include "gemm/reference.hpp"
 #include "kernels/layer_problem.hpp"
+#include "plugin/plugin.hpp"
 
 namespace w4a8::audit {
 
@@ -18,6 +16,8 @@ std::string_view status_name(ImplOutput::Status s) {
       return "ok";
     case ImplOutput::Status::Skip:
       return "skip";
+    case ImplOutput::Status::Unsupported:
+      return "unsupported";
     case ImplOutput::Status::UpstreamError:
       return "upstream_error";
     case ImplOutput::Status::Failed:
@@ -32,23 +32,15 @@ Result<gemm::GemmResult> reference_result(const CaseData& d, gemm::FloatDtype ou
   o.out_dtype = out_dtype;
   o.policy = policy;
   o.threads = threads;
-  return literal ? gemm::gemm_literal(d.layer, d.x, o) : gemm::gemm_fast(d.layer, d.x, o);
+  if (literal) return gemm::gemm_literal(d.layer, d.x, o);
+  auto prepared = gemm::prepare_layer(d.layer, o);
+  if (!prepared.ok()) return std::move(prepared).error();
+  auto r = gemm::gemm_prepared(*prepared, d.x, o);
+  if (r.ok()) r->w_q.assign(prepared->w_q().begin(), prepared->w_q().end());  // read once, from the prepared layer
+  return r;
 }
 
 namespace {
-
-ImplOutput from_result(gemm::GemmResult&& r) {
-  ImplOutput o;
-  o.out_dtype = r.out_dtype;
-  o.out = std::move(r.out);
-  o.w_q = std::move(r.w_q);
-  if (!r.correction_path) {
-    o.x_q = std::move(r.x_q);
-    o.x_scale = std::move(r.x_scale);
-    o.acc = std::move(r.acc);
-  }
-  return o;
-}
 
 class ReferenceImpl final : public Implementation {
  public:
@@ -59,13 +51,19 @@ class ReferenceImpl final : public Implementation {
     o.out_dtype = in.spec.out_dtype;
     o.policy = in.policy;
     o.threads = threads_;
+    const bool emulate = name_ == "emulate";
     const auto t0 = std::chrono::steady_clock::now();
     Result<gemm::GemmResult> r = name_ == "literal" ? gemm::gemm_literal(in.data.layer, in.data.x, o)
-                                 : name_ == "fast"  ? gemm::gemm_fast(in.data.layer, in.data.x, o)
-                                                    : kern::gemm_emulated(in.data.layer, in.data.x, o);
+                                 : emulate          ? kern::gemm_emulated(in.data.layer, in.data.x, o)
+                                                    : gemm::gemm_fast(in.data.layer, in.data.x, o);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!r.ok()) return ImplOutput::upstream(std::string(r.error().type()) + ": " + r.error().message);
-    ImplOutput out = from_result(std::move(*r));
+    if (!r.ok()) {
+      // The emulated kernels refuse problems beyond them (6-bit codes, F32 scales) by name.
+      if (emulate && r.error().kind == ErrorKind::CudaUnsupported) return ImplOutput::unsupported(r.error().message);
+      return ImplOutput::upstream(std::string(r.error().type()) + ": " + r.error().message);
+    }
+    // gemm_emulated hands back the reference's grid on the correction path: not the emulation's.
+    ImplOutput out = from_result(std::move(*r), true, /*correction_w_q_is_own=*/!emulate);
     out.seconds = s;
     return out;
   }
@@ -75,50 +73,16 @@ class ReferenceImpl final : public Implementation {
   unsigned threads_;
 };
 
-std::string exe_dir() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string p(buf, std::size_t(n));
-  const auto s = p.rfind('/');
-  return s == std::string::npos ? "." : p.substr(0, s);
-}
-
-// `cuda`: the CUDA kernels are a plugin module (the CLI never links the CUDA runtime). Without the
-// module (no nvcc at build time) or without a device every case is skipped, with the reason.
-class CudaImpl final : public Implementation {
+// `cuda` when its module cannot be used here: every case is skipped with the reason.
+class UnavailableImpl final : public Implementation {
  public:
-  CudaImpl() {
-    std::vector<std::string> candidates;
-    if (const char* env = std::getenv("W4A8_CUDA_PLUGIN"); env && *env) candidates.emplace_back(env);
-    const std::string d = exe_dir();
-    for (const char* name :
-         {"libw4a8_cuda_plugin.so", "libw4a8_cuda.so", "kernels/libw4a8_cuda_plugin.so", "kernels/libw4a8_cuda.so"})
-      candidates.push_back(join_path(d, name));
-    for (const auto& c : candidates) {
-      if (!path_exists(c)) continue;
-      auto p = make_plugin(c);
-      if (!p.ok()) {
-        reason_ = "CUDA kernel module " + c + " did not load: " + p.error().message;
-        return;
-      }
-      plugin_ = std::move(*p);
-      reason_ = plugin_->unavailable_reason();
-      return;
-    }
-    reason_ =
-        "no CUDA kernel module: this w4a8check was built without CUDA (nvcc not found), or set W4A8_CUDA_PLUGIN=PATH";
-  }
-  std::string name() const override { return "cuda"; }
+  UnavailableImpl(std::string name, std::string reason) : name_(std::move(name)), reason_(std::move(reason)) {}
+  std::string name() const override { return name_; }
   std::string unavailable_reason() const override { return reason_; }
-  ImplOutput run(const CaseInput& in) override {
-    if (!reason_.empty() || !plugin_) return ImplOutput::skip(reason_);
-    return plugin_->run(in);
-  }
+  ImplOutput run(const CaseInput&) override { return ImplOutput::skip(reason_); }
 
  private:
-  std::unique_ptr<Implementation> plugin_;
-  std::string reason_;
+  std::string name_, reason_;
 };
 
 }  // namespace
@@ -126,8 +90,16 @@ class CudaImpl final : public Implementation {
 Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, unsigned threads) {
   if (name == "literal" || name == "fast" || name == "emulate")
     return std::unique_ptr<Implementation>(std::make_unique<ReferenceImpl>(name, threads));
-  if (name == "cuda") return std::unique_ptr<Implementation>(std::make_unique<CudaImpl>());
-  return make_error(ErrorKind::UsageError, {"unknown implementation '" + name + "' (literal, fast, emulate, cuda)"});
+  if (name == "cuda") {
+    // The CLI never links the CUDA runtime: the kernels are a plugin module, searched as for
+    // `gemm --impl cuda` ($W4A8CHECK_CUDA_MODULE, then next to the executable).
+    auto m = plugin::load_cuda_module();
+    if (!m.ok() && m.error().kind == ErrorKind::PluginIncompatible) return std::move(m).error();
+    if (!m.ok()) return std::unique_ptr<Implementation>(std::make_unique<UnavailableImpl>("cuda", m.error().message));
+    return make_plugin_impl(std::move(*m), "cuda");
+  }
+  return make_error(ErrorKind::AuditImplementation,
+                    {" (unknown built-in '" + name + "': literal, fast, emulate, cuda)"});
 }
 
 }  // namespace w4a8::audit

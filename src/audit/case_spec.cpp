@@ -3,6 +3,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "gemm/tensor_io.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
 
@@ -11,7 +12,9 @@ namespace w4a8::audit {
 namespace {
 constexpr std::string_view kKindNames[] = {"random", "ties", "large_acc", "saturate", "zero_rows"};
 
-Error bad(std::string what) { return make_error(ErrorKind::UsageError, {"manifest: " + what}); }
+Error bad(std::string_view where, std::string what) {
+  return make_error(ErrorKind::AuditManifest, {std::string(where), std::move(what)});
+}
 
 bool get_u64(const json::Value& o, std::string_view key, std::uint64_t& out) {
   const json::Value* v = o.get(key);
@@ -45,10 +48,7 @@ bool parse_data_kind(std::string_view s, DataKind& out) {
     if (kKindNames[i] == s) return out = static_cast<DataKind>(i), true;
   return false;
 }
-std::string_view scale_dtype_name(ScaleDtype s) { return s == ScaleDtype::F32 ? "f32" : "f8_e4m3"; }
-std::string_view dtype_name(gemm::FloatDtype d) {
-  return d == gemm::FloatDtype::BF16 ? "bf16" : d == gemm::FloatDtype::F16 ? "f16" : "f32";
-}
+std::string_view scale_dtype_name(gemm::ScaleDtype s) { return s == gemm::ScaleDtype::F32 ? "f32" : "f8_e4m3"; }
 bool parse_dtype(std::string_view s, gemm::FloatDtype& out) {
   if (s == "f32") return out = gemm::FloatDtype::F32, true;
   if (s == "bf16") return out = gemm::FloatDtype::BF16, true;
@@ -70,9 +70,9 @@ json::Value case_to_json(const CaseSpec& c) {
   v.set("codebook", json::Value::from_bool(c.codebook));
   v.set("correction", json::Value::from_bool(c.correction));
   v.set("bias", json::Value::from_bool(c.bias));
-  v.set("bias_dtype", json::Value::from_string(std::string(dtype_name(c.bias_dtype))));
-  v.set("x_dtype", json::Value::from_string(std::string(dtype_name(c.x_dtype))));
-  v.set("out_dtype", json::Value::from_string(std::string(dtype_name(c.out_dtype))));
+  v.set("bias_dtype", json::Value::from_string(std::string(gemm::float_dtype_name(c.bias_dtype))));
+  v.set("x_dtype", json::Value::from_string(std::string(gemm::float_dtype_name(c.x_dtype))));
+  v.set("out_dtype", json::Value::from_string(std::string(gemm::float_dtype_name(c.out_dtype))));
   v.set("data", json::Value::from_string(std::string(data_kind_name(c.data))));
   v.set("seed", u(c.seed));
   v.set("covers", json::Value::from_string(c.covers));
@@ -93,58 +93,58 @@ json::Value manifest_to_json(const Manifest& m) {
   return v;
 }
 
-Result<CaseSpec> case_from_json(const json::Value& v) {
+Result<CaseSpec> case_from_json(const json::Value& v, std::string_view man) {
   CaseSpec c;
-  if (!v.is_object()) return bad("a case is not an object");
-  if (!get_str(v, "id", c.id) || c.id.empty()) return bad("case without an id");
+  if (!v.is_object()) return bad(man, "a case is not an object");
+  if (!get_str(v, "id", c.id) || c.id.empty()) return bad(man, "case without an id");
   const std::string where = "case '" + c.id + "': ";
   std::uint64_t g = 0, r = 0, bits = 0;
   std::string sd, bd, xd, od, data;
-  if (!get_str(v, "file", c.file) || c.file.empty()) return bad(where + "file");
-  if (!get_u64(v, "m", c.m) || !get_u64(v, "n", c.n) || !get_u64(v, "k", c.k)) return bad(where + "m, n, k");
+  if (!get_str(v, "file", c.file) || c.file.empty()) return bad(man, where + "file");
+  if (!get_u64(v, "m", c.m) || !get_u64(v, "n", c.n) || !get_u64(v, "k", c.k)) return bad(man, where + "m, n, k");
   if (!get_u64(v, "group_size", g) || !get_u64(v, "convrot_groupsize", r) || g > (1u << 30) || r > (1u << 30))
-    return bad(where + "group_size, convrot_groupsize");
+    return bad(man, where + "group_size, convrot_groupsize");
   c.g = std::int64_t(g), c.r = std::int64_t(r);
-  if (!get_u64(v, "bits", bits) || (bits != 4 && bits != 6)) return bad(where + "bits (4 or 6)");
+  if (!get_u64(v, "bits", bits) || (bits != 4 && bits != 6)) return bad(man, where + "bits (4 or 6)");
   c.bits = int(bits);
-  if (!get_str(v, "scale_dtype", sd) || (sd != "f8_e4m3" && sd != "f32")) return bad(where + "scale_dtype");
-  c.scale_dtype = sd == "f32" ? ScaleDtype::F32 : ScaleDtype::F8E4M3;
+  if (!get_str(v, "scale_dtype", sd) || (sd != "f8_e4m3" && sd != "f32")) return bad(man, where + "scale_dtype");
+  c.scale_dtype = sd == "f32" ? gemm::ScaleDtype::F32 : gemm::ScaleDtype::Fp8E4M3;
   if (!get_bool(v, "codebook", c.codebook) || !get_bool(v, "correction", c.correction) || !get_bool(v, "bias", c.bias))
-    return bad(where + "codebook, correction, bias");
-  if (!get_str(v, "bias_dtype", bd) || !parse_dtype(bd, c.bias_dtype)) return bad(where + "bias_dtype");
-  if (!get_str(v, "x_dtype", xd) || !parse_dtype(xd, c.x_dtype)) return bad(where + "x_dtype");
-  if (!get_str(v, "out_dtype", od) || !parse_dtype(od, c.out_dtype)) return bad(where + "out_dtype");
-  if (!get_str(v, "data", data) || !parse_data_kind(data, c.data)) return bad(where + "data");
-  if (!get_u64(v, "seed", c.seed)) return bad(where + "seed");
+    return bad(man, where + "codebook, correction, bias");
+  if (!get_str(v, "bias_dtype", bd) || !parse_dtype(bd, c.bias_dtype)) return bad(man, where + "bias_dtype");
+  if (!get_str(v, "x_dtype", xd) || !parse_dtype(xd, c.x_dtype)) return bad(man, where + "x_dtype");
+  if (!get_str(v, "out_dtype", od) || !parse_dtype(od, c.out_dtype)) return bad(man, where + "out_dtype");
+  if (!get_str(v, "data", data) || !parse_data_kind(data, c.data)) return bad(man, where + "data");
+  if (!get_u64(v, "seed", c.seed)) return bad(man, where + "seed");
   (void)get_str(v, "covers", c.covers);
   // The file must stay inside the suite directory.
   if (c.file.front() == '/' || c.file.find("..") != std::string::npos)
-    return bad(where + "file must be a relative path inside the suite");
+    return bad(man, where + "file must be a relative path inside the suite");
   return c;
 }
 
-Result<Manifest> parse_manifest(std::string_view text) {
+Result<Manifest> parse_manifest(std::string_view text, std::string_view man) {
   auto p = json::loads_str(text);
-  if (!p.ok()) return bad("not JSON (" + p.error().detail + ")");
+  if (!p.ok()) return bad(man, "not JSON (" + p.error().detail + ")");
   const json::Value& v = *p;
   Manifest m;
   std::string fmt;
   std::uint64_t ver = 0;
   if (!v.is_object() || !get_str(v, "format", fmt) || fmt != "w4a8check-audit-suite")
-    return bad("not a w4a8check audit suite");
+    return bad(man, "not a w4a8check audit suite");
   if (!get_u64(v, "version", ver) || ver != std::uint64_t(kManifestVersion))
-    return bad("version must be " + std::to_string(kManifestVersion));
+    return bad(man, "version must be " + std::to_string(kManifestVersion));
   (void)get_str(v, "grid", m.grid);
   (void)get_u64(v, "seed", m.seed);
   (void)get_str(v, "layer_prefix", m.layer_prefix);
   (void)get_str(v, "input_key", m.input_key);
   const json::Value* cases = v.get("cases");
-  if (!cases || cases->kind != json::Kind::Array) return bad("no cases array");
+  if (!cases || cases->kind != json::Kind::Array) return bad(man, "no cases array");
   for (const auto& cv : cases->items) {
-    auto c = case_from_json(cv);
+    auto c = case_from_json(cv, man);
     if (!c.ok()) return std::move(c).error();
     for (const auto& prev : m.cases)
-      if (prev.id == c->id) return bad("duplicate case id '" + c->id + "'");
+      if (prev.id == c->id) return bad(man, "duplicate case id '" + c->id + "'");
     m.cases.push_back(std::move(*c));
   }
   return m;
@@ -154,10 +154,11 @@ std::string describe(const CaseSpec& c) {
   std::ostringstream o;
   o << "M=" << c.m << " N=" << c.n << " K=" << c.k << " G=" << c.g << " R=" << c.r;
   if (c.bits != 4) o << " bits=" << c.bits;
-  if (c.scale_dtype != ScaleDtype::F8E4M3) o << " s_rel=" << scale_dtype_name(c.scale_dtype);
+  if (c.scale_dtype != gemm::ScaleDtype::Fp8E4M3) o << " s_rel=" << scale_dtype_name(c.scale_dtype);
   o << (c.codebook ? " codebook" : " uniform") << (c.correction ? " correction" : "");
-  if (c.bias) o << " bias=" << dtype_name(c.bias_dtype);
-  o << " x=" << dtype_name(c.x_dtype) << " out=" << dtype_name(c.out_dtype) << " " << data_kind_name(c.data);
+  if (c.bias) o << " bias=" << gemm::float_dtype_name(c.bias_dtype);
+  o << " x=" << gemm::float_dtype_name(c.x_dtype) << " out=" << gemm::float_dtype_name(c.out_dtype) << " "
+    << data_kind_name(c.data);
   return o.str();
 }
 

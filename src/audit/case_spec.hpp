@@ -28,20 +28,18 @@ inline constexpr DataKind kAllDataKinds[] = {DataKind::Random, DataKind::Ties, D
 std::string_view data_kind_name(DataKind d);
 bool parse_data_kind(std::string_view s, DataKind& out);
 
-// Storage of weight_s_rel (comfy-kitchen >= 0.2.40 also writes F32 group scales).
-enum class ScaleDtype : std::uint8_t { F8E4M3, F32 };
-std::string_view scale_dtype_name(ScaleDtype s);  // "f8_e4m3", "f32"
+// Storage of weight_s_rel in the manifest: "f8_e4m3" or "f32" (comfy-kitchen >= 0.2.40).
+std::string_view scale_dtype_name(gemm::ScaleDtype s);
 
-std::string_view dtype_name(gemm::FloatDtype d);  // "f32", "bf16", "f16"
-bool parse_dtype(std::string_view s, gemm::FloatDtype& out);
+bool parse_dtype(std::string_view s, gemm::FloatDtype& out);  // "f32", "bf16", "f16"
 
 struct CaseSpec {
   std::string id;    // unique within the suite; also the file stem
   std::string file;  // path of the case file relative to the suite directory
   std::uint64_t m = 1, n = 16, k = 16;
   std::int64_t g = 16, r = 16;
-  int bits = 4;  // 4 (and 6 once the reference decodes 6-bit layers)
-  ScaleDtype scale_dtype = ScaleDtype::F8E4M3;
+  int bits = 4;  // 4 or 6 (6: uniform, no correction, K % 32 == 0, G % 16 == 0)
+  gemm::ScaleDtype scale_dtype = gemm::ScaleDtype::Fp8E4M3;
   bool codebook = false, correction = false, bias = false;
   gemm::FloatDtype bias_dtype = gemm::FloatDtype::F32;
   gemm::FloatDtype x_dtype = gemm::FloatDtype::F32;
@@ -62,10 +60,11 @@ struct Manifest {
 
 json::Value case_to_json(const CaseSpec& c);
 json::Value manifest_to_json(const Manifest& m);
-// @return the case, or UsageError naming the first missing/invalid field.
-Result<CaseSpec> case_from_json(const json::Value& v);
-// @return the manifest, or UsageError (bad JSON, wrong version, invalid case).
-Result<Manifest> parse_manifest(std::string_view text);
+// where: the manifest's path, for messages.
+// @return the case, or AuditManifest naming the first missing/invalid field.
+Result<CaseSpec> case_from_json(const json::Value& v, std::string_view where = "manifest.json");
+// @return the manifest, or AuditManifest (bad JSON, wrong version, invalid case, duplicate id).
+Result<Manifest> parse_manifest(std::string_view text, std::string_view where = "manifest.json");
 
 // "M=13 N=48 K=256 G=16 R=16 codebook bias=bf16 x=f32 out=bf16 ties".
 std::string describe(const CaseSpec& c);

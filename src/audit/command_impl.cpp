@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstring>
 
-#include "audit/atomic_file.hpp"
+#include <filesystem>
+#include <fstream>
+
 #include "audit/implementation.hpp"
 #include "gemm/tensor_io.hpp"
 #include "json/dump.hpp"
@@ -47,7 +49,7 @@ class CommandImpl final : public Implementation {
       fatal_ = std::string("pipe: ") + std::strerror(errno);
       return;
     }
-    const std::string err_log = join_path(work_, "command.stderr.log");
+    const std::string err_log = log_path();
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
@@ -87,7 +89,7 @@ class CommandImpl final : public Implementation {
   ImplOutput run(const CaseInput& in) override {
     start();
     if (!fatal_.empty()) return ImplOutput::failed(fatal_);
-    const std::string out_path = join_path(work_, in.spec.id + ".out.safetensors");
+    const std::string out_path = (std::filesystem::path(work_) / (in.spec.id + ".out.safetensors")).string();
     json::Value job = json::Value::object();
     job.set("case", json::Value::from_string(in.case_path));
     job.set("entry", case_to_json(in.spec));
@@ -134,12 +136,22 @@ class CommandImpl final : public Implementation {
         s = "command still running (timed out)";
       }
     }
-    auto log = read_text(join_path(work_, "command.stderr.log"), 16u << 20);
-    if (log.ok() && !log->empty()) {
-      std::string tail = log->size() > 600 ? log->substr(log->size() - 600) : *log;
-      s += "; stderr ends: " + tail;
-    }
+    if (const std::string tail = log_tail(600); !tail.empty()) s += "; stderr ends: " + tail;
     return s;
+  }
+  std::string log_path() const { return (std::filesystem::path(work_) / "command.stderr.log").string(); }
+  // The last `bytes` of the command's stderr log ("" when there is none).
+  std::string log_tail(std::size_t bytes) const {
+    std::ifstream f(log_path(), std::ios::binary | std::ios::ate);
+    if (!f) return "";
+    const std::streamoff size = f.tellg();
+    if (size <= 0) return "";
+    const std::streamoff from = size > std::streamoff(bytes) ? size - std::streamoff(bytes) : 0;
+    std::string tail(std::size_t(size - from), '\0');
+    f.seekg(from);
+    f.read(tail.data(), std::streamsize(tail.size()));
+    tail.resize(std::size_t(f.gcount()));
+    return tail;
   }
   void stop() {
     if (to_ >= 0) ::close(to_), to_ = -1;  // EOF on stdin: the command should exit
@@ -248,8 +260,10 @@ class CommandImpl final : public Implementation {
 
 Result<std::unique_ptr<Implementation>> make_command(const std::string& command, const std::string& work_dir,
                                                      bool keep_outputs, double case_timeout_s) {
-  if (command.empty()) return make_error(ErrorKind::UsageError, {"--command: empty command"});
-  W4A8_TRY(make_dirs(work_dir));
+  if (command.empty()) return make_error(ErrorKind::AuditImplementation, {" (--command is empty)"});
+  std::error_code ec;
+  if (std::filesystem::create_directories(work_dir, ec); ec)
+    return make_error(ErrorKind::IoWriteFailed, {work_dir, ec.message()});
   auto impl = std::make_unique<CommandImpl>(command, work_dir, keep_outputs, case_timeout_s);
   impl->start();
   return std::unique_ptr<Implementation>(std::move(impl));

@@ -15,15 +15,18 @@
 #include "core/result.hpp"
 #include "gemm/numerics.hpp"
 #include "gemm/reference.hpp"
+#include "plugin/plugin.hpp"
 
 namespace w4a8::audit {
 
 // What one run produced. status Ok: out (and any intermediates) are set. Skip: the implementation
-// does not handle this case (reason says why; e.g. no GPU, a capability it lacks). UpstreamError:
-// the implementation itself raised on a valid case (its own failure, reported as such, never as a
-// mismatch). Failed: the adapter or process broke (crash, protocol violation).
+// cannot run here (no GPU, no module) or its adapter declined the case. Unsupported: it refuses the
+// case by capability (6-bit codes, F32 group scales, the correction path...): counted apart, never
+// as a pass or a mismatch. UpstreamError: the implementation itself raised on a valid case (its own
+// failure, reported as such, never as a mismatch). Failed: the adapter or process broke (crash,
+// protocol violation).
 struct ImplOutput {
-  enum class Status : std::uint8_t { Ok, Skip, UpstreamError, Failed } status = Status::Ok;
+  enum class Status : std::uint8_t { Ok, Skip, Unsupported, UpstreamError, Failed } status = Status::Ok;
   std::string message;
   gemm::FloatDtype out_dtype = gemm::FloatDtype::F32;
   std::vector<float> out;                        // [M, N], values representable in out_dtype
@@ -33,26 +36,23 @@ struct ImplOutput {
   std::optional<std::vector<std::int32_t>> acc;  // [M, N]
   double seconds = 0;                            // wall time of the run as the adapter saw it
 
-  static ImplOutput skip(std::string why) {
+  // A run that produced no output: status (not Ok) and why.
+  static ImplOutput without_output(Status status, std::string why) {
     ImplOutput o;
-    o.status = Status::Skip;
+    o.status = status;
     o.message = std::move(why);
     return o;
   }
-  static ImplOutput upstream(std::string why) {
-    ImplOutput o;
-    o.status = Status::UpstreamError;
-    o.message = std::move(why);
-    return o;
-  }
-  static ImplOutput failed(std::string why) {
-    ImplOutput o;
-    o.status = Status::Failed;
-    o.message = std::move(why);
-    return o;
-  }
+  static ImplOutput skip(std::string why) { return without_output(Status::Skip, std::move(why)); }
+  static ImplOutput unsupported(std::string why) { return without_output(Status::Unsupported, std::move(why)); }
+  static ImplOutput upstream(std::string why) { return without_output(Status::UpstreamError, std::move(why)); }
+  static ImplOutput failed(std::string why) { return without_output(Status::Failed, std::move(why)); }
 };
-std::string_view status_name(ImplOutput::Status s);  // "ok", "skip", "upstream_error", "failed"
+std::string_view status_name(ImplOutput::Status s);  // "ok", "skip", "unsupported", "upstream_error", "failed"
+
+// An ImplOutput from a GemmResult: the output, and with `intermediates` w_q, x_q, x_scale and acc
+// (w_q on the correction path only when correction_w_q_is_own: some paths fill it from the reference).
+ImplOutput from_result(gemm::GemmResult&& r, bool intermediates, bool correction_w_q_is_own);
 
 struct CaseInput {
   const CaseSpec& spec;
@@ -72,24 +72,31 @@ class Implementation {
   virtual ImplOutput run(const CaseInput& in) = 0;
 };
 
-// literal, fast, emulate, cuda. threads: for `fast` (0 = all cores).
-// @return the implementation, or UsageError for an unknown name.
+// literal, fast, emulate, cuda. threads: for `fast` (0 = all cores). `cuda` loads the CUDA kernels'
+// module as `gemm --impl cuda` does (plugin::load_cuda_module); when it is missing, or no device is
+// present, every case is skipped with the reason.
+// @return the implementation, or AuditImplementation for an unknown name, PluginIncompatible.
 Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, unsigned threads = 0);
 inline constexpr const char* kBuiltinNames[] = {"literal", "fast", "emulate", "cuda"};
 
-// A shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h).
-// @return the implementation, or UsageError (dlopen/dlsym failure, ABI mismatch).
+// A shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h), through plugin::Plugin.
+// Cases needing a capability it lacks are Unsupported; with W4A8_CAP_INTERMEDIATES its w_q, x_q,
+// x_scale and acc are judged too.
+// @return the implementation, or PluginLoadFailed, PluginIncompatible.
 Result<std::unique_ptr<Implementation>> make_plugin(const std::string& path);
+// The same for an already loaded plugin; name prefixes its description ("cuda").
+std::unique_ptr<Implementation> make_plugin_impl(plugin::Plugin p, std::string name);
 
 // An external command (run through /bin/sh -c) speaking the audit line protocol (docs/audit.md).
 // work_dir: where its output files go (created; files removed after reading unless keep).
-// @return the implementation (the process starts on the first case), or UsageError.
+// @return the implementation (the process starts at once), or AuditImplementation (empty command),
+//         IoWriteFailed (work_dir).
 Result<std::unique_ptr<Implementation>> make_command(const std::string& command, const std::string& work_dir,
                                                      bool keep_outputs, double case_timeout_s);
 
 // The reference's result for a case (the expected values), under the given policy: the one place the
-// audit calls the CPU reference (gemm::gemm_fast, or gemm_literal when auditing `fast` itself;
-// the prepared-layer API once it lands).
+// audit calls the CPU reference: gemm::prepare_layer + gemm_prepared (w_q read from the prepared
+// layer), or gemm_literal when auditing `fast` itself (an independent path).
 // @return the result, or the reference's operand error.
 Result<gemm::GemmResult> reference_result(const CaseData& d, gemm::FloatDtype out_dtype, gemm::ActPolicy policy,
                                           bool literal = false, unsigned threads = 0);

@@ -1,6 +1,8 @@
 #include "audit/report_html.hpp"
 
-#include "audit/atomic_file.hpp"
+#include <filesystem>
+
+#include "io/atomic_file.hpp"
 
 namespace w4a8::audit {
 
@@ -25,7 +27,7 @@ table{border-collapse:collapse;background:#fff;font-size:12px}
 th,td{border:1px solid #d8dde6;padding:3px 6px;text-align:left;vertical-align:top} th{background:#f0f2f6;position:sticky;top:0}
 td.st{text-align:center;font-weight:600;min-width:64px}
 .exact{background:#c9efd2;color:#0c5b22}.order{background:#e8f5c8;color:#3d5a00}.fail{background:#f7c4c4;color:#8a1010}
-.na{background:#f3f4f6;color:#9aa1ad}.skip{background:#e6e8ec;color:#555}.upstream{background:#ffe1b8;color:#7a4300}.broken{background:#e4d4f7;color:#4b1d87}
+.na{background:#f3f4f6;color:#9aa1ad}.skip{background:#e6e8ec;color:#555}.unsup{background:#dbeafe;color:#1e3a8a}.upstream{background:#ffe1b8;color:#7a4300}.broken{background:#e4d4f7;color:#4b1d87}
 .plot{background:#fff;border:1px solid #d8dde6;border-radius:6px;padding:10px;display:inline-block;vertical-align:top;margin:0 10px 10px 0}
 .plot h3{font-size:13px;margin:0 0 6px}
 .worst{background:#fff;border:1px solid #d8dde6;border-radius:6px;padding:10px 12px;margin:0 0 12px}
@@ -45,7 +47,7 @@ td.st{text-align:center;font-weight:600;min-width:64px}
 ulp distance per (m, n) tile of the output (log scale; white = bit-exact).</div>
 <div id="worst"></div>
 <h2>Every case, stage by stage</h2>
-<div class="legend"><span class="exact">exact</span><span class="order">order (explained)</span><span class="fail">fail</span><span class="na">n/a</span><span class="skip">skip</span><span class="upstream">upstream error</span><span class="broken">broken</span></div>
+<div class="legend"><span class="exact">exact</span><span class="order">order (explained)</span><span class="fail">fail</span><span class="na">n/a</span><span class="unsup">unsupported</span><span class="skip">skip</span><span class="upstream">upstream error</span><span class="broken">broken</span></div>
 <div class="scroll"><table id="cases"></table></div>
 <script type="application/json" id="audit-data">)HTML";
 
@@ -70,7 +72,7 @@ function sv(tag, attrs, text) {
 const STAGES = ["decode", "quantize", "accumulate", "epilogue", "output"];
 const BUCKETS = ["0","1","2","3-4","5-8","9-16","17-64","65-256","257-4096",">4096"];
 function cls(v) { return {"exact":"exact","order":"order","fail":"fail","n/a":"na"}[v] || "na"; }
-function statusCls(s) { return {"skip":"skip","upstream_error":"upstream","failed":"broken"}[s] || "na"; }
+function statusCls(s) { return {"skip":"skip","unsupported":"unsup","upstream_error":"upstream","failed":"broken"}[s] || "na"; }
 function outStats(c) { return (c.tensors || []).find(t => t.name === "output"); }
 function maxUlp(c) { const o = outStats(c); if (!o) return -1; return o.max_ulp === "nan" ? Infinity : o.max_ulp; }
 function fmt(x) { if (typeof x === "string") return x; if (x === 0) return "0"; const a = Math.abs(x); return (a >= 1e4 || a < 1e-3) ? x.toExponential(2) : x.toPrecision(4); }
@@ -135,13 +137,13 @@ function draw() {
   document.getElementById("meta").innerHTML = "";
   document.getElementById("meta").append(
     "Implementation ", el("code", {}, D.implementation), " on suite ", el("code", {}, D.suite), ` (${D.grid} grid), policy `,
-    el("code", {}, D.policy), ", activation policy ", el("code", {}, D.act_policy), `, ${fmt(D.seconds)} s`);
+    el("code", {}, D.policy), ", activation policy ", el("code", {}, D.act_policy), `, expected values: ${D.reference || "CPU reference"}, ${fmt(D.seconds)} s`);
   const ran = c.exact + c.order;
   const ok = D.ok && ran > 0;
   document.getElementById("verdict").appendChild(el("div", {class: "verdict " + (!D.ok ? "v-fail" : ran ? "v-pass" : "v-none")},
     !D.ok ? "FAIL" : ran ? "PASS" : "NOTHING RAN" + (D.unavailable ? ": " + D.unavailable : "")));
   const cards = document.getElementById("cards");
-  for (const [k, label] of [["cases","cases"],["exact","exact"],["order","order (explained)"],["failed","failed"],["skipped","skipped"],["upstream_errors","upstream errors"],["broken","broken"]])
+  for (const [k, label] of [["cases","cases"],["exact","exact"],["order","order (explained)"],["failed","failed"],["unsupported","unsupported"],["skipped","skipped"],["upstream_errors","upstream errors"],["broken","broken"]])
     { const d = el("div", {class: "card"}); d.appendChild(el("b", {}, String(c[k]))); d.appendChild(el("span", {}, label)); cards.appendChild(d); }
 
   // Global histogram and per-stage verdict counts.
@@ -241,12 +243,18 @@ std::string render_report_html(const AuditRun& run) {
 }
 
 Result<std::string> write_report(const std::string& dir, const AuditRun& run) {
-  if (!run.suite_dir.empty() && (same_file(dir, run.suite_dir) || same_file(dir, join_path(run.suite_dir, "cases"))))
-    return make_error(ErrorKind::UsageError, {"--report must not be the suite directory"});
-  W4A8_TRY(make_dirs(dir));
-  const std::string index = join_path(dir, "index.html");
-  W4A8_TRY(write_text_atomic(index, render_report_html(run)));
-  W4A8_TRY(write_text_atomic(join_path(dir, "results.json"), strict_json(run_to_json(run)) + "\n"));
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto same = [&](const fs::path& a) { return fs::equivalent(dir, a, ec) && !ec; };
+  if (!run.suite_dir.empty() && (same(run.suite_dir) || same(fs::path(run.suite_dir) / "cases")))
+    return make_error(ErrorKind::AuditReportDir, {dir});
+  if (fs::create_directories(dir, ec); ec) return make_error(ErrorKind::IoWriteFailed, {dir, ec.message()});
+  auto write = [](const std::string& path, const std::string& text) {
+    return io::write_file_atomic(path, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+  };
+  const std::string index = (fs::path(dir) / "index.html").string();
+  W4A8_TRY(write(index, render_report_html(run)));
+  W4A8_TRY(write((fs::path(dir) / "results.json").string(), strict_json(run_to_json(run)) + "\n"));
   return index;
 }
 

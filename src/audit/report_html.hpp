@@ -14,7 +14,7 @@ namespace w4a8::audit {
 std::string render_report_html(const AuditRun& run);
 
 // Writes DIR/index.html (atomically) and DIR/results.json. Refuses to write into the suite itself.
-// @return the path of index.html, or IoWriteFailed / UsageError.
+// @return the path of index.html, or IoWriteFailed / AuditReportDir.
 Result<std::string> write_report(const std::string& dir, const AuditRun& run);
 
 }  // namespace w4a8::audit

@@ -10,6 +10,7 @@
 #include "audit/explain.hpp"
 #include "audit/implementation.hpp"
 #include "audit/tensor_compare.hpp"
+#include "core/upstream.hpp"
 #include "json/value.hpp"
 
 namespace w4a8::audit {
@@ -35,16 +36,19 @@ struct CaseRecord {
 struct AuditRun {
   std::string impl_name, suite_dir, grid, policy, act_policy;
   std::vector<CaseRecord> cases;
-  std::uint64_t exact = 0, order = 0, failed = 0, skipped = 0, upstream_errors = 0, broken = 0;
+  std::string comfy_kitchen;  // whose semantics the expected values follow (upstream profile version)
+  std::uint64_t exact = 0, order = 0, failed = 0, skipped = 0, unsupported = 0, upstream_errors = 0, broken = 0;
   double seconds = 0, impl_seconds = 0, ref_seconds = 0;
   std::string unavailable;  // the implementation's reason when it cannot run at all
 };
 
-// @return the run, or read_suite()'s error, or UsageError for an unknown --case id.
+// @return the run, or read_suite()'s / load_case()'s errors, AuditNoSuchCase for an unknown --case id,
+//         AuditReferenceFailed when the reference refuses a case.
 Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, const RunOptions& opt);
 
-// 0: every case that ran passed (exact or order) and nothing broke; 1: a case failed, the
-// implementation raised on a valid case (upstream error) or its adapter broke.
+// 0: every case that ran passed (exact or order) and nothing broke (unsupported and skipped cases
+// are counted and listed, not failed); 1: a case failed, the implementation raised on a valid case
+// (upstream error) or its adapter broke.
 int exit_code(const AuditRun& r);
 
 json::Value run_to_json(const AuditRun& r);

@@ -5,8 +5,11 @@
 #include <cstring>
 #include <numeric>
 
-#include "audit/atomic_file.hpp"
+#include <filesystem>
+
 #include "gemm/tensor_io.hpp"
+#include "io/atomic_file.hpp"
+#include "io/read_file.hpp"
 #include "json/dump.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
@@ -16,7 +19,12 @@ namespace w4a8::audit {
 namespace {
 
 using gemm::FloatDtype;
+using gemm::ScaleDtype;
 constexpr FloatDtype kDtypes[] = {FloatDtype::F32, FloatDtype::BF16, FloatDtype::F16};
+
+std::string join_path(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / name).string();
+}
 
 // splitmix64: portable, so a seed gives the same suite with any standard library.
 struct Rng {
@@ -38,28 +46,32 @@ struct Rng {
 };
 
 std::int64_t lcm3(std::int64_t a, std::int64_t b, std::int64_t c) { return std::lcm(std::lcm(a, b), c); }
-// The legal K (a multiple of lcm(16, G, R)) nearest to want (at_least: the smallest >= want), at
-// least one unit.
-std::uint64_t legal_k(std::uint64_t want, std::int64_t g, std::int64_t r, bool at_least = false) {
-  const auto unit = std::uint64_t(lcm3(16, g, r));
+// The legal K (a multiple of lcm(16, G, R), of lcm(32, G, R) at 6 bits) nearest to want (at_least:
+// the smallest >= want), at least one unit.
+std::uint64_t legal_k(std::uint64_t want, std::int64_t g, std::int64_t r, int bits, bool at_least = false) {
+  const auto unit = std::uint64_t(lcm3(bits == 6 ? 32 : 16, g, r));
   const std::uint64_t q = std::max<std::uint64_t>(1, at_least ? (want + unit - 1) / unit : (want + unit / 2) / unit);
   return q * unit;
 }
 
-// A shape row of a grid: M, N, wanted K, G, R.
+// A shape row of a grid: M, N, wanted K, G, R, and the storage (comfy-kitchen 0.2.40 also writes
+// 6-bit codes and F32 group scales).
 struct Shape {
   std::uint64_t m, n, k;
   std::int64_t g, r;
+  int bits = 4;
+  ScaleDtype scales = ScaleDtype::Fp8E4M3;
 };
 
 std::string make_id(const CaseSpec& c, std::size_t index) {
   std::string id = std::to_string(index);
   while (id.size() < 4) id.insert(id.begin(), '0');
   id += "_m" + std::to_string(c.m) + "_n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_g" +
-        std::to_string(c.g) + "_r" + std::to_string(c.r) + (c.codebook ? "_cb" : "_uni") +
-        (c.correction ? "_corr" : "") + (c.bias ? "_b" + std::string(dtype_name(c.bias_dtype)) : "") + "_x" +
-        std::string(dtype_name(c.x_dtype)) + "_o" + std::string(dtype_name(c.out_dtype)) + "_" +
-        std::string(data_kind_name(c.data));
+        std::to_string(c.g) + "_r" + std::to_string(c.r) + (c.bits == 6 ? "_6b" : "") +
+        (c.scale_dtype == ScaleDtype::F32 ? "_sf32" : "") + (c.codebook ? "_cb" : "_uni") +
+        (c.correction ? "_corr" : "") + (c.bias ? "_b" + std::string(gemm::float_dtype_name(c.bias_dtype)) : "") +
+        "_x" + std::string(gemm::float_dtype_name(c.x_dtype)) + "_o" +
+        std::string(gemm::float_dtype_name(c.out_dtype)) + "_" + std::string(data_kind_name(c.data));
   return id;
 }
 
@@ -77,6 +89,8 @@ std::string covers_text(const CaseSpec& c) {
   if (c.g > 16 && c.g % 32 != 0) add("G an odd multiple of 16");
   if (std::uint64_t(c.r) == c.k) add("one ConvRot block per row");
   if (c.correction) add("correction path (float GEMM)");
+  if (c.bits == 6) add("6-bit codes (nibble plane + 2-bit plane, values c - 32)");
+  if (c.scale_dtype == ScaleDtype::F32) add("F32 group scales (not FP8-representable; negative, zero, huge)");
   switch (c.data) {
     case DataKind::Ties:
       add("quantization and decode products exactly on .5 (round half to even)");
@@ -100,15 +114,16 @@ std::string covers_text(const CaseSpec& c) {
 CaseSpec make_spec(const Shape& sh, std::size_t i, std::uint64_t seed, DataKind data, bool correction) {
   CaseSpec c;
   c.m = sh.m, c.n = sh.n, c.g = sh.g, c.r = sh.r;
+  c.bits = sh.bits, c.scale_dtype = sh.scales;
   // |acc| > 2^24 needs 127 * 127 * K > 2^24: K >= 1041.
-  c.k = data == DataKind::LargeAcc ? legal_k(std::max<std::uint64_t>(sh.k, 1041), sh.g, sh.r, true)
-                                   : legal_k(sh.k, sh.g, sh.r);
+  c.k = data == DataKind::LargeAcc ? legal_k(std::max<std::uint64_t>(sh.k, 1041), sh.g, sh.r, sh.bits, true)
+                                   : legal_k(sh.k, sh.g, sh.r, sh.bits);
   c.x_dtype = kDtypes[i % 3];
   c.out_dtype = kDtypes[(i / 3) % 3];
   c.bias_dtype = kDtypes[(i / 9 + i) % 3];
-  c.codebook = (i / 2) % 2 == 1;
+  c.codebook = (i / 2) % 2 == 1 && sh.bits == 4;  // 6-bit storage is uniform only
   c.bias = i % 4 != 3;
-  c.correction = correction;
+  c.correction = correction && sh.bits == 4;
   c.data = data;
   c.seed = seed * 1000003ull + i;
   return c;
@@ -143,6 +158,24 @@ std::vector<Shape> small_shapes() {
           {2, 8, 1100, 16, 16},    {16, 17, 128, 128, 64}, {7, 8, 80, 16, 4},     {13, 72, 336, 48, 16},
           {1, 40, 1024, 16, 1024}, {8, 24, 48, 16, 16},    {33, 32, 112, 16, 16}, {17, 9, 64, 4, 64},
           {3, 56, 192, 64, 64},    {16, 16, 160, 32, 4},   {1, 120, 400, 16, 16}, {9, 48, 256, 8, 256}};
+}
+
+// comfy-kitchen 0.2.40's storage variants, small: 6-bit codes (5 cases, every data kind, two with F32
+// scales) and 4-bit codes with F32 group scales (5 cases, one on the correction path).
+std::vector<Shape> small_storage_shapes() {
+  constexpr auto F8 = ScaleDtype::Fp8E4M3, F32 = ScaleDtype::F32;
+  return {{1, 16, 32, 16, 16, 6, F8},    {7, 24, 96, 48, 16, 6, F8},   {13, 40, 256, 32, 64, 6, F32},
+          {17, 9, 320, 64, 64, 6, F8},   {33, 48, 128, 16, 4, 6, F32}, {8, 24, 48, 4, 4, 4, F32},
+          {16, 40, 208, 16, 16, 4, F32}, {3, 56, 192, 64, 64, 4, F32}, {13, 33, 336, 48, 16, 4, F32},
+          {1, 64, 1024, 8, 256, 4, F32}};
+}
+
+// The same variants at the standard grid's sizes (M up to 257, N and K up to 8448).
+std::vector<Shape> standard_storage_shapes() {
+  constexpr auto F8 = ScaleDtype::Fp8E4M3, F32 = ScaleDtype::F32;
+  return {{1, 8200, 8192, 16, 256, 6, F8},     {16, 3072, 3072, 64, 1024, 6, F32}, {129, 1536, 2048, 128, 256, 6, F8},
+          {257, 2048, 2048, 32, 1024, 6, F32}, {1, 8192, 8448, 32, 256, 4, F32},   {33, 2056, 4096, 16, 4096, 4, F32},
+          {128, 1000, 1024, 48, 64, 4, F32},   {8, 1000, 1040, 16, 16, 4, F32}};
 }
 
 // M values the contract edges call for, each with N and K from 16 to 8192+ (not only powers of two).
@@ -191,8 +224,39 @@ std::uint8_t random_scale_byte(Rng& rng, bool codebook) {
   return std::uint8_t(v);
 }
 
+std::uint8_t random_scale_byte_6bit(Rng& rng) {
+  // |v| <= 32: scales up to 7 reach the clamp at the extreme codes, most products stay inside.
+  int v = rng.below(10) == 0 ? rng.below(256) : rng.range(0x20, 0x4E);
+  if ((v & 0x7F) == 0x7F) v ^= 1;
+  return std::uint8_t(v);
+}
+
+// F32 group scales from the FP8 bytes the data kind chose: exactly those values, except for random
+// data, where most are moved off the FP8 grid and a few are negative, zero, huge or subnormal.
+void store_f32_scales(gemm::Layer& l, const std::vector<std::uint8_t>& fp8, DataKind data, Rng& rng) {
+  for (std::size_t i = 0; i < fp8.size(); ++i) {
+    float v = gemm::fp8_e4m3fn_to_f32(fp8[i]);
+    if (data == DataKind::Random) {
+      const int pick = rng.below(40);
+      v = pick == 0   ? -v
+          : pick == 1 ? 0.0f
+          : pick == 2 ? 1.0e6f
+          : pick == 3 ? 1.0e-40f
+                      : v * float(0.75 + 0.5 * rng.uniform());
+    }
+    std::memcpy(l.s_rel.data() + 4 * i, &v, 4);
+  }
+}
+
 void fill_layer(gemm::Layer& l, const CaseSpec& c, Rng& rng) {
   const std::uint64_t n = c.n, k = c.k, groups = k / std::uint64_t(c.g);
+  const int bits = c.bits;
+  const std::uint64_t row_bytes = gemm::packed_row_bytes(k, bits);
+  // Group scales are chosen as FP8 bytes [N, K/G] and stored as such or as F32 (store_f32_scales).
+  std::vector<std::uint8_t> sb(n * groups);
+  auto put_code = [&](std::uint64_t i, std::uint64_t j, std::uint8_t code) {
+    gemm::pack_code_bits(l.weight.data() + i * row_bytes, k, j, bits, code);
+  };
   if (c.codebook) {
     l.codebook_shape = gemm::Shape{16};
     l.codebook.resize(16);
@@ -205,46 +269,55 @@ void fill_layer(gemm::Layer& l, const CaseSpec& c, Rng& rng) {
     }
   }
   for (auto& b : l.weight) b = std::uint8_t(rng.next());
-  for (auto& s : l.s_rel) s = random_scale_byte(rng, c.codebook);
+  for (auto& s : sb) s = bits == 6 ? random_scale_byte_6bit(rng) : random_scale_byte(rng, c.codebook);
   for (auto& s : l.s_channel) s = float(1e-4 + 1e-2 * rng.uniform());
   switch (c.data) {
     case DataKind::Ties: {
       // Decode products v * s exactly on .5: odd (uniform v) times x.5 scales, or x.5 levels times odd scales.
       constexpr std::uint8_t half_scales[] = {0x30, 0x3C, 0x42, 0x46, 0x4A, 0x4E};  // 0.5 1.5 2.5 3.5 5 7
       constexpr std::uint8_t odd_scales[] = {0x38, 0x40, 0x44, 0x48, 0x4A, 0x4C};   // 1 2 3 4 5 6 (odd ones tie)
-      for (auto& s : l.s_rel) s = c.codebook ? odd_scales[rng.below(6)] : half_scales[rng.below(6)];
+      for (auto& s : sb) s = c.codebook ? odd_scales[rng.below(6)] : half_scales[rng.below(6)];
       break;
     }
     case DataKind::LargeAcc: {
       // w_q = +-127 everywhere (extreme codes, scale past the clamp), a few small codes so acc is
       // not a multiple of a large power of two; rows 0 and 1 all of one sign (largest |acc|).
       const std::uint8_t big = c.codebook ? 0x76 : 0x5A;  // 224 or 20: |v * s| > 127 at the extreme codes
-      for (auto& s : l.s_rel) s = big;
+      for (auto& s : sb) s = big;
+      const auto top = std::uint8_t((1u << bits) - 1);
       for (std::uint64_t i = 0; i < n; ++i)
-        for (std::uint64_t j = 0; j < k / 2; ++j) {
-          auto code = [&](std::uint64_t col) -> std::uint8_t {
-            if (i == 0) return 15;
-            if (i == 1) return 0;
-            if (rng.below(64) == 0) return std::uint8_t(rng.below(16));
-            return ((col * 7 + i) % 3) ? 15 : 0;
-          };
-          l.weight[i * (k / 2) + j] = std::uint8_t(code(2 * j) | (code(2 * j + 1) << 4));
+        for (std::uint64_t j = 0; j < k; ++j) {
+          std::uint8_t code = ((j * 7 + i) % 3) ? top : 0;
+          if (i == 0)
+            code = top;
+          else if (i == 1)
+            code = 0;
+          else if (rng.below(64) == 0)
+            code = std::uint8_t(rng.below(1 << bits));
+          put_code(i, j, code);
         }
       break;
     }
     case DataKind::Saturate:
-      for (auto& s : l.s_rel) s = rng.below(2) ? 0x7E : 0xFE;  // +-448: every non-zero product clamps
+      for (auto& s : sb) s = rng.below(2) ? 0x7E : 0xFE;   // +-448: every non-zero product clamps
+      for (std::size_t i = 0; i < l.codebook.size(); ++i)  // levels of |v| >= 0.3: 0.3 * 448 > 127
+        l.codebook[i] = (i < 8 ? -1.f : 1.f) * float(0.3 + 0.7 * rng.uniform());
       break;
     case DataKind::ZeroRows:
       for (std::uint64_t i = 0; i < n; i += 3) {
-        if (!c.codebook) std::fill_n(l.weight.begin() + i * (k / 2), k / 2, std::uint8_t(0x88));  // value 0
-        std::fill_n(l.s_rel.begin() + i * groups, groups, std::uint8_t(i % 2 ? 0x00 : 0x80));     // +-0 scale
+        if (!c.codebook)
+          for (std::uint64_t j = 0; j < k; ++j) put_code(i, j, std::uint8_t(1u << (bits - 1)));  // value 0
+        std::fill_n(sb.begin() + i * groups, groups, std::uint8_t(i % 2 ? 0x00 : 0x80));         // +-0 scale
       }
       for (std::uint64_t i = 1; i < n; i += 5) l.s_channel[i] = 0.0f;
       break;
     case DataKind::Random:
       break;
   }
+  if (c.scale_dtype == ScaleDtype::F32)
+    store_f32_scales(l, sb, c.data, rng);
+  else
+    l.s_rel = std::move(sb);
   if (c.correction) {
     l.correction_shape = gemm::Shape{groups, n};
     l.correction.resize(groups * n);
@@ -343,14 +416,19 @@ Result<std::vector<CaseSpec>> grid_cases(std::string_view grid, std::uint64_t se
   std::vector<CaseSpec> cases;
   if (grid == "small") {
     add_shapes(cases, small_shapes(), seed, 0);
+    add_shapes(cases, small_storage_shapes(), seed, 0);
   } else if (grid == "standard") {
     add_shapes(cases, small_shapes(), seed, 0);
+    add_shapes(cases, small_storage_shapes(), seed, 0);
     add_shapes(cases, standard_shapes(false), seed, 2);
+    add_shapes(cases, standard_storage_shapes(), seed, 1);
   } else if (grid == "full") {
     add_shapes(cases, small_shapes(), seed, 0);
+    add_shapes(cases, small_storage_shapes(), seed, 0);
     for (std::size_t rep = 0; rep < 5; ++rep) add_shapes(cases, standard_shapes(true), seed, rep);
+    add_shapes(cases, standard_storage_shapes(), seed, 1);
   } else {
-    return make_error(ErrorKind::UsageError, {"unknown grid '" + std::string(grid) + "' (small, standard, full)"});
+    return make_error(ErrorKind::AuditUnknownGrid, {"'" + std::string(grid) + "'"});
   }
   finish(cases);
   return cases;
@@ -359,7 +437,7 @@ Result<std::vector<CaseSpec>> grid_cases(std::string_view grid, std::uint64_t se
 CaseData generate_case(const CaseSpec& c) {
   Rng rng(c.seed);
   CaseData d;
-  d.layer = gemm::make_zero_layer(c.n, c.k, c.g, c.r);
+  d.layer = gemm::make_zero_layer(c.n, c.k, c.g, c.r, c.bits, c.scale_dtype);
   fill_layer(d.layer, c, rng);
   d.x = make_acts(c, rng);
   return d;
@@ -367,10 +445,10 @@ CaseData generate_case(const CaseSpec& c) {
 
 Status write_suite(const std::string& dir, const Manifest& m, const Progress& progress) {
   const std::string manifest_path = join_path(dir, "manifest.json");
-  if (path_exists(manifest_path))
-    return make_error(ErrorKind::UsageError,
-                      {dir + " already holds an audit suite (manifest.json); choose a new --out"});
-  W4A8_TRY(make_dirs(join_path(dir, "cases")));
+  std::error_code ec;
+  if (std::filesystem::exists(manifest_path, ec)) return make_error(ErrorKind::AuditSuiteExists, {dir});
+  if (std::filesystem::create_directories(join_path(dir, "cases"), ec); ec)
+    return make_error(ErrorKind::IoWriteFailed, {join_path(dir, "cases"), ec.message()});
   for (std::size_t i = 0; i < m.cases.size(); ++i) {
     const CaseSpec& c = m.cases[i];
     if (progress) progress(i, m.cases.size(), c.id);
@@ -382,7 +460,7 @@ Status write_suite(const std::string& dir, const Manifest& m, const Progress& pr
         std::vector<std::pair<std::string, std::string>>{{"w4a8check_audit_case", json::dump(case_to_json(c))}};
     auto bytes = st::serialize(t, wo);
     if (!bytes.ok()) return std::move(bytes).error();
-    W4A8_TRY(write_file_atomic(join_path(dir, c.file), *bytes));
+    W4A8_TRY(io::write_file_atomic(join_path(dir, c.file), *bytes));
   }
   if (progress) progress(m.cases.size(), m.cases.size(), "");
   // One case a line, so the manifest stays readable and diffable.
@@ -394,32 +472,39 @@ Status write_suite(const std::string& dir, const Manifest& m, const Progress& pr
   for (std::size_t i = 0; i < m.cases.size(); ++i)
     text += "  " + json::dump(case_to_json(m.cases[i])) + (i + 1 < m.cases.size() ? ",\n" : "\n");
   text += "]}\n";
-  return write_text_atomic(manifest_path, text);
+  return io::write_file_atomic(manifest_path, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
 
 Result<Manifest> read_suite(const std::string& dir) {
-  auto text = read_text(join_path(dir, "manifest.json"), 64u << 20);
+  const std::string path = join_path(dir, "manifest.json");
+  auto text = io::read_small_file(path, kMaxManifestBytes);
   if (!text.ok()) return std::move(text).error();
-  return parse_manifest(*text);
+  return parse_manifest(*text, path);
 }
 
 Result<CaseData> load_case(const std::string& dir, const Manifest& m, const CaseSpec& c) {
-  auto f = st::File::open(join_path(dir, c.file));
+  const std::string path = join_path(dir, c.file);
+  auto f = st::File::open(path);
   if (!f.ok()) return std::move(f).error();
+  auto mismatch = [&](const std::string& what) { return make_error(ErrorKind::AuditCaseFile, {path, what}); };
   CaseData d;
   auto layer = gemm::load_layer(*f, m.layer_prefix, c.g, c.r);
   if (!layer.ok()) return std::move(layer).error();
   d.layer = std::move(*layer);
   const st::TensorInfo* xt = f->header().find(m.input_key);
-  if (!xt) return make_error(ErrorKind::UsageError, {c.file + " has no tensor " + m.input_key});
+  if (!xt) return mismatch("no tensor '" + m.input_key + "'");
   if (!gemm::float_dtype_of(xt->dtype, d.x.dtype) || d.x.dtype != c.x_dtype)
-    return make_error(ErrorKind::UsageError, {c.file + ": input dtype differs from the manifest's x_dtype"});
+    return mismatch("'" + m.input_key + "' is " + std::string(st::dtype_name(xt->dtype)) + ", the entry says x_dtype " +
+                    std::string(gemm::float_dtype_name(c.x_dtype)));
   auto xv = gemm::read_floats(*f, *xt, "input");
   if (!xv.ok()) return std::move(xv).error();
   d.x.shape = xt->shape;
   d.x.values = std::move(*xv);
   if (d.layer.N() != c.n || d.layer.K() != c.k || d.x.M() != c.m || d.x.K() != c.k)
-    return make_error(ErrorKind::UsageError, {c.file + ": stored shapes differ from the manifest entry"});
+    return mismatch("stored shapes differ from m, n, k");
+  if (d.layer.bits() != c.bits || d.layer.scale_dtype() != c.scale_dtype)
+    return mismatch("stored storage (" + std::to_string(d.layer.bits()) + "-bit, " +
+                    std::string(scale_dtype_name(d.layer.scale_dtype())) + " scales) differs from bits, scale_dtype");
   return d;
 }
 

@@ -51,8 +51,7 @@ Result<Policy> parse_policy(std::string_view s) {
     return Policy{Policy::Kind::Explained, std::floor(p.param)};
   if (s.starts_with("ulp:") && param(s.substr(4), p.param)) return Policy{Policy::Kind::Ulp, std::floor(p.param)};
   if (s.starts_with("rel:") && param(s.substr(4), p.param)) return Policy{Policy::Kind::Rel, p.param};
-  return make_error(ErrorKind::UsageError,
-                    {"unknown policy '" + std::string(s) + "' (exact, ulp:N, rel:X, explained, explained:N)"});
+  return make_error(ErrorKind::AuditPolicy, {"'" + std::string(s) + "'"});
 }
 
 std::string policy_name(const Policy& p) {
@@ -96,7 +95,7 @@ Result<std::vector<TensorData>> read_tensors(const st::File& f) {
                              t.dtype == st::Dtype::I64;
       const bool ok = t.dtype == st::Dtype::BOOL || t.dtype == st::Dtype::U8 || t.dtype == st::Dtype::F8_E4M3 ||
                       t.dtype == st::Dtype::U16 || t.dtype == st::Dtype::U32 || is_signed;
-      if (!ok) return make_error(ErrorKind::UsageError, {"cannot compare tensor '" + t.name + "' of dtype " + d.dtype});
+      if (!ok) return make_error(ErrorKind::AuditTensorDtype, {"'" + t.name + "'", d.dtype});
       d.i.resize(bytes.size() / w);
       for (std::size_t k = 0; k < d.i.size(); ++k) {
         std::uint64_t raw = 0;

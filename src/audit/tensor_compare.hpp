@@ -21,7 +21,7 @@ struct Policy {
   double param = 1;  // Ulp: N; Rel: X; Explained: epilogue ulps allowed for a different order
 };
 // "exact", "ulp:N", "rel:X", "explained" (= explained:1), "explained:N".
-// @return Policy, or UsageError.
+// @return Policy, or AuditPolicy.
 Result<Policy> parse_policy(std::string_view s);
 std::string policy_name(const Policy& p);
 
@@ -47,7 +47,7 @@ TensorData int_tensor_data(std::string name, std::string dtype, std::vector<std:
   return t;
 }
 // Every tensor of a file (F32/BF16/F16 as floats; I8/U8/I16/I32/I64/F8_E4M3/BOOL as integers).
-// @return tensors, or UsageError for a dtype it cannot compare (F64, F4, ...).
+// @return tensors, or AuditTensorDtype for a dtype it cannot compare (F64, F4, ...).
 Result<std::vector<TensorData>> read_tensors(const st::File& f);
 
 // Ulp distance of a and b on dtype d's grid (0 for equal values, +0 vs -0 and NaN vs NaN);

@@ -3,12 +3,13 @@
 //   audit check DIR --impl NAME | --kernel PATH.so | --command CMD   run an implementation over it
 //   audit to-f32 IN OUT                                             BF16/F16 tensors -> F32 (numpy)
 // Exit status: 0 pass, 1 a case failed (or the implementation raised / broke), 2 usage or I/O.
-// Self-contained (its own output and exit handling) so it can be re-wired onto the CLI's reporter.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -16,7 +17,6 @@
 
 #include <unistd.h>
 
-#include "audit/atomic_file.hpp"
 #include "audit/report_html.hpp"
 #include "audit/runner.hpp"
 #include "audit/suite.hpp"
@@ -24,6 +24,8 @@
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
 #include "gemm/tensor_io.hpp"
+#include "io/atomic_file.hpp"
+#include "io/output_guard.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
 
@@ -48,8 +50,6 @@ struct ToF32Args {
   std::string in, out;
 };
 
-void usage(Reporter& report, const std::string& msg) { report.fail(make_error(ErrorKind::UsageError, {msg})); }
-
 void run_make(const MakeArgs& a, Reporter& report) {
   auto cases = audit::grid_cases(a.grid, a.seed);
   if (!cases.ok()) return report.fail(cases.error());
@@ -73,13 +73,14 @@ void run_make(const MakeArgs& a, Reporter& report) {
   std::uint64_t elems = 0;
   for (const auto& c : m.cases) elems += c.m * c.n * c.k;
   report.out() << "wrote " << m.cases.size() << " cases (" << a.grid << " grid, seed " << a.seed << ", " << elems
-          << " multiply-adds in all) to " << a.out << "\n";
+               << " multiply-adds in all) to " << a.out << "\n";
   report.succeed();
 }
 
 void run_check(const CheckArgs& a, Reporter& report) {
   const int sources = !a.impl.empty() + !a.kernel.empty() + !a.command.empty();
-  if (sources != 1) return usage(report, "audit check: give exactly one of --impl, --kernel, --command");
+  if (sources != 1)
+    return report.fail(make_error(ErrorKind::AuditImplementation, {" (got " + std::to_string(sources) + ")"}));
   auto policy = audit::parse_policy(a.policy);
   if (!policy.ok()) return report.fail(policy.error());
   audit::RunOptions opt;
@@ -92,7 +93,7 @@ void run_check(const CheckArgs& a, Reporter& report) {
     opt.act_policy = gemm::ActPolicy::F32;
   // Auditing `fast` against itself would prove nothing: its expected values come from `literal`.
   opt.literal_reference = a.reference.empty() ? a.impl == "fast" : a.reference == "literal";
-  Result<std::unique_ptr<audit::Implementation>> impl = make_error(ErrorKind::UsageError, {"no implementation"});
+  Result<std::unique_ptr<audit::Implementation>> impl = make_error(ErrorKind::AuditImplementation, {""});
   if (!a.impl.empty()) {
     impl = audit::make_builtin(a.impl, a.threads);
     opt.repro_impl_args = "--impl " + a.impl;
@@ -105,7 +106,7 @@ void run_check(const CheckArgs& a, Reporter& report) {
     std::string work = a.work_dir;
     if (work.empty()) {
       char tmpl[] = "/tmp/w4a8check-audit-XXXXXX";
-      if (!::mkdtemp(tmpl)) return usage(report, "cannot create a work directory in /tmp");
+      if (!::mkdtemp(tmpl)) return report.fail(make_error(ErrorKind::IoWriteFailed, {tmpl, std::strerror(errno)}));
       work = tmpl;
     }
     impl = audit::make_command(a.command, work, a.keep, a.timeout);
@@ -127,7 +128,9 @@ void run_check(const CheckArgs& a, Reporter& report) {
 }
 
 void run_to_f32(const ToF32Args& a, Reporter& report) {
-  if (audit::same_file(a.in, a.out)) return usage(report, "to-f32: OUT must not be IN");
+  io::InputGuard guard;
+  guard.add(a.in);
+  if (auto g = guard.check_output(a.out); !g.ok()) return report.fail(g.error());
   auto f = st::File::open(a.in);
   if (!f.ok()) return report.fail(f.error());
   std::vector<st::TensorSpec> t;
@@ -146,7 +149,7 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
   if (f->header().has_metadata) wo.metadata = f->header().metadata;
   auto bytes = st::serialize(t, wo);
   if (!bytes.ok()) return report.fail(bytes.error());
-  auto w = audit::write_file_atomic(a.out, *bytes);
+  auto w = io::write_file_atomic(a.out, *bytes);
   if (!w.ok()) return report.fail(w.error());
   report.out() << "wrote " << t.size() << " tensors (BF16/F16 widened to F32) to " << a.out << "\n";
   report.succeed();
@@ -171,7 +174,7 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   make->add_option("--seed", mk->seed, "seed of every case's data")->capture_default_str();
   make->add_flag("--list", mk->list, "print the grid's cases instead of writing them");
   make->callback([mk, &report] {
-    if (mk->out.empty() && !mk->list) return usage(report, "audit make: --out DIR is required");
+    if (mk->out.empty() && !mk->list) return report.fail(make_error(ErrorKind::AuditNoOutput, {}));
     run_make(*mk, report);
   });
 

@@ -2,7 +2,7 @@
 // (matched by name; integers exactly, floats by ulp distance, max abs error, relative L2, first
 // mismatching indices) under a named policy. `--policy explained --case CASE` judges ACTUAL stage
 // by stage against EXPECTED (as `w4a8check gemm --intermediates` writes it) for that audit case.
-// Exit status: 0 pass, 1 fail, 2 usage or I/O. Self-contained, like audit_command.cpp.
+// Exit status: 0 pass, 1 fail, 2 usage or I/O.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -27,7 +27,9 @@ struct CompareArgs {
   bool json = false;
 };
 
-void usage(Reporter& report, const std::string& msg) { report.fail(make_error(ErrorKind::UsageError, {msg})); }
+void explained_input(Reporter& report, const std::string& msg) {
+  report.fail(make_error(ErrorKind::AuditExplainedInput, {msg}));
+}
 
 std::string shape_text(const std::vector<std::uint64_t>& s) { return audit::index_text(s); }
 
@@ -72,10 +74,13 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   auto cf = st::File::open(a.case_file);
   if (!cf.ok()) return report.fail(cf.error());
   const std::string* meta = cf->header().meta("w4a8check_audit_case");
-  if (!meta) return usage(report, a.case_file + " is not an audit case file (no w4a8check_audit_case metadata)");
+  if (!meta)
+    return explained_input(report, a.case_file + " is not an audit case file (no w4a8check_audit_case metadata)");
   auto pj = json::loads_str(*meta);
-  if (!pj.ok()) return usage(report, a.case_file + ": bad case metadata");
-  auto spec = audit::case_from_json(*pj);
+  if (!pj.ok())
+    return report.fail(
+        make_error(ErrorKind::AuditManifest, {a.case_file + " (metadata w4a8check_audit_case)", "not JSON"}));
+  auto spec = audit::case_from_json(*pj, a.case_file + " (metadata w4a8check_audit_case)");
   if (!spec.ok()) return report.fail(spec.error());
   // The case file is its own one-case suite: load it through the suite loader.
   audit::Manifest m;
@@ -88,7 +93,7 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   const audit::TensorData* eo = find(exp, "output");
   const audit::TensorData* ao = find(act, "output");
   if (!eo || !ao || !eo->is_float || !ao->is_float)
-    return usage(report, "explained: both files need a float tensor 'output'");
+    return explained_input(report, "both files need a float tensor 'output'");
   auto ints8 = [](const audit::TensorData* t) { return std::vector<std::int8_t>(t->i.begin(), t->i.end()); };
   gemm::GemmResult ref;
   ref.M = c.m, ref.N = c.n, ref.K = c.k, ref.out_dtype = eo->fdtype, ref.out = eo->f,
@@ -97,13 +102,13 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   for (const char* n : need) {
     if (c.correction && std::string(n) != "w_q") continue;
     if (!find(exp, n))
-      return usage(report,
-                   std::string("explained: EXPECTED needs '") + n + "' (w4a8check gemm --intermediates writes it)");
+      return explained_input(report,
+                             std::string("EXPECTED needs '") + n + "' (w4a8check gemm --intermediates writes it)");
   }
   ref.w_q = ints8(find(exp, "w_q"));
   if (c.correction) {
     const audit::TensorData* wd = find(exp, "w_dequant");
-    if (!wd) return usage(report, "explained: EXPECTED needs 'w_dequant' on the correction path");
+    if (!wd) return explained_input(report, "EXPECTED needs 'w_dequant' on the correction path");
     ref.w_dequant = wd->f;
   } else {
     ref.x_q = ints8(find(exp, "x_q"));
@@ -120,8 +125,8 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   // Sizes must match the case before judging.
   auto bad_size = [&](const char* n, std::size_t got, std::uint64_t want) {
     if (got != want)
-      usage(report, std::string("explained: '") + n + "' has " + std::to_string(got) + " elements, the case needs " +
-                     std::to_string(want));
+      explained_input(report, std::string("'") + n + "' has " + std::to_string(got) + " elements, the case needs " +
+                                  std::to_string(want));
     return got != want;
   };
   if (bad_size("output", ref.out.size(), c.m * c.n) || bad_size("output", o.out.size(), c.m * c.n) ||
@@ -157,9 +162,9 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
     for (int s = 0; s < audit::kStages; ++s)
       if (v.stages[s].verdict != audit::Verdict::Absent)
         report.out() << "  " << audit::stage_name(audit::Stage(s)) << ": " << audit::verdict_name(v.stages[s].verdict)
-                << " - " << v.stages[s].detail << "\n";
+                     << " - " << v.stages[s].detail << "\n";
     report.out() << (v.overall == audit::Verdict::Fail ? "FAIL (stage: " + v.first_fail + ")" : "PASS") << " (policy "
-            << audit::policy_name(policy) << ")\n";
+                 << audit::policy_name(policy) << ")\n";
   }
   report.verdict(v.overall != audit::Verdict::Fail);
 }
@@ -173,7 +178,7 @@ void run(const CompareArgs& a, Reporter& report) {
   if (!act.ok()) return report.fail(act.error());
   if (policy->kind == audit::Policy::Kind::Explained) {
     if (a.case_file.empty())
-      return usage(report, "--policy explained needs --case CASE.safetensors (the audit case both files ran)");
+      return explained_input(report, "needs --case CASE.safetensors (the audit case both files ran)");
     return run_explained(a, *policy, *exp, *act, report);
   }
   bool ok = true;

@@ -9,11 +9,13 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cli/checkpoint_input.hpp"
 #include "cli/commands.hpp"
+#include "cli/consumer_matrix.hpp"
 #include "cli/layer_source.hpp"
 #include "cli/options.hpp"
 #include "cli/report.hpp"
@@ -43,6 +45,7 @@ struct GemmArgs {
   ImplChoice impl = ImplChoice::Fast;
   bool intermediates = false, strict = false, check_all = false;
   unsigned threads = 1;
+  ComfyKitchenRelease ck;  // whose operand rules and decode the GEMM follows
 };
 
 // int(marker.get(key, dflt)) as upstream evaluates it; strict validation already bounded it.
@@ -121,11 +124,40 @@ Result<gemm::Activations> load_input(const GemmArgs& a, Reporter& report, std::s
   return x;
 }
 
+// "sglang 0.5.23 (Python 3.11)"
+std::string upstream_name(const Predicts& p) {
+  return "sglang " + std::string(p.sglang) + " (Python " + std::string(p.python) + ")";
+}
+
+// When sglang refused `layer` for its storage (I8 weights with F32 group scales, or 6-bit rows whose
+// width sglang reads as a wrong K: sglang.w4a8.dtypes / .shapes) and comfy-kitchen `ck` accepts its
+// operands: the checkpoint's per-layer report (every other check of sglang passed); else nullopt.
+std::optional<validate::LayersReport> comfy_kitchen_only_layer(std::span<const validate::ParsedFile> files,
+                                                               const validate::Options& vopt, const Error& refusal,
+                                                               const std::string& layer, upstream::ComfyKitchen ck) {
+  if (refusal.kind != ErrorKind::SgW4a8Dtypes && refusal.kind != ErrorKind::SgW4a8Shapes) return std::nullopt;
+  validate::Options plain = vopt;
+  plain.strict = false;
+  plain.only_layer.clear();
+  auto all = validate::inspect_layers_parsed(files, plain);
+  if (!all.ok() || !all->checkpoint.ok()) return std::nullopt;
+  for (const validate::Layer& l : all->report.layers)
+    if (l.prefix == layer && is_w4a8(l) && comfy_kitchen_accepts(all->report, l, ck, vopt.python).ok())
+      return std::move(all).value();
+  return std::nullopt;
+}
+
 void run(const GemmArgs& given, Reporter& report) {
   using namespace gemm;
   GemmArgs a = given;
   FailStyle where;
   std::string input_where;
+  // Rejections name the release they predict: the validator's sglang (and its Python), then the
+  // GEMM's comfy-kitchen.
+  const std::string ck_label = a.ck.label();
+  FailStyle by_sglang, by_ck;
+  by_sglang.upstream = Predicts{upstream::profile(upstream::kLatestSglang).version, py::version_name(py::kDefaultVersion), {}};
+  by_ck.upstream.comfy_kitchen = ck_label;
   // 1. The kernel module first: a missing one is reported before any long check.
   std::optional<plugin::Plugin> kernel;
   if (!a.kernel.empty() || a.impl == ImplChoice::Cuda) {
@@ -153,6 +185,7 @@ void run(const GemmArgs& given, Reporter& report) {
   if (auto idx = a.check_all ? ck->check_index() : ck->check_index(names); !idx.ok()) return report.fail(idx.error());
   const auto files = parsed_files(*ck);
   auto vr = validate::inspect_parsed(files, vopt);
+  std::optional<validate::LayersReport> variant;  // the layer is a storage variant sglang cannot load
   if (!vr.ok()) {
     // A layer the checkpoint lacks: name the closest ones (from a metadata-only pass over all layers).
     if (vr.error().kind == ErrorKind::ValidateNoSuchLayer) {
@@ -161,18 +194,24 @@ void run(const GemmArgs& given, Reporter& report) {
       if (auto all = validate::inspect_layers_parsed(files, plain); all.ok())
         return report.fail(no_such_layer(a.layer, *ck, all->report));
     }
-    return report.fail(vr.error());
+    if (!a.check_all) variant = comfy_kitchen_only_layer(files, vopt, vr.error(), a.layer, a.ck.profile);
+    if (!variant) return report.fail(vr.error(), by_sglang);
+    report.note(upstream_name(by_sglang.upstream) + " refuses layer " + py::repr_str(a.layer) + " [" +
+                std::string(vr.error().code()) + "], but comfy-kitchen " + ck_label +
+                " loads it (6-bit codes or F32 group scales): running it under comfy-kitchen's operand checks only "
+                "(sglang's rules and --strict do not apply)");
   }
+  const validate::Report& rep = variant ? variant->report : *vr;
   const validate::Layer* vl = nullptr;
-  for (const auto& l : vr->layers)
+  for (const auto& l : rep.layers)
     if (l.prefix == a.layer) vl = &l;
-  if (!vl || !is_w4a8(*vl)) return report.fail(no_such_layer(a.layer, *ck, *vr));
+  if (!vl || !is_w4a8(*vl)) return report.fail(no_such_layer(a.layer, *ck, rep));
   auto g = marker_int(vl->marker, "group_size", 16);
   if (!g.ok()) return report.fail(g.error());
   auto r = marker_int(vl->marker, "convrot_groupsize", 256);
   if (!r.ok()) return report.fail(r.error());
   auto layer = load_layer(*ck, a.layer, *g, *r);
-  if (!layer.ok()) return report.fail(layer.error());
+  if (!layer.ok()) return report.fail(layer.error(), by_ck);
   // 4. Activations.
   auto x = load_input(a, report, input_where);
   if (!x.ok()) {
@@ -184,6 +223,9 @@ void run(const GemmArgs& given, Reporter& report) {
   opt.policy = a.policy;
   opt.out_dtype = a.out_dtype;
   opt.threads = a.threads;
+  opt.comfy_kitchen = a.ck.profile;
+  // The chosen release's operand rules for every implementation (the kernels' path checks the newest).
+  if (auto v = validate_call(*layer, *x, opt.comfy_kitchen); !v.ok()) return report.fail(v.error(), by_ck);
   Result<GemmResult> res = make_error(ErrorKind::UsageError, {"no implementation chosen"});
   std::string impl_name(choice_name<ImplChoice>(kImpls, a.impl)), isa;
   if (kernel) {
@@ -195,7 +237,8 @@ void run(const GemmArgs& given, Reporter& report) {
   } else {
     res = gemm::gemm(a.impl == ImplChoice::Literal ? Impl::Literal : Impl::Fast, *layer, *x, opt);
   }
-  if (!res.ok()) return report.fail(res.error());
+  // The kernels' own refusals (limits, storage they lack) are not comfy-kitchen's verdict.
+  if (!res.ok()) return report.fail(res.error(), res.error().kind == ErrorKind::CudaUnsupported ? FailStyle{} : by_ck);
   if (isa.empty()) isa = std::string(isa_name(res->isa));
   // 6. Results: output [..., N], intermediates flattened to [M, K] / [M] / [M, N] / [N, K].
   Shape out_shape(x->shape.begin(), x->shape.end() - 1);
@@ -222,13 +265,14 @@ void run(const GemmArgs& given, Reporter& report) {
   st::WriteOptions wopt;
   wopt.metadata = std::vector<std::pair<std::string, std::string>>{
       {"layer", a.layer}, {"path", path}, {"policy", policy}, {"impl", impl_name}, {"isa", isa},
-      {"out_dtype", std::string(float_dtype_name(opt.out_dtype))}};
+      {"out_dtype", std::string(float_dtype_name(opt.out_dtype))}, {"comfy_kitchen", a.ck.requested},
+      {"comfy_kitchen_profile", std::string(upstream::profile(a.ck.profile).version)}};
   auto bytes = st::serialize(t, wopt);
   if (!bytes.ok()) return report.fail(bytes.error());
   if (auto w = io::write_file_atomic(a.out, *bytes); !w.ok()) return report.fail(w.error());
   report.out() << "OK: " << a.layer << " M=" << res->M << " N=" << res->N << " K=" << res->K << " path=" << path
                << " policy=" << policy << " impl=" << impl_name << (kernel ? " (" + kernel->describe() + ")" : "")
-               << " -> " << a.out << "\n";
+               << " -> " << a.out << " (comfy-kitchen " << ck_label << ")\n";
   report.succeed();
 }
 
@@ -267,6 +311,10 @@ void add_gemm_command(CLI::App& app, Reporter& report) {
                 "w_dequant F32 [N,K] (correction path)");
   cmd->add_flag("--strict", args->strict, "NaN/Inf activation rows are an error (default: a warning)");
   cmd->add_flag("--check-all", args->check_all, "check the whole checkpoint (validate --strict), not just the layer");
+  add_comfy_kitchen_option(*cmd, args->ck,
+                           "the comfy-kitchen release whose operand rules and decode the GEMM follows: a profile (" +
+                               choice_list(comfy_kitchen_choices()) +
+                               ") or a release one stands for (w4a8check versions; 0.2.37 -> profile 0.2.40)");
   cmd->callback([args, &report] { run(*args, report); });
 }
 

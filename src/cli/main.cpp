@@ -9,7 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
-#include "cli/version.hpp"
+#include "core/version.hpp"
 #include "io/atomic_file.hpp"
 
 namespace {

@@ -3,9 +3,12 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "cli/report.hpp"
+#include "gemm/operands.hpp"
 
 namespace w4a8::cli {
 
@@ -27,6 +30,88 @@ std::span<const Choice<upstream::ComfyKitchen>> comfy_kitchen_choices() {
   return table;
 }
 
+std::span<const Choice<py::Version>> python_choices() {
+  static const auto table = [] {
+    std::vector<Choice<py::Version>> t;
+    for (std::size_t i = 0; i < std::size_t(py::Version::kCount); ++i) {
+      const auto v = static_cast<py::Version>(i);
+      t.push_back({py::version_name(v), v});
+    }
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
+// "0.2.37" -> {0, 2, 37}; nullopt unless dotted decimal integers.
+std::optional<std::vector<unsigned long>> release_parts(std::string_view v) {
+  std::vector<unsigned long> parts;
+  std::size_t i = 0;
+  while (true) {
+    std::size_t j = i;
+    unsigned long n = 0;
+    while (j < v.size() && v[j] >= '0' && v[j] <= '9' && j - i < 9) n = n * 10 + unsigned(v[j++] - '0');
+    if (j == i) return std::nullopt;
+    parts.push_back(n);
+    if (j == v.size()) return parts;
+    if (v[j] != '.') return std::nullopt;
+    i = j + 1;
+  }
+}
+
+// The release after `v` in its last component ("0.2.35" -> "0.2.36").
+std::string next_release(std::string_view v) {
+  const auto dot = v.rfind('.');
+  const auto parts = release_parts(v);
+  return std::string(v.substr(0, dot + 1)) + std::to_string(parts->back() + 1);
+}
+
+}  // namespace
+
+std::string ComfyKitchenRelease::label() const {
+  const std::string_view p = upstream::profile(profile).version;
+  return requested == p ? std::string(p) : requested + " (profile " + std::string(p) + ")";
+}
+
+std::string comfy_kitchen_profiles_text() {
+  std::string s;
+  std::string first(kOldestCheckedComfyKitchen);
+  for (const auto& p : upstream::kComfyKitchenProfiles) {
+    s += (s.empty() ? "" : ", ") + std::string(p.version) + " (releases " + first + "-" + std::string(p.version) + ")";
+    first = next_release(p.version);
+  }
+  return s;
+}
+
+Result<ComfyKitchenRelease> parse_comfy_kitchen_release(std::string_view version) {
+  if (const auto exact = upstream::find_comfy_kitchen(version)) return ComfyKitchenRelease{std::string(version), *exact};
+  const auto want = release_parts(version);
+  const auto oldest = release_parts(kOldestCheckedComfyKitchen);
+  const auto newest = release_parts(upstream::profile(upstream::kLatestComfyKitchen).version);
+  const auto mapped = gemm::comfy_kitchen_for_release(version);
+  if (!want || !mapped || *want < *oldest || *want > *newest)
+    return make_error(ErrorKind::UsageError, {"comfy-kitchen " + std::string(version) +
+                                              " is not a release this build checked; profiles: " +
+                                              comfy_kitchen_profiles_text()});
+  return ComfyKitchenRelease{std::string(version), *mapped};
+}
+
+CLI::Option* add_comfy_kitchen_option(CLI::App& app, ComfyKitchenRelease& target, std::string help) {
+  target.requested = std::string(upstream::profile(target.profile).version);
+  CLI::Option* o = app.add_option_function<std::string>(
+      "--comfy-kitchen",
+      [&target](const std::string& v) {
+        auto r = parse_comfy_kitchen_release(v);
+        if (!r.ok()) throw CLI::ValidationError("--comfy-kitchen", r.error().message);
+        target = *r;
+      },
+      std::move(help));
+  o->type_name("RELEASE");
+  o->default_str(target.requested);
+  return o;
+}
+
 namespace detail {
 
 CLI::Option* add_choice_option(CLI::App& app, const std::string& option, std::vector<std::string> names,
@@ -35,7 +120,7 @@ CLI::Option* add_choice_option(CLI::App& app, const std::string& option, std::ve
   for (const auto& n : names) list += (list.empty() ? "" : "|") + n;
   CLI::Option* o = app.add_option_function<std::string>(
       option,
-      [names, option, set = std::move(set)](const std::string& v) {
+      [names = std::move(names), option, set = std::move(set)](const std::string& v) {
         const auto it = std::find(names.begin(), names.end(), v);
         if (it == names.end()) {
           std::string known;

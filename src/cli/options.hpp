@@ -9,8 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.hpp"
 #include "core/upstream.hpp"
 #include "gemm/numerics.hpp"
+#include "py/version.hpp"
 
 namespace CLI {
 class App;
@@ -40,13 +42,32 @@ inline constexpr Choice<MarkerChoice> kMarkers[] = {
 // --sglang: every row of core/sglang_versions.def.
 std::span<const Choice<upstream::Sglang>> sglang_choices();
 
-// Prepared for options the lead wires once src/gemm has them (QuantizeOptions::bits and
-// ::scale_dtype, GemmOptions::comfy_kitchen): quantize --bits 4|6, --scale-dtype fp8|f32, and
-// gemm/validate --comfy-kitchen VERSION (every row of core/comfy_kitchen_versions.def).
-enum class ScaleDtypeChoice : std::uint8_t { Fp8, F32 };
+// --python: every Python whose Unicode data py:: carries (3.10 .. 3.14).
+std::span<const Choice<py::Version>> python_choices();
+
+// quantize --bits 4|6, --scale-dtype fp8|f32 (gemm::QuantizeOptions::bits, ::scale_dtype).
 inline constexpr Choice<int> kBits[] = {{"4", 4}, {"6", 6}};
-inline constexpr Choice<ScaleDtypeChoice> kScaleDtypes[] = {{"fp8", ScaleDtypeChoice::Fp8}, {"f32", ScaleDtypeChoice::F32}};
+inline constexpr Choice<gemm::ScaleDtype> kScaleDtypes[] = {{"fp8", gemm::ScaleDtype::Fp8E4M3}, {"f32", gemm::ScaleDtype::F32}};
+// The profiles of core/comfy_kitchen_versions.def, by version.
 std::span<const Choice<upstream::ComfyKitchen>> comfy_kitchen_choices();
+
+// The oldest comfy-kitchen release whose W4A8 code was checked against its wheel (docs/upstream.md);
+// --comfy-kitchen accepts releases from it to the newest profile.
+inline constexpr std::string_view kOldestCheckedComfyKitchen = "0.2.30";
+
+// A --comfy-kitchen value: the release asked for and the profile that stands for it.
+struct ComfyKitchenRelease {
+  std::string requested;  // as given ("0.2.37"); the newest profile's version by default
+  upstream::ComfyKitchen profile = upstream::kLatestComfyKitchen;
+  // "0.2.40", or "0.2.37 (profile 0.2.40)" when the release is not itself a profile.
+  std::string label() const;
+};
+// A profile's version, or a checked release between kOldestCheckedComfyKitchen and the newest
+// profile (gemm::comfy_kitchen_for_release maps it). @return the release, or UsageError listing the
+// profiles and the releases each stands for.
+Result<ComfyKitchenRelease> parse_comfy_kitchen_release(std::string_view version);
+// "0.2.35 (releases 0.2.30-0.2.35), 0.2.40 (releases 0.2.36-0.2.40)"
+std::string comfy_kitchen_profiles_text();
 
 template <class E>
 std::string_view choice_name(std::span<const Choice<E>> table, E v) {
@@ -70,12 +91,15 @@ CLI::Option* add_choice_option(CLI::App& app, const std::string& option, std::ve
                                std::string_view current, std::string help, std::function<void(std::size_t)> set);
 }  // namespace detail
 
+// Registers --comfy-kitchen RELEASE (parse_comfy_kitchen_release; an unknown one is a usage error).
+CLI::Option* add_comfy_kitchen_option(CLI::App& app, ComfyKitchenRelease& target, std::string help);
+
 template <class E>
 CLI::Option* add_enum_option(CLI::App& app, const std::string& option, E& target, std::span<const Choice<E>> table,
-                             std::string help) {
+                             const std::string& help) {
   std::vector<std::string> names;
   for (const auto& c : table) names.emplace_back(c.name);
-  return detail::add_choice_option(app, option, std::move(names), choice_name(table, target), std::move(help),
+  return detail::add_choice_option(app, option, std::move(names), choice_name(table, target), help,
                                    [&target, table](std::size_t i) { target = table[i].value; });
 }
 

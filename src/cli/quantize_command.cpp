@@ -21,7 +21,9 @@ struct QuantizeArgs {
 
 void run(QuantizeArgs& a, Reporter& report) {
   QuantizeJob job = a.job;
-  job.q.codebook = !a.uniform;
+  if (job.q.bits == 6 && a.codebook)
+    return report.fail(make_error(ErrorKind::UsageError, {"--codebook: 6-bit codes are uniform only (--bits 6 implies --uniform)"}));
+  job.q.codebook = !a.uniform && job.q.bits == 4;
   auto size = parse_size(a.max_shard_size);
   if (!size.ok()) return report.fail(size.error());
   job.max_shard_bytes = *size;
@@ -38,11 +40,13 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
   QuantizeJob& j = args->job;
   CLI::App* cmd = app.add_subcommand(
       "quantize",
-      "Quantize float weights (F32/BF16/F16) to asym_w4a8_int8 layers (comfy-kitchen's symmetric recipe:\n"
-      "ConvRot, group scales, FP8 s_rel, channel scales, fixed 16-level codebook or uniform codes).\n"
+      "Quantize float weights (F32/BF16/F16) to asym_w4a8_int8 layers (comfy-kitchen 0.2.40's symmetric\n"
+      "recipe: ConvRot, group scales, FP8 or F32 s_rel, channel scales, fixed 16-level codebook or uniform\n"
+      "codes, 4-bit or 6-bit).\n"
       "Whole model (default): every 2-D float tensor matching --keys (default *.weight) whose K fits the\n"
       "kernel contract is quantized; everything else is copied unchanged; the output is sharded with an\n"
-      "index when larger than --max-shard-size and passes `validate --strict`.\n"
+      "index when larger than --max-shard-size. The summary names the consumers that load the output\n"
+      "(4-bit FP8: every one, and it passes `validate --strict`; 6-bit or F32 scales: comfy-kitchen only).\n"
       "One layer: --key NAME writes that layer (and its bias) to --out.\n"
       "Exit status: 0 success, 1 illegal shape (--key), 2 usage or I/O error.");
   cmd->add_option("--weights", j.inputs, "the float checkpoint: safetensors shard(s), a directory or an index.json")
@@ -56,7 +60,13 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
   cmd->add_option("--prefix", j.prefix, "with --key: the layer prefix (default: KEY without a trailing .weight)");
   cmd->add_option("--group-size", j.q.group_size, "group size G")->capture_default_str();
   cmd->add_option("--convrot-groupsize", j.q.convrot_groupsize, "ConvRot group size R (a power of 4)")->capture_default_str();
-  auto* cb = cmd->add_flag("--codebook", args->codebook, "fixed 16-level Lloyd-Max codebook (default)");
+  add_enum_option<int>(*cmd, "--bits", j.q.bits, kBits,
+                       "code width: 4 (every consumer) or 6 (uniform codes, G a multiple of 16, K % 32 == 0; loaded by "
+                       "comfy-kitchen >= 0.2.36 only)");
+  add_enum_option<gemm::ScaleDtype>(*cmd, "--scale-dtype", j.q.scale_dtype, kScaleDtypes,
+                                    "storage of the group scales weight_s_rel: fp8 (E4M3FN, every consumer) or f32 "
+                                    "(comfy-kitchen only)");
+  auto* cb = cmd->add_flag("--codebook", args->codebook, "fixed 16-level Lloyd-Max codebook (default at 4 bits)");
   auto* un = cmd->add_flag("--uniform", args->uniform, "uniform codes c - 8 instead of the codebook");
   cb->excludes(un);
   add_enum_option<MarkerChoice>(*cmd, "--markers", j.markers, kMarkers,

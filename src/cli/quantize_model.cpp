@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "cli/checkpoint_input.hpp"
+#include "cli/consumer_matrix.hpp"
 #include "cli/ordered_pool.hpp"
 #include "cli/progress.hpp"
 #include "cli/report.hpp"
@@ -75,6 +76,7 @@ std::optional<std::string> not_quantizable(const st::TensorInfo& t, const gemm::
   const std::uint64_t n = t.shape[0], k = t.shape[1];
   if (n == 0 || k == 0) return "empty (N=" + std::to_string(n) + ", K=" + std::to_string(k) + ")";
   if (k % 16) return "K=" + std::to_string(k) + " not divisible by 16";
+  if (q.bits == 6 && k % 32) return "K=" + std::to_string(k) + " not divisible by 32 (6-bit rows)";
   if (k % std::uint64_t(q.group_size)) return "K=" + std::to_string(k) + " not divisible by group_size=" + std::to_string(q.group_size);
   if (k % std::uint64_t(q.convrot_groupsize))
     return "K=" + std::to_string(k) + " not divisible by convrot_groupsize=" + std::to_string(q.convrot_groupsize);
@@ -83,7 +85,7 @@ std::optional<std::string> not_quantizable(const st::TensorInfo& t, const gemm::
 
 bool legal_options(const gemm::QuantizeOptions& q) {
   const auto g = q.group_size, r = q.convrot_groupsize;
-  return g >= 4 && (16 % g == 0 || g % 16 == 0) && gemm::is_power_of_4(r);
+  return g >= 4 && (16 % g == 0 || g % 16 == 0) && gemm::is_power_of_4(r) && (q.bits == 4 || g % 16 == 0);
 }
 
 // The marker a layer gets (it depends only on G and R): gemm::layer_tensors' own bytes.
@@ -95,14 +97,17 @@ std::string marker_bytes(const gemm::QuantizeOptions& q) {
   return "{}";
 }
 
-// The tensors a quantized layer writes, in layer_tensors' order.
+// The tensors a quantized layer writes, in layer_tensors' order: packed rows of K * bits / 8 bytes
+// (4 bits: K/2; 6 bits: a K/2 plane of low nibbles then a K/4 plane of top bits), group scales in the
+// chosen storage, a codebook only for 4-bit codebook layers.
 std::vector<io::OutTensor> planned_layer(const std::string& p, std::uint64_t n, std::uint64_t k, const QuantizeJob& job,
                                          std::size_t marker_len) {
   std::vector<io::OutTensor> o;
-  o.push_back({p + ".weight", st::Dtype::I8, {n, k / 2}});
-  o.push_back({p + ".weight_s_rel", st::Dtype::F8_E4M3, {n, k / std::uint64_t(job.q.group_size)}});
+  const st::Dtype scales = job.q.scale_dtype == gemm::ScaleDtype::F32 ? st::Dtype::F32 : st::Dtype::F8_E4M3;
+  o.push_back({p + ".weight", st::Dtype::I8, {n, k * std::uint64_t(job.q.bits) / 8}});
+  o.push_back({p + ".weight_s_rel", scales, {n, k / std::uint64_t(job.q.group_size)}});
   o.push_back({p + ".weight_s_channel", st::Dtype::F32, {n}});
-  if (job.q.codebook) o.push_back({p + ".weight_codebook", st::Dtype::F32, {16}});
+  if (job.q.codebook && job.q.bits == 4) o.push_back({p + ".weight_codebook", st::Dtype::F32, {16}});
   if (job.markers != MarkerChoice::Metadata) o.push_back({p + ".comfy_quant", st::Dtype::U8, {marker_len}});
   return o;
 }
@@ -207,8 +212,8 @@ class QuantizeRun {
       return fail(make_error(ErrorKind::UsageError,
                              {"--group-size " + std::to_string(job_.q.group_size) + " / --convrot-groupsize " +
                               std::to_string(job_.q.convrot_groupsize) +
-                              ": group_size must be >= 4 and divide 16 or be a multiple of 16; convrot_groupsize a "
-                              "power of 4 >= 4"}));
+                              ": group_size must be >= 4 and divide 16 or be a multiple of 16 (at 6 bits: a "
+                              "multiple of 16); convrot_groupsize a power of 4 >= 4"}));
     }
     validate::Options vopt;
     std::string where;
@@ -454,6 +459,17 @@ class QuantizeRun {
     summary(errs, total);
   }
 
+  // Who loads what was written (the consumer matrix of the output, from its headers).
+  std::string consumers() const {
+    io::ShardList list;
+    for (std::size_t s = 0; s < shards_; ++s) list.shards.push_back(names_.shard(s, shards_));
+    auto ck = io::Checkpoint::open(std::move(list));
+    if (!ck.ok()) return "not determined (" + ck.error().message + ")";
+    auto m = consumer_matrix_of(*ck, upstream::kLatestSglang, py::kDefaultVersion);
+    if (!m.ok()) return "not determined (" + m.error().message + ")";
+    return consumers_line(*m) + " (validate --consumers shows each layer)";
+  }
+
   // Shards of an earlier run with another shard count stay (they are the user's files); say so.
   void note_stale_shards() {
     DIR* d = ::opendir(names_.dir.c_str());
@@ -506,7 +522,8 @@ class QuantizeRun {
       const Item& it = items_[jobs_[0]];
       out << "OK: " << it.prefix << " N=" << it.n << " K=" << it.k << " group_size=" << job_.q.group_size
           << " convrot_groupsize=" << job_.q.convrot_groupsize << (job_.q.codebook ? " codebook" : " uniform")
-          << " relative_l2=" << fixed(errs[0], 6) << " -> " << job_.out << "\n";
+          << storage_text(" ") << " relative_l2=" << fixed(errs[0], 6) << " -> " << job_.out << "\n";
+      out << "  consumers: " << consumers() << "\n";
       return;
     }
     const std::size_t copied = items_.size() - jobs_.size();
@@ -514,7 +531,9 @@ class QuantizeRun {
         << " other tensor(s) -> ";
     if (shards_ == 1) out << names_.shard(0, 1) << (with_index_ ? " + " + names_.index() : "");
     else out << shards_ << " shards + " << names_.index();
-    out << " (" << human_bytes(total) << ", markers: " << choice_name<MarkerChoice>(kMarkers, job_.markers) << ")\n";
+    out << " (" << human_bytes(total) << ", markers: " << choice_name<MarkerChoice>(kMarkers, job_.markers)
+        << storage_text(", ") << ")\n";
+    out << "  consumers: " << consumers() << "\n";
     if (!errs.empty()) {
       const double mean = std::accumulate(errs.begin(), errs.end(), 0.0) / double(errs.size());
       std::vector<std::size_t> order(errs.size());
@@ -532,6 +551,14 @@ class QuantizeRun {
       if (skipped_.size() > kListed) out << ", ... and " << skipped_.size() - kListed << " more";
       out << "\n";
     }
+  }
+
+  // The storage variant when not the default 4-bit FP8 one: "6-bit", "F32 scales" (joined by sep).
+  std::string storage_text(const char* sep) const {
+    std::string s;
+    if (job_.q.bits == 6) s += sep + std::string("6-bit");
+    if (job_.q.scale_dtype == gemm::ScaleDtype::F32) s += sep + std::string("F32 scales");
+    return s;
   }
 
   const QuantizeJob& job_;

@@ -34,6 +34,25 @@ JsonWriter& JsonWriter::end_object() {
   return *this;
 }
 
+JsonWriter& JsonWriter::begin_array() {
+  separate();
+  os_ << '[';
+  first_.push_back(true);
+  return *this;
+}
+
+JsonWriter& JsonWriter::end_array() {
+  os_ << ']';
+  first_.pop_back();
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  separate();
+  os_ << "null";
+  return *this;
+}
+
 JsonWriter& JsonWriter::key(std::string_view k) {
   separate();
   os_ << json::dump_string(k) << ": ";
@@ -71,12 +90,34 @@ JsonWriter& JsonWriter::value(const json::Value& v) {
   return *this;
 }
 
+std::string Predicts::text() const {
+  std::string t;
+  auto add = [&t](std::string_view name, std::string_view v) {
+    if (!v.empty()) t.append(t.empty() ? "" : ", ").append(name).append(" ").append(v);
+  };
+  add("sglang", sglang);
+  add("Python", python);
+  add("comfy-kitchen", comfy_kitchen);
+  return t;
+}
+
+void Predicts::write(JsonWriter& w) const {
+  w.begin_object();
+  if (!sglang.empty()) w.key("sglang").string(sglang);
+  if (!python.empty()) w.key("python").string(python);
+  if (!comfy_kitchen.empty()) w.key("comfy_kitchen").string(comfy_kitchen);
+  w.end_object();
+}
+
 void Reporter::fail(const Error& e, const FailStyle& style) {
   exit_ = exit_status(e);
   if (style.format == Format::Json) {
     JsonWriter w(out_);
     w.begin_object().key("ok").boolean(false);
-    if (!style.upstream_sglang.empty()) w.key("upstream").begin_object().key("sglang").string(style.upstream_sglang).end_object();
+    if (!style.upstream.empty()) {
+      w.key("upstream");
+      style.upstream.write(w);
+    }
     w.key("error").begin_object();
     w.key("type").string(e.type()).key("message").string(e.message).key("code").string(e.code());
     if (!style.where.empty()) w.key("file").string(style.where);
@@ -86,7 +127,9 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
   }
   const std::string where = style.where.empty() ? "" : std::string(style.where) + ": ";
   if (exit_ == 1) {
-    out_ << "REJECTED: " << where << e.type() << ": " << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]\n";
+    out_ << "REJECTED: " << where << e.type() << ": " << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]";
+    if (!style.upstream.empty()) out_ << " (" << style.upstream.text() << ")";
+    out_ << "\n";
   } else {
     err_ << "w4a8check: " << where << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]\n";
   }

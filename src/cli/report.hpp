@@ -27,6 +27,9 @@ class JsonWriter {
   explicit JsonWriter(std::ostream& os) : os_(os) {}
   JsonWriter& begin_object();
   JsonWriter& end_object();
+  JsonWriter& begin_array();
+  JsonWriter& end_array();
+  JsonWriter& null();
   JsonWriter& key(std::string_view k);  // an object member's key (WTF-8)
   JsonWriter& string(std::string_view v);
   JsonWriter& boolean(bool v);
@@ -41,11 +44,23 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
+// The upstream releases a verdict predicts; empty members are not named.
+struct Predicts {
+  std::string_view sglang;         // "0.5.23"
+  std::string_view python;         // "3.11": the Python sglang runs under (repr()/int() Unicode data)
+  std::string_view comfy_kitchen;  // "0.2.40", or "0.2.37 (profile 0.2.40)"
+  bool empty() const { return sglang.empty() && python.empty() && comfy_kitchen.empty(); }
+  // "sglang 0.5.23, Python 3.11" / "comfy-kitchen 0.2.40"
+  std::string text() const;
+  // JSON: {"sglang": ..., "python": ..., "comfy_kitchen": ...} (the non-empty members).
+  void write(JsonWriter& w) const;
+};
+
 struct FailStyle {
   Format format = Format::Text;
-  std::string_view where;            // the file or option the error concerns when the message does not say
-  std::string_view upstream_sglang;  // JSON: "upstream": {"sglang": ...} (validate)
-  bool one_line = false;             // --quiet: the verdict on one line
+  std::string_view where;  // the file or option the error concerns when the message does not say
+  Predicts upstream;       // named by a Reject verdict (text: after the code; JSON: "upstream")
+  bool one_line = false;   // --quiet: the verdict on one line
 };
 
 class Reporter {
@@ -55,9 +70,9 @@ class Reporter {
   std::ostream& err() { return err_; }
 
   // Renders e and sets the exit status from the error table.
-  // Text: Reject -> stdout "REJECTED: [WHERE: ]TYPE: MESSAGE" + "  [CODE]"; Usage -> stderr
-  // "w4a8check: [WHERE: ]MESSAGE" + "  [CODE]". JSON (stdout): {"ok": false, ["upstream": ...,]
-  // "error": {"type", "message", "code"[, "file"]}}.
+  // Text: Reject -> stdout "REJECTED: [WHERE: ]TYPE: MESSAGE" + "  [CODE]" (+ " (PREDICTS)" when
+  // style.upstream names any release); Usage -> stderr "w4a8check: [WHERE: ]MESSAGE" + "  [CODE]".
+  // JSON (stdout): {"ok": false, ["upstream": {...},] "error": {"type", "message", "code"[, "file"]}}.
   void fail(const Error& e, const FailStyle& style = {});
   void warn(std::string_view text);  // stderr "w4a8check: warning: TEXT"
   void note(std::string_view text);  // stderr "w4a8check: note: TEXT"

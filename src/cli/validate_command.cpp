@@ -1,6 +1,7 @@
-// `w4a8check validate [--json] [--strict] [--quiet|--summary] [--sglang V] CHECKPOINT...`: one
-// checkpoint (files, a directory or an index.json). Every output mode is linear in the number of
-// tensors: the JSON report is streamed, never built as a tree.
+// `w4a8check validate [--json] [--strict] [--quiet|--summary] [--sglang V] [--python V] [--consumers]
+// CHECKPOINT...`: one checkpoint (files, a directory or an index.json). Every output mode is linear in
+// the number of tensors: the JSON report is streamed, never built as a tree. --consumers prints the
+// consumer matrix (consumer_matrix.hpp) instead of one release's verdict.
 #include <CLI/CLI.hpp>
 
 #include <map>
@@ -10,39 +11,37 @@
 
 #include "cli/checkpoint_input.hpp"
 #include "cli/commands.hpp"
+#include "cli/consumer_matrix.hpp"
 #include "cli/options.hpp"
 #include "cli/report.hpp"
 #include "json/dump.hpp"
 #include "py/repr.hpp"
 #include "validate/inspect.hpp"
+#include "validate/layers.hpp"
 
 namespace w4a8::cli {
 namespace {
 
 struct ValidateArgs {
   std::vector<std::string> files;
-  bool json = false, strict = false, quiet = false, summary = false;
+  bool json = false, strict = false, quiet = false, summary = false, consumers = false;
   upstream::Sglang sglang = upstream::kLatestSglang;
+  py::Version python = py::kDefaultVersion;
 };
-
-std::string marker_format(const json::Value& marker) {
-  const json::Value* f = marker.get("format");
-  if (f == nullptr) return "(no format)";
-  return f->is_string() ? f->text : json::dump(*f);
-}
 
 std::string rules_text(const ValidateArgs& a) {
   const std::string v(upstream::profile(a.sglang).version);
-  return a.strict ? "(sglang " + v + " rules + strict kernel/data checks)" : "(sglang " + v + " rules)";
+  const std::string py = " under Python " + std::string(py::version_name(a.python));
+  return (a.strict ? "(sglang " + v + " rules + strict kernel/data checks)" : "(sglang " + v + " rules)") + py;
 }
 
-void print_layers(std::ostream& out, const validate::Report& r) {
+void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) {
   static const char* const kSuffixes[] = {"weight", "weight_s_rel", "weight_s_channel", "weight_scale",
                                           "weight_scale_2", "weight_codebook", "weight_correction",
                                           "bias", "input_scale", "pre_quant_scale"};
   std::string name;
   for (const validate::Layer& l : r.layers) {
-    out << "  " << py::repr_str(l.prefix) << "  format=" << marker_format(l.marker);
+    out << "  " << py::repr_str(l.prefix, pv) << "  format=" << marker_format(l.marker);
     for (const auto& [key, value] : l.marker.members) {
       if (key == "format") continue;
       out << " " << key << "=" << json::dump(value);
@@ -72,7 +71,7 @@ std::vector<std::pair<std::string, std::uint64_t>> format_counts(const validate:
 void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs& a) {
   JsonWriter w(out);
   w.begin_object().key("ok").boolean(true);
-  w.key("upstream").begin_object().key("sglang").string(upstream::profile(a.sglang).version).end_object();
+  Predicts{upstream::profile(a.sglang).version, py::version_name(a.python), {}}.write(w.key("upstream"));
   w.key("strict").boolean(a.strict);
   if (a.summary) {
     w.key("layer_count").number(std::uint64_t(r.layers.size()));
@@ -88,22 +87,65 @@ void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs
   out << "\n";
 }
 
+// An index error is ours, not a prediction: the text names no release (JSON keeps its shape).
+FailStyle ours(FailStyle s) {
+  if (s.format == Format::Text) s.upstream = {};
+  return s;
+}
+
+// The consumer matrix: every sglang profile on the files parsed once (a container error: each profile
+// replays the files itself, so an earlier shard's marker error still wins where upstream's would).
+void run_consumers(const ValidateArgs& a, const validate::Options& opt, const FailStyle& style, Reporter& report) {
+  auto list = io::resolve_checkpoint(a.files);
+  if (!list.ok()) return report.fail(list.error(), style);
+  const std::vector<std::string> shards = list->shards;
+  std::string failed;
+  std::vector<validate::LayersReport> per;
+  auto ck = io::Checkpoint::open(std::move(*list), &failed);
+  if (ck.ok()) {
+    if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), ours(style));
+    const auto files = parsed_files(*ck);
+    for (const auto& p : upstream::kSglangProfiles) {
+      validate::Options o = opt;
+      o.sglang = p.id;
+      auto r = validate::inspect_layers_parsed(files, o);
+      if (!r.ok()) return report.fail(r.error(), style);
+      per.push_back(std::move(r).value());
+    }
+  } else {
+    if (exit_status(ck.error()) != 1) {
+      FailStyle s = style;
+      s.where = failed;
+      return report.fail(ck.error(), s);
+    }
+    auto r = validate::inspect_consumers(shards, opt);
+    if (!r.ok()) return report.fail(r.error(), style);
+    per = std::move(r).value();
+  }
+  const ConsumerMatrix m = build_consumer_matrix(per, a.sglang, a.python);
+  report.verdict(m.accepts(m.selected));
+  if (a.json) return print_matrix_json(report.out(), m, a.summary);
+  print_matrix_text(report.out(), m, a.summary);
+}
+
 void run(const ValidateArgs& a, Reporter& report) {
   validate::Options opt;
   opt.strict = a.strict;
   opt.sglang = a.sglang;
-  const std::string version(upstream::profile(a.sglang).version);
+  opt.python = a.python;
+  const std::string_view version = upstream::profile(a.sglang).version;
   FailStyle style;
   style.format = a.json ? Format::Json : Format::Text;
-  style.upstream_sglang = version;
+  style.upstream = Predicts{version, py::version_name(a.python), {}};
   style.one_line = a.quiet;
+  if (a.consumers) return run_consumers(a, opt, style, report);
   std::string where;
   auto ck = open_checkpoint(a.files, opt, &where);
   if (!ck.ok()) {
     style.where = where;
     return report.fail(ck.error(), style);
   }
-  if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), style);
+  if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), ours(style));
   const auto files = parsed_files(*ck);
   Result<validate::Report> r = validate::inspect_parsed(files, opt);
   if (!r.ok()) return report.fail(r.error(), style);
@@ -116,7 +158,7 @@ void run(const ValidateArgs& a, Reporter& report) {
     for (const auto& [f, n] : format_counts(*r)) out << "  " << f << ": " << n << "\n";
     return;
   }
-  print_layers(out, *r);
+  print_layers(out, *r, a.python);
 }
 
 }  // namespace
@@ -133,17 +175,27 @@ void add_validate_command(CLI::App& app, Reporter& report) {
                   "safetensors shard(s), a directory or an index.json; paths appear in messages as given")
       ->required();
   cmd->add_flag("--json", args->json,
-                "print one JSON object: {\"ok\": true, \"upstream\": {\"sglang\": V}, \"strict\": B, \"layers\": "
+                "print one JSON object: {\"ok\": true, \"upstream\": {\"sglang\": V, \"python\": P}, \"strict\": B, \"layers\": "
                 "{PREFIX: MARKER}} or {\"ok\": false, \"upstream\": ..., \"error\": {\"type\", \"message\", \"code\"}}");
   cmd->add_flag("--strict", args->strict,
                 "also enforce the W4A8 kernels' contract (K, group size, ConvRot) and check tensor data "
                 "(NaN FP8 scales, non-finite or negative channel scales, codebook, correction)");
   auto* quiet = cmd->add_flag("--quiet", args->quiet, "print the verdict line only");
   auto* summary = cmd->add_flag("--summary", args->summary,
-                                "print layer counts per marker format instead of every layer (huge models)");
+                                "print layer counts per marker format instead of every layer (huge models); with --consumers, one "
+                                "line per group of identical rows");
   quiet->excludes(summary);
   add_enum_option(*cmd, "--sglang", args->sglang, sglang_choices(),
-                  "the sglang release whose behaviour is predicted (w4a8check versions lists them)");
+                  "the sglang release whose behaviour is predicted (w4a8check versions lists them); with "
+                  "--consumers, the one whose verdict is the exit status");
+  add_enum_option(*cmd, "--python", args->python, python_choices(),
+                  "the Python sglang runs under: repr() escapes and int() digits follow its Unicode data");
+  auto* consumers = cmd->add_flag(
+      "--consumers", args->consumers,
+      "print the consumer matrix: per layer, which sglang releases, comfy-kitchen releases and the CUDA kernel "
+      "load it, with short error codes and a legend (--summary: identical rows grouped; --json)");
+  consumers->excludes(quiet);
+  consumers->excludes("--strict");
   cmd->callback([args, &report] { run(*args, report); });
 }
 

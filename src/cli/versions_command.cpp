@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
-#include "cli/version.hpp"
+#include "core/version.hpp"
 #include "core/upstream.hpp"
 
 namespace w4a8::cli {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/checked.hpp"
+#include "core/hex.hpp"
 
 namespace w4a8::gemm {
 namespace {
@@ -284,7 +285,6 @@ Status check_decodable(const Layer& layer) {
   const std::uint64_t n = layer.N(), k = layer.K(), g = std::uint64_t(layer.group_size), groups = k / g;
   const std::uint64_t row_bytes = layer.row_bytes();
   const ScaleDtype sd = layer.scale_dtype();
-  static const char kHex[] = "0123456789abcdef";
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::uint8_t* row = layer.weight.data() + i * row_bytes;
     for (std::uint64_t q = 0; q < groups; ++q) {
@@ -297,7 +297,8 @@ Status check_decodable(const Layer& layer) {
         std::string scale;
         if (sd == ScaleDtype::Fp8E4M3) {
           const std::uint8_t b = layer.s_rel[i * groups + q];
-          scale = std::string("byte 0x") + kHex[b >> 4] + kHex[b & 15];
+          scale = "byte 0x";
+          hex::append(scale, b, 2);
         } else {
           scale = float_text(s);
         }

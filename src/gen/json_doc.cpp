@@ -1,6 +1,6 @@
 #include "gen/json_doc.hpp"
 
-#include <cstdio>
+#include "core/hex.hpp"
 
 #include "json/parse.hpp"
 
@@ -131,9 +131,7 @@ std::string json_literal(std::string_view s) {
       case '\r': out += "\\r"; break;
       default:
         if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
+          hex::append_u_escape(out, c);
         } else {
           out += static_cast<char>(c);
         }

@@ -190,7 +190,7 @@ class Simulation {
         const bool good = w->dtype == Dtype::F8_E4M3 && w->shape.size() == 2 && w->shape[1] % 32 == 0 && sc &&
                           sc->dtype == Dtype::U8 && shape_is(sc->shape, {w->shape[0], w->shape[1] / 32});
         if (!good)
-          return fail(make_error(ErrorKind::SgMxfp8Incompatible, {py::repr_str(p), meta_str(w, p + ".weight"), meta_str(sc, p + ".weight_scale")}), x);
+          return fail(make_error(ErrorKind::SgMxfp8Incompatible, {py::repr_str(p, s_.options.python), meta_str(w, p + ".weight"), meta_str(sc, p + ".weight_scale")}), x);
         if (!index_.count(p)) {
           json::Value v = json::Value::object();
           v.set("format", json::Value::from_string("mxfp8"));
@@ -206,7 +206,7 @@ class Simulation {
       if (!index_.count(p)) missing.push_back(p);
     if (!missing.empty()) {
       missing.resize(std::min<std::size_t>(missing.size(), 5));
-      return fail(make_error(ErrorKind::SgMissingMarkers, {py::repr_str_list(missing)}), x);
+      return fail(make_error(ErrorKind::SgMissingMarkers, {py::repr_str_list(missing, s_.options.python)}), x);
     }
     // Section 4, then --strict.
     for (auto& [prefix, rec] : order_)
@@ -257,7 +257,7 @@ class Simulation {
       return std::nullopt;
     }
     Record& r = order_[it->second].second;
-    const Error conflict = make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(m.prefix)});
+    const Error conflict = make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(m.prefix, s_.options.python)});
     if (upstream::profile(s_.options.sglang).merge == upstream::MarkerMerge::WholeMarker) {
       if (!py_eq(r.value, m.doc.value, true)) return conflict;  // dicts: values compared as nested
       r = {m.doc.value, {&m}};  // replaced, position kept
@@ -309,7 +309,7 @@ class Simulation {
             return json_failure(m.doc, loads_outcome(m.doc, 2), invalid);
         for (const auto& m : s_.markers) {
           if (m.place != Place::Metadata || m.file != i) continue;
-          if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(m.prefix)});
+          if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(m.prefix, s_.options.python)});
           if (auto e = record(m)) return e;
         }
       }
@@ -328,10 +328,10 @@ class Simulation {
       if (meta.marker) {  // generated tensor names never end in ".comfy_quant" otherwise
         const MarkerDesc& m = *meta.marker;
         if (!torch_name(m.dtype).empty()) return make_error(ErrorKind::TorchUnsupportedScalarType, {torch_name(m.dtype)});
-        const Error invalid = make_error(ErrorKind::SgInvalidMarker, {py::repr_str(name), f.path});
+        const Error invalid = make_error(ErrorKind::SgInvalidMarker, {py::repr_str(name, s_.options.python), f.path});
         if (m.undecodable) return invalid;
         if (const auto o = loads_outcome(m.doc, 0); o != JsonDoc::Outcome::Ok) return json_failure(m.doc, o, invalid);
-        if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(name)});
+        if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(name, s_.options.python)});
         if (auto e = record(m)) return e;
       }
     }
@@ -346,14 +346,14 @@ class Simulation {
       if (!find(p + s)) missing.push_back(p + s);
     if (missing.empty()) return std::nullopt;
     std::sort(missing.begin(), missing.end(), BytesLess{});
-    return make_error(ErrorKind::SgMissingTensors, {py::repr_str(p), py::repr_str_list(missing)});
+    return make_error(ErrorKind::SgMissingTensors, {py::repr_str(p, s_.options.python), py::repr_str_list(missing, s_.options.python)});
   }
 
   std::optional<Error> check_layer(const std::string& p, Record& rec) {
     const json::Value* fmt = rec.value.get("format");
     if (!fmt || !fmt->is_string()) return std::nullopt;
     const std::string& f = fmt->text;
-    const std::string rp = py::repr_str(p);
+    const std::string rp = py::repr_str(p, s_.options.python);
     if (f == "asym_w4a8_int8") {
       if (auto e = require(p, {".weight", ".weight_s_rel", ".weight_s_channel"})) return e;
       const IntOutcome g = group_size(rec);
@@ -436,7 +436,7 @@ class Simulation {
 std::optional<Error> Simulation::check_strict(const std::string& p, Record& rec) {
   const json::Value* fmt = rec.value.get("format");
   if (!fmt || !fmt->is_string() || fmt->text != "asym_w4a8_int8") return std::nullopt;
-  const std::string rp = py::repr_str(p);
+  const std::string rp = py::repr_str(p, s_.options.python);
   const Meta& w = *find(p + ".weight");
   const std::uint64_t n = w.shape[0];
   const u128 k = u128{2} * w.shape[1];

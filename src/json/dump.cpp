@@ -2,17 +2,15 @@
 
 #include <cmath>
 
+#include "core/hex.hpp"
+
 #include "json/wtf8.hpp"
 
 namespace w4a8::json {
 
 namespace {
 
-void append_u_escape(std::string& out, char32_t unit) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += "\\u";
-  for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(unit >> shift) & 0xF]);
-}
+void append_u_escape(std::string& out, char32_t unit) { hex::append_u_escape(out, unit); }
 
 void dump_string_to(std::string& out, std::string_view s);
 

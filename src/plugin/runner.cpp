@@ -117,7 +117,9 @@ std::uint64_t required_caps(const w4a8_problem& p, bool intermediates) {
 
 Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, const gemm::Activations& x,
                                    const gemm::GemmOptions& opt, bool intermediates) {
-  auto made = kern::make_layer_problem(layer, x, opt);
+  kern::LayoutOptions layout;
+  layout.kernel_limits = false;  // this project's kernel limits are not the plugin's: its caps and check decide
+  auto made = kern::make_layer_problem(layer, x, opt, layout);
   if (!made.ok()) return std::move(made).error();
   kern::LayerProblem& lp = **made;
   w4a8_problem p = lp.p;

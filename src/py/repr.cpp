@@ -1,15 +1,13 @@
 #include "py/repr.hpp"
 
+#include "core/hex.hpp"
 #include "json/wtf8.hpp"
 
 namespace w4a8::py {
 
 namespace {
 
-void append_hex(std::string& out, char32_t v, int digits) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out.push_back(kHex[(v >> shift) & 0xF]);
-}
+void append_hex(std::string& out, char32_t v, int digits) { hex::append(out, v, digits); }
 
 }  // namespace
 

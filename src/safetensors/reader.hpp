@@ -1,6 +1,6 @@
-// safetensors container reader: enforces every rule of the reference Rust crate
-// (../shared/spec/safetensors.md) with one typed error per rule. Reads the header without touching
-// tensor data; memory is bounded by the header size, never by claimed tensor sizes.
+// safetensors container reader: enforces every rule of the reference Rust crate (docs/container.md,
+// "What the crate enforces") with one typed error per rule. Reads the header without touching tensor
+// data; memory is bounded by the header size, never by claimed tensor sizes.
 #pragma once
 
 #include <cstdint>

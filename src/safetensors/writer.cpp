@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/checked.hpp"
+#include "core/hex.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/utf8.hpp"
 
@@ -39,9 +40,7 @@ std::string json_quote(std::string_view utf8) {
       case '\t': out += "\\t"; break;
       default:
         if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
+          hex::append_u_escape(out, c);
         } else {
           out.push_back(ch);
         }

@@ -70,7 +70,7 @@ Status collect_metadata(State& s, const Source& src) {
     return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
   for (auto& [prefix, marker] : layers->members) {
     if (!marker.is_object())
-      return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(prefix)});
+      return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(prefix, s.opt.python)});
     W4A8_TRY(record_marker(s, prefix, std::move(marker)));
   }
   return Ok{};
@@ -87,9 +87,9 @@ Status collect_marker(State& s, const Source& src, const st::TensorInfo& t) {
   json::ParseResult parsed = json::loads_bytes(raw);
   if (!parsed.ok())
     return json_failure(parsed.error(),
-                        make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name), src.path}));
+                        make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name, s.opt.python), src.path}));
   if (!parsed->is_object())
-    return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name)});
+    return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name, s.opt.python)});
   const std::string_view prefix = std::string_view(t.name).substr(0, t.name.size() - kMarkerSuffix.size());
   return record_marker(s, prefix, std::move(parsed).value());
 }
@@ -191,14 +191,14 @@ std::span<const std::uint8_t> State::data(const TensorMeta& t) const {
 
 namespace {
 
-Error conflict(std::string_view prefix) {
-  return make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(prefix)});
+Error conflict(std::string_view prefix, py::Version v) {
+  return make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(prefix, v)});
 }
 
 // 0.5.20+: a key already recorded with a value that `!=` the new one conflicts (Python's `!=` on the
 // values themselves: a top-level NaN differs from itself); then dict.update. Large markers get a key
 // index so a hostile one stays linear.
-Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value marker) {
+Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value marker, py::Version v) {
   constexpr std::size_t kLinearMax = 16;
   const bool indexed = recorded.members.size() + marker.members.size() > kLinearMax;
   std::unordered_map<std::string_view, std::size_t> index;
@@ -215,7 +215,7 @@ Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value
     return it == index.end() ? nullptr : &recorded.members[it->second].second;
   };
   for (const auto& [key, value] : marker.members)
-    if (const json::Value* old = find(key); old != nullptr && !json::py_equal(*old, value)) return conflict(prefix);
+    if (const json::Value* old = find(key); old != nullptr && !json::py_equal(*old, value)) return conflict(prefix, v);
   for (auto& [key, value] : marker.members) {
     if (json::Value* old = find(key)) {
       *old = std::move(value);  // update() overwrites in place: the key keeps its position
@@ -238,11 +238,11 @@ Status record_marker(State& s, std::string_view prefix, json::Value marker) {
   json::Value& previous = s.report.layers[position].marker;
   switch (s.merge) {
     case upstream::MarkerMerge::WholeMarker:
-      if (!json::py_equal(previous, marker)) return conflict(prefix);
+      if (!json::py_equal(previous, marker)) return conflict(prefix, s.opt.python);
       previous = std::move(marker);  // Python replaces the value and keeps the key's first position
       return Ok{};
     case upstream::MarkerMerge::PerKey:
-      return merge_per_key(previous, prefix, std::move(marker));
+      return merge_per_key(previous, prefix, std::move(marker), s.opt.python);
   }
   return Ok{};
 }

@@ -22,7 +22,7 @@ Status check_missing_markers(const State& s) {
     if (missing.size() == kMissingMarkersShown) break;
   }
   if (missing.empty()) return Ok{};
-  return make_error(ErrorKind::SgMissingMarkers, {py::repr_str_list(missing)});
+  return make_error(ErrorKind::SgMissingMarkers, {py::repr_str_list(missing, s.opt.python)});
 }
 
 Status check_required(const State& s, const std::string& prefix, const ComfyFormat& f) {
@@ -31,7 +31,7 @@ Status check_required(const State& s, const std::string& prefix, const ComfyForm
     if (s.meta(prefix, suffix) == nullptr) missing.push_back(prefix + std::string(suffix));
   if (missing.empty()) return Ok{};
   std::sort(missing.begin(), missing.end());
-  return make_error(ErrorKind::SgMissingTensors, {py::repr_str(prefix), py::repr_str_list(missing)});
+  return make_error(ErrorKind::SgMissingTensors, {py::repr_str(prefix, s.opt.python), py::repr_str_list(missing, s.opt.python)});
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ Result<Report> run(std::size_t nfiles, const Loader& load, const Options& opt, s
   std::size_t first = 0, last = s.report.layers.size();
   if (!opt.only_layer.empty()) {
     const auto found = s.layer_index.find(opt.only_layer);
-    if (!found) return make_error(ErrorKind::ValidateNoSuchLayer, {py::repr_str(opt.only_layer)});
+    if (!found) return make_error(ErrorKind::ValidateNoSuchLayer, {py::repr_str(opt.only_layer, s.opt.python)});
     first = *found;
     last = first + 1;
   }

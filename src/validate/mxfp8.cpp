@@ -18,7 +18,7 @@ Status apply_mxfp8(State& s) {
                     meta_is(scale, st::Dtype::U8, {weight->shape[0], weight->shape[1] / 32});
     if (!ok)
       return make_error(ErrorKind::SgMxfp8Incompatible,
-                        {py::repr_str(prefix), meta_repr(weight), meta_repr(scale)});
+                        {py::repr_str(prefix, s.opt.python), meta_repr(weight), meta_repr(scale)});
     if (!s.has_layer(prefix)) {
       json::Value marker = json::Value::object();
       marker.set("format", json::Value::from_string("mxfp8"));

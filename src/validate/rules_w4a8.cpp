@@ -20,23 +20,23 @@ Status check_w4a8(State& s, std::size_t layer) {
 
   const json::Value* gv = l.marker.get("group_size");
   const long long absent = comfy_format(ComfyFormatId::W4a8).group_size;
-  Result<py::BigInt> group = py::to_int(gv != nullptr ? *gv : json::Value::from_int(absent));
+  Result<py::BigInt> group = py::to_int(gv != nullptr ? *gv : json::Value::from_int(absent), s.opt.python);
   if (!group.ok()) return std::move(group).error();
   if (group->compare(4) < 0)
-    return make_error(ErrorKind::SgW4a8GroupSize, {py::repr_str(p), group->text});
+    return make_error(ErrorKind::SgW4a8GroupSize, {py::repr_str(p, s.opt.python), group->text});
   if (weight.dtype != st::Dtype::I8 || s_rel.dtype != st::Dtype::F8_E4M3)
     return make_error(ErrorKind::SgW4a8Dtypes,
-                      {py::repr_str(p), st::dtype_name(weight.dtype), st::dtype_name(s_rel.dtype)});
+                      {py::repr_str(p, s.opt.python), st::dtype_name(weight.dtype), st::dtype_name(s_rel.dtype)});
   if (channel.dtype != st::Dtype::F32)
-    return make_error(ErrorKind::SgW4a8ChannelDtype, {py::repr_str(p), st::dtype_name(channel.dtype)});
+    return make_error(ErrorKind::SgW4a8ChannelDtype, {py::repr_str(p, s.opt.python), st::dtype_name(channel.dtype)});
   if (weight.shape.size() != 2)
-    return make_error(ErrorKind::SgW4a8Rank, {py::repr_str(p), py::repr_shape(weight.shape)});
+    return make_error(ErrorKind::SgW4a8Rank, {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape)});
 
   const std::uint64_t rows = weight.shape[0];
   const u128 k = u128{weight.shape[1]} * 2;  // may exceed 2^64
   const std::uint64_t groups = floor_div_k(k, *group);
   if (!shape_is(s_rel.shape, {rows, groups}) || !shape_is(channel.shape, {rows}))
-    return make_error(ErrorKind::SgW4a8Shapes, {py::repr_str(p), py::repr_shape(weight.shape),
+    return make_error(ErrorKind::SgW4a8Shapes, {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape),
                                                 py::repr_shape(s_rel.shape), py::repr_shape(channel.shape)});
 
   const TensorMeta* codebook = s.meta(p, ".weight_codebook");
@@ -44,9 +44,9 @@ Status check_w4a8(State& s, std::size_t layer) {
   l.marker.set("_has_codebook", json::Value::from_bool(codebook != nullptr));
   l.marker.set("_has_correction", json::Value::from_bool(correction != nullptr));
   if (codebook != nullptr && !meta_is(codebook, st::Dtype::F32, {16}))
-    return make_error(ErrorKind::SgW4a8Codebook, {py::repr_str(p)});
+    return make_error(ErrorKind::SgW4a8Codebook, {py::repr_str(p, s.opt.python)});
   if (correction != nullptr && !meta_is(correction, st::Dtype::F32, {groups, rows}))
-    return make_error(ErrorKind::SgW4a8Correction, {py::repr_str(p)});
+    return make_error(ErrorKind::SgW4a8Correction, {py::repr_str(p, s.opt.python)});
   if (s.group_sizes.size() < s.report.layers.size()) s.group_sizes.resize(s.report.layers.size());
   s.group_sizes[layer] = std::move(group).value();
   return Ok{};

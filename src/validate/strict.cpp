@@ -36,37 +36,37 @@ Status check_contract(const State& s, std::size_t layer, const py::BigInt& group
   const std::uint64_t n = weight.shape[0];
   const u128 k = u128{weight.shape[1]} * 2;
   if (n == 0 || k == 0)
-    return make_error(ErrorKind::StrictZeroSized, {py::repr_str(p), std::to_string(n), u128_to_string(k)});
-  if (k % 16 != 0) return make_error(ErrorKind::StrictKMultiple16, {py::repr_str(p), u128_to_string(k)});
+    return make_error(ErrorKind::StrictZeroSized, {py::repr_str(p, s.opt.python), std::to_string(n), u128_to_string(k)});
+  if (k % 16 != 0) return make_error(ErrorKind::StrictKMultiple16, {py::repr_str(p, s.opt.python), u128_to_string(k)});
 
   u128 g = 0;
   const bool g_small = small_nonneg(group, g);  // group >= 4 (upstream checked)
   const bool divides_16 = g_small && (g == 4 || g == 8 || g == 16);
   if (!divides_16 && mod_small(group, 16) != 0)
-    return make_error(ErrorKind::StrictGroupSizeShape, {py::repr_str(p), group.text});
+    return make_error(ErrorKind::StrictGroupSizeShape, {py::repr_str(p, s.opt.python), group.text});
   const u128 rest = g_small ? k % g : k;  // a huge group size leaves every input over
   if (rest != 0)
     return make_error(ErrorKind::StrictKMultipleGroup,
-                      {py::repr_str(p), u128_to_string(k), group.text, u128_to_string(rest)});
+                      {py::repr_str(p, s.opt.python), u128_to_string(k), group.text, u128_to_string(rest)});
 
   if (const json::Value* c = l.marker.get("convrot");
       c != nullptr && !(c->kind == json::Kind::Bool && c->boolean))
-    return make_error(ErrorKind::StrictConvrotNotTrue, {py::repr_str(p), json::dump(*c)});
+    return make_error(ErrorKind::StrictConvrotNotTrue, {py::repr_str(p, s.opt.python), json::dump(*c)});
   const json::Value* rv = l.marker.get("convrot_groupsize");
-  Result<py::BigInt> r = py::to_int(rv != nullptr ? *rv : json::Value::from_int(comfy_format(ComfyFormatId::W4a8).convrot_groupsize));
+  Result<py::BigInt> r = py::to_int(rv != nullptr ? *rv : json::Value::from_int(comfy_format(ComfyFormatId::W4a8).convrot_groupsize), s.opt.python);
   if (!r.ok()) return std::move(r).error();
   long long rg = 0;
   if (!r->to_i64(rg) || !is_power_of_4_at_least_4(rg))
-    return make_error(ErrorKind::StrictConvrotGroupsize, {py::repr_str(p), r->text});
+    return make_error(ErrorKind::StrictConvrotGroupsize, {py::repr_str(p, s.opt.python), r->text});
   if (k % static_cast<std::uint64_t>(rg) != 0)
-    return make_error(ErrorKind::StrictKMultipleConvrot, {py::repr_str(p), u128_to_string(k), r->text});
+    return make_error(ErrorKind::StrictKMultipleConvrot, {py::repr_str(p, s.opt.python), u128_to_string(k), r->text});
 
   if (const TensorMeta* bias = s.meta(p, ".bias")) {
     const bool dtype_ok =
         bias->dtype == st::Dtype::BF16 || bias->dtype == st::Dtype::F16 || bias->dtype == st::Dtype::F32;
     if (!dtype_ok || !shape_is(bias->shape, {n})) {
       const std::uint64_t expected[] = {n};
-      return make_error(ErrorKind::StrictBias, {py::repr_str(p), st::dtype_name(bias->dtype),
+      return make_error(ErrorKind::StrictBias, {py::repr_str(p, s.opt.python), st::dtype_name(bias->dtype),
                                                 py::repr_shape(bias->shape), py::repr_shape(expected)});
     }
   }
@@ -83,21 +83,21 @@ Status check_data(const State& s, std::size_t layer) {
   for (std::size_t i = 0; i < rel.size(); ++i) {
     if (!is_fp8_e4m3_nan(rel[i])) continue;
     const char* hex = rel[i] == 0x7F ? "7f" : "ff";
-    return make_error(ErrorKind::StrictNanScale, {py::repr_str(p), hex, std::to_string(i / groups),
+    return make_error(ErrorKind::StrictNanScale, {py::repr_str(p, s.opt.python), hex, std::to_string(i / groups),
                                                   std::to_string(i % groups)});
   }
   const std::span<const std::uint8_t> ch = s.data(*s.meta(p, ".weight_s_channel"));
   for (std::size_t i = 0; i + 4 <= ch.size(); i += 4) {
     const float v = load_f32(ch.data() + i);
     if (!std::isfinite(v) || v < 0)
-      return make_error(ErrorKind::StrictChannelScale, {py::repr_str(p), float_str(v), std::to_string(i / 4)});
+      return make_error(ErrorKind::StrictChannelScale, {py::repr_str(p, s.opt.python), float_str(v), std::to_string(i / 4)});
   }
   if (const TensorMeta* cb = s.meta(p, ".weight_codebook")) {
     const std::span<const std::uint8_t> d = s.data(*cb);
     for (std::size_t i = 0; i + 4 <= d.size(); i += 4) {
       const float v = load_f32(d.data() + i);
       if (!std::isfinite(v))
-        return make_error(ErrorKind::StrictCodebook, {py::repr_str(p), float_str(v), std::to_string(i / 4)});
+        return make_error(ErrorKind::StrictCodebook, {py::repr_str(p, s.opt.python), float_str(v), std::to_string(i / 4)});
     }
   }
   if (const TensorMeta* corr = s.meta(p, ".weight_correction")) {
@@ -106,7 +106,7 @@ Status check_data(const State& s, std::size_t layer) {
     for (std::size_t i = 0; i + 4 <= d.size(); i += 4) {
       const float v = load_f32(d.data() + i);
       if (!std::isfinite(v))
-        return make_error(ErrorKind::StrictCorrection, {py::repr_str(p), float_str(v),
+        return make_error(ErrorKind::StrictCorrection, {py::repr_str(p, s.opt.python), float_str(v),
                                                         std::to_string(i / 4 / n), std::to_string(i / 4 % n)});
     }
   }

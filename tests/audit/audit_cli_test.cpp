@@ -1,7 +1,9 @@
 // End to end through the w4a8check binary: suites, the built-ins, the C test plugins (one correct,
-// three deliberately broken: each must fail at its stage), the external-command protocol, the
-// comfy-kitchen adapter (when its venv exists), compare, to-f32 (checked by numpy), and the HTML
-// report rendered in headless Chromium (when installed).
+// three deliberately broken: each must fail at its stage; one that also decodes 6-bit codes and F32
+// scales), the emulation plugin module, `--impl cuda` through the CUDA module search, storage
+// variants reported as unsupported where an implementation lacks them, the external-command
+// protocol, the comfy-kitchen adapter (when its venv exists), compare, to-f32 (checked by numpy),
+// and the HTML report rendered in headless Chromium (when installed).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,9 +14,11 @@
 #include <sstream>
 
 #include "../cli/run_cli.hpp"
-#include "audit/atomic_file.hpp"
+#include "io/atomic_file.hpp"
+#include "io/read_file.hpp"
 #include "json/parse.hpp"
 #include "safetensors/writer.hpp"
+#include "temp_dir.hpp"
 
 namespace w4a8::audit {
 namespace {
@@ -24,19 +28,7 @@ using testing::run_command;
 
 const std::string kPlugins = W4A8_AUDIT_PLUGIN_DIR;
 
-// Temp directories of this process, removed when it exits.
-struct TempDirs {
-  std::vector<std::string> dirs;
-  ~TempDirs() {
-    for (const auto& d : dirs) std::filesystem::remove_all(d);
-  }
-};
-std::string temp_dir() {
-  static TempDirs all;
-  char t[] = "/tmp/w4a8-audit-cli-XXXXXX";
-  all.dirs.push_back(::mkdtemp(t));
-  return all.dirs.back();
-}
+std::string temp_dir() { return test_support::temp_dir("w4a8-audit-cli"); }
 
 // One small suite shared by the tests of this binary.
 const std::string& small_suite() {
@@ -49,8 +41,11 @@ const std::string& small_suite() {
   return dir;
 }
 
-json::Value check_json(const std::string& args, int want_rc) {
-  auto r = run_cli("audit check " + small_suite() + " " + args + " --json");
+bool path_exists(const std::string& p) { return std::filesystem::exists(p); }
+
+// env: VAR=VALUE words put before the binary.
+json::Value check_json(const std::string& args, int want_rc, const std::string& env = "") {
+  auto r = run_command(env + " " + W4A8_CLI_BINARY + " audit check " + small_suite() + " " + args + " --json");
   if (want_rc >= 0) {
     EXPECT_EQ(r.rc, want_rc) << args << "\n" << r.out.substr(0, 4000);
   }
@@ -63,6 +58,34 @@ std::string sget(const json::Value& v, const char* key) {
   const json::Value* x = v.get(key);
   return x && x->is_string() ? x->text : "";
 }
+// comfy-kitchen 0.2.40's storage variants: 6-bit codes or F32 group scales (ids say so).
+bool storage_variant(const json::Value& c) {
+  const std::string id = sget(c, "id");
+  return id.find("_6b_") != std::string::npos || id.find("_sf32_") != std::string::npos;
+}
+std::uint64_t storage_cases(const json::Value& v) {
+  std::uint64_t n = 0;
+  for (const auto& c : v.get("cases")->items) n += storage_variant(c);
+  return n;
+}
+// Every unsupported case is one `why` names (predicate), with a message containing `words`.
+void expect_unsupported(const json::Value& v, bool (*why)(const json::Value&), const std::string& words,
+                        const std::string& what) {
+  std::uint64_t want = 0;
+  for (const auto& c : v.get("cases")->items) {
+    const bool expected = why(c);
+    want += expected;
+    EXPECT_EQ(sget(c, "status") == "unsupported", expected)
+        << what << " " << sget(c, "id") << ": " << sget(c, "message");
+    if (sget(c, "status") == "unsupported") {
+      EXPECT_NE(sget(c, "message").find(words), std::string::npos) << what << " " << sget(c, "message");
+    }
+  }
+  EXPECT_GT(want, 0u) << what;
+  EXPECT_EQ(count(v, "unsupported"), want) << what;
+}
+bool is_correction(const json::Value& c) { return sget(c, "id").find("_corr_") != std::string::npos; }
+bool storage_or_correction(const json::Value& c) { return storage_variant(c) || is_correction(c); }
 
 TEST(AuditMake, WritesAndNeverOverwrites) {
   const std::string d = small_suite();
@@ -70,35 +93,95 @@ TEST(AuditMake, WritesAndNeverOverwrites) {
   auto again = run_cli("audit make --out " + d + " --grid small 2>&1");
   EXPECT_EQ(again.rc, 2);
   EXPECT_NE(again.out.find("already holds"), std::string::npos);
+  EXPECT_NE(again.out.find("[audit.suite_exists]"), std::string::npos) << again.out;
   EXPECT_EQ(run_cli("audit make --out /tmp/x --grid nope 2>&1").rc, 2);
 }
 
 TEST(AuditCheck, BuiltinsPass) {
-  for (const char* impl : {"fast", "emulate", "literal"}) {
+  for (const char* impl : {"fast", "literal"}) {
     auto v = check_json(std::string("--impl ") + impl, 0);
     EXPECT_EQ(count(v, "failed"), 0u) << impl;
     EXPECT_EQ(count(v, "exact"), count(v, "cases")) << impl;  // same order as the reference: bit-exact
+    EXPECT_GT(storage_cases(v), 0u);                          // 6-bit and F32-scale cases among them
   }
 }
 
-TEST(AuditCheck, CudaSkipsVisiblyWithoutAGpu) {
-  if (std::getenv("W4A8_CUDA_PLUGIN")) GTEST_SKIP() << "a CUDA plugin is configured";
-  auto r = run_cli("audit check " + small_suite() + " --impl cuda");
+// The CUDA kernels' order emulated on the CPU: bit-exact where it runs; 6-bit codes and F32 scales
+// are refused by name ("unsupported by this kernel") and counted as unsupported, never as a pass.
+TEST(AuditCheck, EmulateRefusesStorageVariantsAsUnsupported) {
+  auto v = check_json("--impl emulate", 0);
+  EXPECT_EQ(count(v, "failed") + count(v, "skipped") + count(v, "upstream_errors") + count(v, "broken"), 0u);
+  expect_unsupported(v, storage_variant, "unsupported by this kernel", "emulate");
+  EXPECT_EQ(count(v, "exact"), count(v, "cases") - storage_cases(v));
+  auto r = run_cli("audit check " + small_suite() + " --impl emulate");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("unsupported by this implementation"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("UNSUPPORTED ("), std::string::npos) << r.out;
+}
+
+#ifdef W4A8_EMULATE_PLUGIN
+// The same emulation as a plugin module through the project's loader: its capabilities exclude the
+// storage variants, so they never reach it.
+TEST(AuditCheck, EmulatePluginModule) {
+  auto v = check_json(std::string("--kernel ") + W4A8_EMULATE_PLUGIN, 0);
+  EXPECT_EQ(count(v, "failed") + count(v, "skipped") + count(v, "upstream_errors") + count(v, "broken"), 0u);
+  expect_unsupported(v, storage_variant, "it lacks", "emulate plugin");
+  EXPECT_EQ(count(v, "exact"), count(v, "cases") - storage_cases(v));
+}
+#endif
+
+// `--impl cuda` finds the CUDA module as `gemm --impl cuda` does ($W4A8CHECK_CUDA_MODULE first):
+// missing module and missing device are visible skips; a module that is there runs (here the
+// fake-device test plugin stands in for it, so the path is exercised without a GPU).
+TEST(AuditCheck, CudaBuiltinThroughTheModuleSearch) {
+  auto missing = check_json("--impl cuda", 0, "W4A8CHECK_CUDA_MODULE=/nonexistent/libw4a8check_cuda.so");
+  EXPECT_EQ(count(missing, "skipped"), count(missing, "cases"));
+  EXPECT_NE(sget(missing, "unavailable").find("/nonexistent/libw4a8check_cuda.so"), std::string::npos);
+  auto r = run_command("W4A8CHECK_CUDA_MODULE=/nonexistent/x.so " + std::string(W4A8_CLI_BINARY) + " audit check " +
+                       small_suite() + " --impl cuda");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("SKIPPED: every case"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NOTHING RAN"), std::string::npos) << r.out;
-  auto v = check_json("--impl cuda", 0);
-  EXPECT_EQ(count(v, "skipped"), count(v, "cases"));
-  EXPECT_EQ(count(v, "exact") + count(v, "order"), 0u);
-  EXPECT_NE(sget(v, "unavailable").find("CUDA"), std::string::npos);
+  auto none = check_json("--impl cuda", 0, "W4A8CHECK_CUDA_MODULE=" + kPlugins + "/audit_plugin_fake_device_none.so");
+  EXPECT_EQ(count(none, "skipped"), count(none, "cases"));
+  EXPECT_NE(sget(none, "unavailable").find("no CUDA device"), std::string::npos);
+  auto fake = check_json("--impl cuda", 0, "W4A8CHECK_CUDA_MODULE=" + kPlugins + "/audit_plugin_fake_device.so");
+  EXPECT_EQ(count(fake, "failed") + count(fake, "broken") + count(fake, "upstream_errors"), 0u);
+  EXPECT_GT(count(fake, "exact") + count(fake, "order"), 0u);
+  EXPECT_EQ(sget(fake, "implementation").rfind("cuda: test-plugin-fake_device", 0), 0u) << sget(fake, "implementation");
+  expect_unsupported(fake, storage_or_correction, "it lacks", "cuda (fake device)");
+  if (!std::getenv("W4A8CHECK_CUDA_MODULE")) {  // the plain search: no module in a CPU build, or no GPU here
+    auto plain = check_json("--impl cuda", 0);
+    if (count(plain, "exact") + count(plain, "order") == 0) {
+      EXPECT_EQ(count(plain, "skipped"), count(plain, "cases"));
+      EXPECT_FALSE(sget(plain, "unavailable").empty());
+    }
+  }
 }
 
+// The C plugin: correction-path cases and the storage variants need capabilities it lacks, so they
+// are unsupported (named), never skipped or failed.
 TEST(AuditCheck, CorrectCPluginPasses) {
   auto v = check_json("--kernel " + kPlugins + "/audit_plugin_correct.so", 0);
-  EXPECT_EQ(count(v, "failed"), 0u);
+  EXPECT_EQ(count(v, "failed") + count(v, "skipped"), 0u);
   EXPECT_EQ(count(v, "broken") + count(v, "upstream_errors"), 0u);
   EXPECT_GT(count(v, "exact") + count(v, "order"), 0u);
-  EXPECT_GT(count(v, "skipped"), 0u);  // the correction-path cases: the plugin lacks the capability
+  expect_unsupported(v, storage_or_correction, "it lacks", "correct plugin");
+}
+
+// A second, independent decode of 6-bit codes and F32 scales (plain C from the layout description)
+// agrees with the reference's on every storage case: w_q bit-exact.
+TEST(AuditCheck, StoragePluginDecodesTheVariants) {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_storage.so", 0);
+  EXPECT_EQ(count(v, "failed") + count(v, "skipped") + count(v, "broken") + count(v, "upstream_errors"), 0u);
+  expect_unsupported(v, is_correction, "it lacks correction path", "storage plugin");
+  std::uint64_t storage_ran = 0;
+  for (const auto& c : v.get("cases")->items) {
+    if (sget(c, "status") != "ok" || !storage_variant(c)) continue;
+    ++storage_ran;
+    EXPECT_EQ(sget(*c.get("stages")->get("decode"), "verdict"), "exact") << sget(c, "id");
+  }
+  EXPECT_EQ(storage_ran, storage_cases(v) - 1);  // all but the F32-scale correction case
 }
 
 // The loader's CUDA_DEVICE path (buffers through the plugin's alloc/copy) on a fake device.
@@ -180,7 +263,7 @@ TEST(AuditCheck, ReportNamesTheStage) {
                    "/audit_plugin_nibble_order.so --report " + rep + " 2>&1");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("[stage: decode]"), std::string::npos) << r.out.substr(0, 2000);
-  auto html = read_text(rep + "/index.html");
+  auto html = io::read_small_file(rep + "/index.html");
   ASSERT_TRUE(html.ok());
   EXPECT_NE(html->find("\"failing_stage\": \"decode\""), std::string::npos);
   EXPECT_EQ(html->find("http://"), html->find("http://www.w3.org/2000/svg"));  // no other URL: self-contained
@@ -221,7 +304,8 @@ TEST(AuditCommand, ProtocolOkIsExact) {
   const std::string cmd = "--command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
                           "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + "'";
   auto v = check_json(cmd, 0);
-  EXPECT_EQ(count(v, "exact"), count(v, "cases"));
+  EXPECT_EQ(count(v, "exact"), count(v, "cases") - storage_cases(v));
+  EXPECT_EQ(count(v, "skipped"), storage_cases(v));  // the command declines them (see via_gemm.py)
   EXPECT_EQ(sget(v, "implementation"), "via-gemm-ok");
 }
 
@@ -246,11 +330,13 @@ TEST(AuditCommand, MisbehavingCommandsAreReportedAsSuch) {
 TEST(AuditCommand, ComfyKitchenEagerAdapter) {
   const std::string py = W4A8_CK_PYTHON;
   if (std::string why; ck_unavailable(why)) GTEST_SKIP() << why;
-  // Every case with intermediates; the first six again through the outputs-only path (the one the
-  // CUDA backend takes), which the audit judges by its tie bound.
+  // Every case with intermediates; the first six and two storage variants again through the
+  // outputs-only path (the one the CUDA backend takes), which the audit judges by its tie bound.
   std::string first6;
   {
-    auto ids = run_command("ls " + small_suite() + "/cases | head -6 | sed 's/.safetensors$//'");
+    auto ids = run_command("cd " + small_suite() +
+                           "/cases && (ls | head -6; ls | grep -E '_6b_|_sf32_' | head -2) | "
+                           "sed 's/.safetensors$//'");
     std::istringstream in(ids.out);
     for (std::string id; std::getline(in, id);) first6 += " --case " + id;
   }
@@ -261,13 +347,18 @@ TEST(AuditCommand, ComfyKitchenEagerAdapter) {
     EXPECT_EQ(count(v, "failed"), 0u) << extra;
     EXPECT_EQ(count(v, "broken"), 0u) << extra;
     EXPECT_GT(count(v, "exact") + count(v, "order"), count(v, "cases") / 2) << extra;
+    EXPECT_EQ(count(v, "unsupported"), 0u) << extra;  // comfy-kitchen 0.2.40 decodes both storage variants
+    std::uint64_t storage_ok = 0;
     for (const auto& c : v.get("cases")->items) {
       if (sget(c, "status") == "upstream_error") {
         EXPECT_NE(sget(c, "message").find("Error"), std::string::npos);
       }
-      if (sget(c, "status") != "ok" || std::string(extra) != "") continue;
+      if (sget(c, "status") != "ok") continue;
+      storage_ok += storage_variant(c);
+      if (std::string(extra) != "") continue;
       EXPECT_EQ(sget(*c.get("stages")->get("decode"), "verdict"), "exact") << sget(c, "id");  // w_q bit-exact
     }
+    EXPECT_GE(storage_ok, 2u) << extra;  // 6-bit and F32-scale cases judged against comfy-kitchen itself
   }
 }
 
@@ -288,7 +379,7 @@ std::string write_file(const std::string& dir, const std::string& name, std::vec
   auto b = st::serialize(t);
   EXPECT_TRUE(b.ok());
   const std::string p = dir + "/" + name;
-  EXPECT_TRUE(write_file_atomic(p, *b).ok());
+  EXPECT_TRUE(io::write_file_atomic(p, *b).ok());
   return p;
 }
 st::TensorSpec f32(const std::string& n, std::vector<std::uint64_t> shape, std::vector<float> v) {
@@ -338,7 +429,8 @@ TEST(Compare, ExplainedAgainstGemmIntermediates) {
   const std::string d = temp_dir();
   // A case file of the suite and the reference's intermediates for it.
   // The first integer-path case of the suite with f32 activations and a bf16 output.
-  auto ls = run_command("ls " + small_suite() + "/cases | grep _xf32_obf16_ | grep -v _corr_ | head -1");
+  auto ls =
+      run_command("ls " + small_suite() + "/cases | grep _xf32_obf16_ | grep -v -E '_corr_|_6b_|_sf32_' | head -1");
   ASSERT_FALSE(ls.out.empty()) << "the small grid has no such case";
   const std::string c = small_suite() + "/cases/" + ls.out.substr(0, ls.out.find('\n'));
   auto g = run_cli("gemm --checkpoint " + c + " --layer layer --input " + c + " --out " + d +

@@ -8,28 +8,17 @@
 #include <filesystem>
 #include <set>
 
-#include "audit/atomic_file.hpp"
 #include "audit/implementation.hpp"
 #include "audit/suite.hpp"
 #include "gemm/operands.hpp"
 #include "gemm/reference.hpp"
+#include "io/read_file.hpp"
+#include "temp_dir.hpp"
 
 namespace w4a8::audit {
 namespace {
 
-// Temp directories of this process, removed when it exits.
-struct TempDirs {
-  std::vector<std::string> dirs;
-  ~TempDirs() {
-    for (const auto& d : dirs) std::filesystem::remove_all(d);
-  }
-};
-std::string temp_dir() {
-  static TempDirs all;
-  char t[] = "/tmp/w4a8-audit-suite-XXXXXX";
-  all.dirs.push_back(::mkdtemp(t));
-  return all.dirs.back();
-}
+std::string temp_dir() { return test_support::temp_dir("w4a8-audit-suite"); }
 
 TEST(Grid, SmallAndStandardCoverTheEdges) {
   for (const char* g : {"small", "standard"}) {
@@ -152,6 +141,89 @@ TEST(Generate, AdversarialKindsHoldWhatTheyClaim) {
   EXPECT_GT(sat_checked, 2);
 }
 
+// comfy-kitchen 0.2.40's storage variants in the small and standard grids: 6-bit codes under their
+// layout rules (K % 32, G % 16, uniform, no correction) over every data kind, and F32 group scales
+// at 4 and 6 bits, one on the correction path.
+TEST(Grid, StorageVariants) {
+  for (const char* g : {"small", "standard"}) {
+    auto cases = grid_cases(g, 1);
+    ASSERT_TRUE(cases.ok());
+    std::set<int> kinds6;
+    int six = 0, f32 = 0, f32_six = 0, f32_corr = 0, f32_codebook = 0;
+    for (const auto& c : *cases) {
+      if (c.bits == 6) {
+        ++six, kinds6.insert(int(c.data));
+        EXPECT_EQ(c.k % 32, 0u) << c.id;
+        EXPECT_EQ(c.g % 16, 0) << c.id;
+        EXPECT_FALSE(c.codebook || c.correction) << c.id;
+        EXPECT_NE(c.id.find("_6b"), std::string::npos) << c.id;
+      } else {
+        EXPECT_EQ(c.bits, 4) << c.id;
+      }
+      if (c.scale_dtype == gemm::ScaleDtype::F32) {
+        ++f32, f32_six += c.bits == 6, f32_corr += c.correction, f32_codebook += c.codebook;
+        EXPECT_NE(c.id.find("_sf32"), std::string::npos) << c.id;
+      }
+    }
+    EXPECT_GE(six, 5) << g;
+    EXPECT_EQ(kinds6.size(), 5u) << g;
+    EXPECT_GE(f32, 5) << g;
+    EXPECT_GE(f32_six, 2) << g;
+    EXPECT_GE(f32_corr, 1) << g;
+    EXPECT_GE(f32_codebook, 1) << g;
+  }
+}
+
+// Generated storage is what the entry says, the reference (comfy-kitchen 0.2.40 rules) accepts it,
+// and random F32 scales really leave the FP8 grid (else they would test nothing FP8 does not).
+TEST(Generate, StorageVariantsAreLegalAndAsDeclared) {
+  auto cases = grid_cases("small", 1);
+  ASSERT_TRUE(cases.ok());
+  int off_grid = 0, negative = 0;
+  for (const auto& c : *cases) {
+    if (c.bits == 4 && c.scale_dtype == gemm::ScaleDtype::Fp8E4M3) continue;
+    CaseData d = generate_case(c);
+    EXPECT_EQ(d.layer.bits(), c.bits) << c.id;
+    EXPECT_EQ(d.layer.scale_dtype(), c.scale_dtype) << c.id;
+    EXPECT_EQ(d.layer.weight.size(), c.n * (c.bits == 6 ? c.k * 3 / 4 : c.k / 2)) << c.id;
+    ASSERT_TRUE(gemm::validate_call(d.layer, d.x).ok()) << c.id;
+    ASSERT_TRUE(gemm::check_decodable(d.layer).ok()) << c.id;
+    auto r = reference_result(d, c.out_dtype, gemm::ActPolicy::F32);
+    ASSERT_TRUE(r.ok()) << c.id << ": " << r.error().message;
+    if (c.scale_dtype == gemm::ScaleDtype::F32 && c.data == DataKind::Random)
+      for (std::uint64_t i = 0; i < c.n; ++i)
+        for (std::uint64_t q = 0; q < c.k / std::uint64_t(c.g); ++q) {
+          const float s = d.layer.s_rel_at(i, q);
+          off_grid += gemm::fp8_e4m3fn_to_f32(gemm::f32_to_fp8_e4m3fn_rne(s)) != s;
+          negative += s < 0;
+        }
+  }
+  EXPECT_GT(off_grid, 10);
+  EXPECT_GT(negative, 0);
+}
+
+// The reference's expected values come through the prepared-layer API; they equal gemm_literal's,
+// field by field, on every storage variant and path of the small grid.
+TEST(Reference, PreparedEqualsLiteral) {
+  auto cases = grid_cases("small", 2);
+  ASSERT_TRUE(cases.ok());
+  for (const auto& c : *cases) {
+    CaseData d = generate_case(c);
+    for (auto pol : {gemm::ActPolicy::F32, gemm::ActPolicy::Eager}) {
+      auto p = reference_result(d, c.out_dtype, pol);
+      auto l = reference_result(d, c.out_dtype, pol, /*literal=*/true);
+      ASSERT_TRUE(p.ok() && l.ok()) << c.id;
+      EXPECT_EQ(p->w_q, l->w_q) << c.id;
+      EXPECT_EQ(p->x_q, l->x_q) << c.id;
+      EXPECT_EQ(p->acc, l->acc) << c.id;
+      EXPECT_EQ(p->w_dequant, l->w_dequant) << c.id;
+      ASSERT_EQ(p->out.size(), l->out.size()) << c.id;
+      for (std::size_t i = 0; i < p->out.size(); ++i)
+        ASSERT_TRUE(p->out[i] == l->out[i] || (p->out[i] != p->out[i] && l->out[i] != l->out[i])) << c.id << " " << i;
+    }
+  }
+}
+
 TEST(SuiteDir, RoundTripAndNoOverwrite) {
   const std::string dir = temp_dir() + "/suite";
   auto cases = grid_cases("small", 3);
@@ -170,18 +242,21 @@ TEST(SuiteDir, RoundTripAndNoOverwrite) {
     ASSERT_TRUE(d.ok()) << d.error().message;
     CaseData g = generate_case(c);
     EXPECT_EQ(d->layer.weight, g.layer.weight);
+    EXPECT_EQ(d->layer.s_rel, g.layer.s_rel);
+    EXPECT_EQ(d->layer.bits(), c.bits);
+    EXPECT_EQ(d->layer.scale_dtype(), c.scale_dtype);
     EXPECT_EQ(d->layer.bias, g.layer.bias);
     EXPECT_EQ(d->x.values, g.x.values);
   }
-  const auto before = read_text(dir + "/manifest.json");
+  const auto before = io::read_small_file(dir + "/manifest.json");
   auto again = write_suite(dir, m);
   ASSERT_FALSE(again.ok());
-  EXPECT_NE(again.error().message.find("already holds"), std::string::npos);
-  EXPECT_EQ(*read_text(dir + "/manifest.json"), *before);
+  EXPECT_EQ(again.error().kind, ErrorKind::AuditSuiteExists);
+  EXPECT_EQ(*io::read_small_file(dir + "/manifest.json"), *before);
 }
 
 TEST(Manifest, RejectsBadEntries) {
-  EXPECT_FALSE(parse_manifest("[]").ok());
+  EXPECT_EQ(parse_manifest("[]").error().kind, ErrorKind::AuditManifest);
   EXPECT_FALSE(parse_manifest(R"({"format": "w4a8check-audit-suite", "version": 2, "cases": []})").ok());
   EXPECT_TRUE(parse_manifest(R"({"format": "w4a8check-audit-suite", "version": 1, "cases": []})").ok());
   auto c = grid_cases("small", 1);

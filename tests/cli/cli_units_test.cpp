@@ -45,11 +45,11 @@ TEST(Reporter, JsonAndOneLineForms) {
   Reporter r(out, err);
   FailStyle s;
   s.format = Format::Json;
-  s.upstream_sglang = "0.5.23";
+  s.upstream = Predicts{"0.5.23", "3.12", {}};
   s.where = "a\"b.safetensors";
   r.fail(make_error(ErrorKind::SgW4a8Rank, {"'x'", "(1,)"}), s);
   EXPECT_EQ(out.str(),
-            "{\"ok\": false, \"upstream\": {\"sglang\": \"0.5.23\"}, \"error\": {\"type\": \"ValueError\", \"message\": "
+            "{\"ok\": false, \"upstream\": {\"sglang\": \"0.5.23\", \"python\": \"3.12\"}, \"error\": {\"type\": \"ValueError\", \"message\": "
             "\"Comfy W4A8 layer 'x' needs a 2D packed weight, got (1,)\", \"code\": \"sglang.w4a8.rank\", \"file\": "
             "\"a\\\"b.safetensors\"}}\n");
   std::ostringstream o2, e2;
@@ -58,6 +58,17 @@ TEST(Reporter, JsonAndOneLineForms) {
   one.one_line = true;
   q.fail(make_error(ErrorKind::IoOpenFailed, {"f", "No such file or directory"}), one);
   EXPECT_EQ(e2.str(), "w4a8check: cannot open f: No such file or directory  [io.open_failed]\n");
+  // A Reject verdict names the releases it predicts after its code; a usage error does not.
+  std::ostringstream o3, e3;
+  Reporter t(o3, e3);
+  FailStyle ck;
+  ck.upstream.comfy_kitchen = "0.2.37 (profile 0.2.40)";
+  t.fail(make_error(ErrorKind::OpInputK, {"8", "16"}), ck);
+  EXPECT_EQ(o3.str(), "REJECTED: ValueError: Input K=8 does not match qdata K=16\n  [gemm.input_k] (comfy-kitchen 0.2.37 "
+                      "(profile 0.2.40))\n");
+  t.fail(make_error(ErrorKind::IoOpenFailed, {"f", "x"}), ck);
+  EXPECT_EQ(e3.str(), "w4a8check: cannot open f: x\n  [io.open_failed]\n");
+  EXPECT_EQ((Predicts{"0.5.19", "3.10", "0.2.35"}.text()), "sglang 0.5.19, Python 3.10, comfy-kitchen 0.2.35");
 }
 
 TEST(JsonWriter, MatchesPythonJsonDumps) {
@@ -75,12 +86,37 @@ TEST(JsonWriter, MatchesPythonJsonDumps) {
   EXPECT_EQ(s.str(), r.out);
 }
 
+// --comfy-kitchen: a profile as itself; a checked release mapped to the profile standing for it
+// (docs/upstream.md: 0.2.30-0.2.35 -> 0.2.35, 0.2.36-0.2.40 -> 0.2.40); anything else refused.
+TEST(Options, ComfyKitchenReleases) {
+  struct Case {
+    const char* v;
+    const char* label;
+  };
+  for (const Case& c : {Case{"0.2.40", "0.2.40"}, Case{"0.2.35", "0.2.35"}, Case{"0.2.37", "0.2.37 (profile 0.2.40)"},
+                        Case{"0.2.36", "0.2.36 (profile 0.2.40)"}, Case{"0.2.30", "0.2.30 (profile 0.2.35)"},
+                        Case{"0.2.33", "0.2.33 (profile 0.2.35)"}}) {
+    auto r = parse_comfy_kitchen_release(c.v);
+    ASSERT_TRUE(r.ok()) << c.v;
+    EXPECT_EQ(r->label(), c.label);
+  }
+  for (const char* bad : {"0.2.41", "0.3.0", "0.2.29", "0.1.99", "latest", "", "0.2.", "0..2", "1e3"}) {
+    auto r = parse_comfy_kitchen_release(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().kind, ErrorKind::UsageError);
+    EXPECT_NE(r.error().message.find("profiles: 0.2.35 (releases 0.2.30-0.2.35), 0.2.40 (releases 0.2.36-0.2.40)"),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
 TEST(Options, EnumTablesRoundTrip) {
   for (const auto& c : kImpls) EXPECT_EQ(choice_name<ImplChoice>(kImpls, c.value), c.name);
   EXPECT_EQ(choice_list<gemm::FloatDtype>(kOutDtypes), "f32, bf16, f16");
   EXPECT_EQ(choice_list<MarkerChoice>(kMarkers), "tensor, metadata, both");
   EXPECT_EQ(choice_list<int>(kBits), "4, 6");
-  EXPECT_EQ(choice_list<ScaleDtypeChoice>(kScaleDtypes), "fp8, f32");
+  EXPECT_EQ(choice_list<gemm::ScaleDtype>(kScaleDtypes), "fp8, f32");
+  EXPECT_EQ(choice_list(python_choices()), "3.10, 3.11, 3.12, 3.13, 3.14");
   ASSERT_EQ(comfy_kitchen_choices().size(), upstream::kComfyKitchenCount);
   EXPECT_EQ(comfy_kitchen_choices().back().value, upstream::kLatestComfyKitchen);
   ASSERT_EQ(sglang_choices().size(), upstream::kSglangCount);

@@ -151,6 +151,46 @@ TEST_F(GemmCli, InputKMismatchGetsOperandError) {
   EXPECT_NE(r.out.find("ValueError: Input K=32 does not match qdata K=16"), std::string::npos) << r.out;
 }
 
+// --comfy-kitchen: the profile used is named in the OK line, the output's metadata and rejections;
+// a release between profiles maps to the profile standing for it (docs/upstream.md); the 4-bit
+// numerics are the same in every profile (docs/upstream.md), so the outputs are byte-identical.
+TEST_F(GemmCli, ComfyKitchenReleaseIsNamedEverywhere) {
+  struct Case {
+    std::string flag, label, requested, profile;
+  };
+  std::string first_output;
+  for (const Case& c : {Case{"", "0.2.40", "0.2.40", "0.2.40"}, Case{"--comfy-kitchen 0.2.37", "0.2.37 (profile 0.2.40)", "0.2.37", "0.2.40"},
+                        Case{"--comfy-kitchen 0.2.35", "0.2.35", "0.2.35", "0.2.35"},
+                        Case{"--comfy-kitchen 0.2.31", "0.2.31 (profile 0.2.35)", "0.2.31", "0.2.35"}}) {
+    const fs::path out = tmp("ck.safetensors");
+    const CliRun r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+                             out.string() + " " + c.flag);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("-> " + out.string() + " (comfy-kitchen " + c.label + ")\n"), std::string::npos) << r.out;
+    auto f = st::File::open(out.string());
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(*f->header().meta("comfy_kitchen"), c.requested);
+    EXPECT_EQ(*f->header().meta("comfy_kitchen_profile"), c.profile);
+    const auto o = f->data(*f->header().find("output"));
+    const std::string bytes(o.begin(), o.end());
+    if (first_output.empty()) first_output = bytes;
+    EXPECT_EQ(bytes, first_output) << c.flag;
+  }
+  write(input_, {float_tensor("input", FloatDtype::F32, {1, 32}, std::vector<float>(32, 1.0f))});
+  CliRun r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+                     tmp("o.safetensors").string() + " --comfy-kitchen 0.2.33");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("Input K=32 does not match qdata K=16\n  [gemm.input_k] (comfy-kitchen 0.2.33 (profile 0.2.35))\n"),
+            std::string::npos)
+      << r.out;
+  for (const char* bad : {"0.2.41", "0.2.29", "latest"}) {
+    r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+                tmp("o.safetensors").string() + " --comfy-kitchen " + bad);
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_NE(r.out.find("profiles: 0.2.35 (releases 0.2.30-0.2.35), 0.2.40 (releases 0.2.36-0.2.40)"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(GemmCli, UsageErrorsExit2) {
   EXPECT_EQ(run_cli("gemm --checkpoint " + ckpt_.string() + " --layer nope --input " + input_.string() +
                     " --out " + tmp("o.safetensors").string()).rc, 2);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli_fixture.hpp"
+#include "json/parse.hpp"
 
 namespace w4a8::testing {
 namespace {
@@ -189,6 +190,155 @@ TEST_F(QuantizeCli, RefusesIllegalOptionsAndNameClashes) {
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("the output would hold tensor 'a.weight_s_rel' twice"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(p("c.safetensors")));
+}
+
+// --bits 6 / --scale-dtype f32, whole model: the layers decode (independent numpy check, from
+// docs/gemm.md) to the error the summary prints, and the summary names who loads them. The consumer
+// line is hand-derived: sglang reads K = 2 * weight.shape[1] and needs FP8 scales (its dtype check
+// comes before its shape check), comfy-kitchen 0.2.35 reads the same K (384 for a 6-bit row of 192
+// bytes, not a multiple of R = 256: its combined contract message), 0.2.40 takes K from the scale grid,
+// and the CUDA kernel implements neither storage.
+TEST_F(QuantizeCli, SixBitAndF32ScaleModelsNameTheirConsumers) {
+  struct Variant {
+    std::string args, storage, consumers, sglang_code;
+    double max_err;
+  };
+  const Variant variants[] = {
+      {"--bits 6", "6-bit", "loaded by comfy-kitchen 0.2.40; refused by sglang 0.5.19-0.5.23 [sglang.w4a8.shapes], "
+                            "comfy-kitchen 0.2.35 [gemm.contract], CUDA kernel [cuda.unsupported]",
+       "sglang.w4a8.shapes", 0.03},
+      {"--scale-dtype f32", "F32 scales", "loaded by comfy-kitchen 0.2.35, 0.2.40; refused by sglang 0.5.19-0.5.23 "
+                                          "[sglang.w4a8.dtypes], CUDA kernel [cuda.unsupported]",
+       "sglang.w4a8.dtypes", 0.08},
+      {"--bits 6 --scale-dtype f32", "6-bit, F32 scales",
+       "loaded by comfy-kitchen 0.2.40; refused by sglang 0.5.19-0.5.23 [sglang.w4a8.dtypes], comfy-kitchen 0.2.35 "
+       "[gemm.contract], CUDA kernel [cuda.unsupported]",
+       "sglang.w4a8.dtypes", 0.03},
+  };
+  for (const Variant& v : variants) {
+    const CliRun r = cli("quantize --weights " + p("f") + " --out " + p("q.safetensors") + " --quiet " + v.args);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find(", markers: tensor, " + v.storage + ")\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n  consumers: " + v.consumers + " (validate --consumers shows each layer)\n"), std::string::npos)
+        << v.args << "\n" << r.out;
+    int copied = 0;
+    const auto want = independent_errors(" " + p("q.safetensors"), copied);
+    EXPECT_EQ(copied, 7);
+    ASSERT_EQ(want.size(), 8u) << v.args;
+    for (const auto& [layer, err] : want) EXPECT_LT(err, v.max_err) << layer;
+    const std::regex worst(R"(worst: (\S+) ([0-9.]+))");
+    std::smatch w;
+    ASSERT_TRUE(std::regex_search(r.out, w, worst)) << r.out;
+    EXPECT_NEAR(std::stod(w[2]), want.at(w[1]), 1e-6);
+    // sglang refuses it (exit 1, its code); the matrix agrees.
+    const CliRun val = cli("validate " + p("q.safetensors"));
+    EXPECT_EQ(val.rc, 1);
+    EXPECT_NE(val.out.find("[" + v.sglang_code + "] (sglang 0.5.23, Python 3.11)"), std::string::npos) << val.out;
+    EXPECT_EQ(cli("validate --consumers --quiet " + p("q.safetensors")).rc, 2) << "--quiet is not a matrix mode";
+    EXPECT_EQ(cli("validate --consumers " + p("q.safetensors")).rc, 1);
+  }
+}
+
+// One 6-bit F32-scale layer: the tensors comfy-kitchen's quantizer writes for that variant (as in its
+// golden file corpus/golden/ck/case_027_b6_u_f32_*: I8 [N, 3K/4], F32 [N, K/G], F32 [N], no
+// codebook), and the reference runs it (sglang's refusal becomes a note: comfy-kitchen loads it).
+TEST_F(QuantizeCli, SixBitLayerHasComfyKitchensLayoutAndRunsInTheReference) {
+  const CliRun r = cli("quantize --weights " + p("f") + " --key blocks.0.mlp.fc1.weight --out " + p("one.safetensors") +
+                       " --bits 6 --scale-dtype f32");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("OK: blocks.0.mlp.fc1 N=512 K=256 group_size=16 convrot_groupsize=256 uniform 6-bit F32 scales relative_l2="),
+            std::string::npos)
+      << r.out;
+  auto f = st::File::open(p("one.safetensors"));
+  ASSERT_TRUE(f.ok());
+  auto g = st::File::open(kRoot + "/corpus/golden/ck/case_027_b6_u_f32_int_g48_r16.safetensors");
+  ASSERT_TRUE(g.ok());
+  const st::TensorInfo *gw = g->header().find("layer.weight"), *gs = g->header().find("layer.weight_s_rel"),
+                       *gx = g->header().find("expect.w_q");
+  ASSERT_TRUE(gw && gs && gx);
+  const std::uint64_t gk = gx->shape[1];  // the golden layer's K (G = 48)
+  EXPECT_EQ(gw->shape[1] * 4, 3 * gk);
+  EXPECT_EQ(gs->shape[1] * 48, gk);
+  const st::TensorInfo *w = f->header().find("blocks.0.mlp.fc1.weight"), *s = f->header().find("blocks.0.mlp.fc1.weight_s_rel");
+  ASSERT_TRUE(w && s);
+  EXPECT_EQ(w->dtype, gw->dtype);
+  EXPECT_EQ(w->shape, (std::vector<std::uint64_t>{512, 256 * 3 / 4}));
+  EXPECT_EQ(s->dtype, gs->dtype);
+  EXPECT_EQ(s->shape, (std::vector<std::uint64_t>{512, 256 / 16}));
+  EXPECT_EQ(f->header().find("blocks.0.mlp.fc1.weight_codebook"), nullptr);
+  EXPECT_EQ(g->header().find("layer.weight_codebook"), nullptr);
+  // The reference runs it; comfy-kitchen 0.2.35 (no 6-bit rows) does not.
+  const std::string run = "gemm --checkpoint " + p("one.safetensors") + " --layer blocks.0.mlp.fc1 --input " +
+                          p("f/input.safetensors") + " --intermediates --out ";
+  CliRun gr = cli(run + p("o.safetensors"));
+  ASSERT_EQ(gr.rc, 0) << gr.out;
+  EXPECT_NE(gr.out.find("note: sglang 0.5.23 (Python 3.11) refuses layer 'blocks.0.mlp.fc1' [sglang.w4a8.dtypes], but "
+                        "comfy-kitchen 0.2.40 loads it"),
+            std::string::npos)
+      << gr.out;
+  EXPECT_NE(gr.out.find("-> " + p("o.safetensors") + " (comfy-kitchen 0.2.40)"), std::string::npos) << gr.out;
+  gr = cli(run + p("o35.safetensors") + " --comfy-kitchen 0.2.35");
+  EXPECT_EQ(gr.rc, 1) << gr.out;
+  EXPECT_NE(gr.out.find("[sglang.w4a8.dtypes] (sglang 0.5.23, Python 3.11)"), std::string::npos) << gr.out;
+  // The emulated CUDA kernel refuses 6-bit rows by name.
+  gr = cli(run + p("oe.safetensors") + " --impl emulate");
+  EXPECT_EQ(gr.rc, 1);
+  EXPECT_NE(gr.out.find("6-bit codes (bits = 6) unsupported by this kernel"), std::string::npos) << gr.out;
+  // comfy-kitchen itself, when this machine has it: it accepts the layer, decodes it to the int8 grid
+  // our reference used (w_q, bit for bit), and its own quantizer writes the same layout with the same
+  // error on these weights.
+#ifdef W4A8_SANITIZED
+  GTEST_SKIP() << "sanitizer build: the comfy-kitchen comparison runs in the plain build (torch import time)";
+#endif
+  const std::string ck = W4A8_CK_PYTHON;
+  if (ck.empty() || !fs::exists(ck) || run_command(ck + " -c 'import torch, comfy_kitchen' 2>/dev/null").rc != 0)
+    GTEST_SKIP() << "no Python with torch + comfy-kitchen at '" << ck << "' (tools/upstream/ck_env.sh builds it)";
+  const std::vector<std::string> variants = {"--bits 6", "--bits 6 --scale-dtype f32", "--scale-dtype f32", "--uniform"};
+  std::string jobs;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const std::string q = p("v" + std::to_string(i) + ".safetensors"), o = p("vo" + std::to_string(i) + ".safetensors");
+    ASSERT_EQ(cli("quantize --weights " + p("f") + " --key blocks.0.mlp.fc1.weight --out " + q + " --quiet " + variants[i]).rc, 0);
+    ASSERT_EQ(cli("gemm --checkpoint " + q + " --layer blocks.0.mlp.fc1 --input " + p("f/input.safetensors") +
+                  " --intermediates --out " + o)
+                  .rc,
+              0);
+    jobs += " " + q + " blocks.0.mlp.fc1 blocks.0.mlp.fc1.weight " + o;
+  }
+  const CliRun c = run_command(ck + " " + kRoot + "/tests/cli/ck_quantize_check.py " + float_shards_ + " --" + jobs + " 2>&1");
+  ASSERT_EQ(c.rc, 0) << c.out;
+  std::istringstream lines(c.out);
+  for (const std::string& v : variants) {
+    std::string line;
+    ASSERT_TRUE(std::getline(lines, line)) << c.out;
+    auto j = json::loads_str(line);
+    ASSERT_TRUE(j.ok()) << line;
+    EXPECT_EQ(j->get("comfy_kitchen")->text, "0.2.40");
+    EXPECT_EQ(j->get("linear")->text, "ok") << v;
+    EXPECT_TRUE(j->get("w_q_equal")->boolean) << v;
+    EXPECT_TRUE(j->get("layout_equal")->boolean) << v << " " << line;
+    const double ours = j->get("rel_l2_ours")->number, theirs = j->get("rel_l2_ck")->number;
+    EXPECT_NEAR(ours, theirs, 0.02 * theirs) << v;  // same recipe; the rotations differ in the last bits
+  }
+}
+
+TEST_F(QuantizeCli, SixBitRefusals) {
+  CliRun r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --bits 6 --codebook");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("6-bit codes are uniform only"), std::string::npos) << r.out;
+  r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --bits 6 --group-size 8");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("(at 6 bits: a multiple of 16)"), std::string::npos) << r.out;
+  EXPECT_EQ(cli("quantize --weights " + p("f") + " --out " + p("q") + " --bits 5").rc, 2);
+  EXPECT_EQ(cli("quantize --weights " + p("f") + " --out " + p("q") + " --scale-dtype bf16").rc, 2);
+  // K = 48 fits 4-bit rows but not 6-bit ones (K % 32): skipped whole-model, refused with --key.
+  write(p("k48.safetensors"), {gemm::float_tensor("a.weight", gemm::FloatDtype::F32, {4, 48}, std::vector<float>(192, 0.5f)),
+                               gemm::float_tensor("b.weight", gemm::FloatDtype::F32, {4, 64}, std::vector<float>(256, 0.5f))});
+  r = cli("quantize --weights " + p("k48.safetensors") + " --out " + p("k.safetensors") + " --bits 6 --convrot-groupsize 16");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped (copied unchanged): a.weight (K=48 not divisible by 32 (6-bit rows))"), std::string::npos) << r.out;
+  r = cli("quantize --weights " + p("k48.safetensors") + " --key a.weight --out " + p("k1.safetensors") + " --bits 6 --convrot-groupsize 16");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("[gemm.six_bit_layout]"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
     quantized_model_check.py FLOAT_SHARD... -- QUANTIZED_SHARD...
 
 For every layer P with P.comfy_quant (tensor or _quantization_metadata marker) it decodes the int8
-grid w_q = clamp(rne(f32(value(code) * fp8(s_rel))), -127, 127), multiplies by s_channel, un-rotates
+grid w_q = clamp(rne(f32(value(code) * s_rel)), -127, 127) (4-bit rows of K/2 bytes or 6-bit rows of
+K/2 + K/4 bytes; s_rel FP8 E4M3FN or F32), multiplies by s_channel, un-rotates
 with the dense normalized Hadamard matrix (float64) and compares with the float weight P.weight of
 the input: relative L2 error. Every other output tensor must equal the input tensor of the same
 name byte for byte. Prints one JSON object: {"layers": {P: rel_l2}, "copied": N, "markers": {...}}.
@@ -81,18 +82,29 @@ def main(argv):
         if m.get("format") != "asym_w4a8_int8":
             continue
         g, r = int(m.get("group_size", 16)), int(m.get("convrot_groupsize", 256))
-        _, (n, half), wb = q[p + ".weight"]
-        k = 2 * half
-        packed = np.frombuffer(wb, dtype=np.uint8).reshape(n, half)
+        _, (n, cols), wb = q[p + ".weight"]
+        sd, (_, groups), sb = q[p + ".weight_s_rel"]
+        k = groups * g  # K from the scale grid; the row width then gives the bit width
+        bits = cols * 8 // k
+        assert bits in (4, 6) and cols * 8 == k * bits, (p, cols, k)
+        packed = np.frombuffer(wb, dtype=np.uint8).reshape(n, cols)
         codes = np.empty((n, k), dtype=np.int64)
-        codes[:, 0::2] = packed & 15
-        codes[:, 1::2] = packed >> 4
-        if p + ".weight_codebook" in q:
+        codes[:, 0::2] = packed[:, :k // 2] & 15
+        codes[:, 1::2] = packed[:, :k // 2] >> 4
+        if bits == 6:  # a K/4-byte plane of top 2 bits: column j at byte K/2 + j/4, bits 2*(j % 4)
+            top = packed[:, k // 2:]
+            j = np.arange(k)
+            codes |= ((top[:, j // 4] >> (2 * (j % 4))) & 3).astype(np.int64) << 4
+            vals = (codes - 32).astype(np.float32)
+        elif p + ".weight_codebook" in q:
             cb = np.frombuffer(q[p + ".weight_codebook"][2], dtype="<f4")
             vals = cb[codes]
         else:
             vals = (codes - 8).astype(np.float32)
-        s_rel = table[np.frombuffer(q[p + ".weight_s_rel"][2], dtype=np.uint8).reshape(n, k // g)]
+        if sd == "F32":
+            s_rel = np.frombuffer(sb, dtype="<f4").reshape(n, groups)
+        else:
+            s_rel = table[np.frombuffer(sb, dtype=np.uint8).reshape(n, groups)]
         prod = (vals * np.repeat(s_rel, g, axis=1)).astype(np.float32)  # float32 product
         w_q = np.clip(np.rint(prod), -127, 127)  # rint: round half to even
         s_ch = np.frombuffer(q[p + ".weight_s_channel"][2], dtype="<f4").astype(np.float64)

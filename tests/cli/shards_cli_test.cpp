@@ -58,9 +58,9 @@ TEST_F(ShardsCli, FilesDirectoryAndIndexGiveOneVerdict) {
     EXPECT_EQ(r.rc, 0) << arg << "\n" << r.out;
     EXPECT_EQ(r.out, ref.out) << arg;
   }
-  EXPECT_NE(ref.out.find("\"upstream\": {\"sglang\": \"0.5.23\"}"), std::string::npos) << ref.out;
+  EXPECT_NE(ref.out.find("\"upstream\": {\"sglang\": \"0.5.23\", \"python\": \"3.11\"}"), std::string::npos) << ref.out;
   const CliRun old = cli("validate --json --sglang 0.5.19 " + p("ck"));
-  EXPECT_NE(old.out.find("\"upstream\": {\"sglang\": \"0.5.19\"}"), std::string::npos) << old.out;
+  EXPECT_NE(old.out.find("\"upstream\": {\"sglang\": \"0.5.19\", \"python\": \"3.11\"}"), std::string::npos) << old.out;
 }
 
 TEST_F(ShardsCli, IndexDefectsAreClearErrors) {
@@ -157,16 +157,16 @@ TEST_F(ShardsCli, GemmChecksOnlyItsLayerUnlessCheckAll) {
 TEST_F(ShardsCli, QuietAndSummaryModes) {
   CliRun r = cli("validate --quiet " + p("ck"));
   EXPECT_EQ(r.rc, 0);
-  EXPECT_EQ(r.out, "OK: 2 quantized layer(s) accepted (sglang 0.5.23 rules)\n");
+  EXPECT_EQ(r.out, "OK: 2 quantized layer(s) accepted (sglang 0.5.23 rules) under Python 3.11\n");
   r = cli("validate --summary --strict " + p("ck"));
-  EXPECT_EQ(r.out, "OK: 2 quantized layer(s) accepted (sglang 0.5.23 rules + strict kernel/data checks)\n"
+  EXPECT_EQ(r.out, "OK: 2 quantized layer(s) accepted (sglang 0.5.23 rules + strict kernel/data checks) under Python 3.11\n"
                    "  asym_w4a8_int8: 2\n");
   r = cli("validate --quiet " + kRoot + "/examples/broken-rank.safetensors");
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.out, "REJECTED: ValueError: Comfy W4A8 layer 'double_blocks.0.img_attn.qkv' needs a 2D packed weight, got "
-                   "(8, 8, 128)  [sglang.w4a8.rank]\n");
+                   "(8, 8, 128)  [sglang.w4a8.rank] (sglang 0.5.23, Python 3.11)\n");
   r = cli("validate --json --summary " + p("ck"));
-  EXPECT_EQ(r.out, "{\"ok\": true, \"upstream\": {\"sglang\": \"0.5.23\"}, \"strict\": false, \"layer_count\": 2, "
+  EXPECT_EQ(r.out, "{\"ok\": true, \"upstream\": {\"sglang\": \"0.5.23\", \"python\": \"3.11\"}, \"strict\": false, \"layer_count\": 2, "
                    "\"formats\": {\"asym_w4a8_int8\": 2}}\n");
 }
 

@@ -12,27 +12,24 @@
 #include <unistd.h>
 
 #include "ck_case.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::gemm::ck {
 namespace {
 
-std::string ck_python() {
-  if (const char* p = std::getenv("W4A8_CK_PYTHON")) return p;
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.cache/w4a8check/ck-venv/bin/python";
-}
-
 TEST(CkLive, QuickSetMatchesInstalledComfyKitchen) {
-  const std::string py = ck_python();
+  const std::string py = w4a8::testing::ck_python();
   if (!std::filesystem::exists(py)) GTEST_SKIP() << "skipped: no comfy-kitchen env at " << py;
   // The env must import torch and comfy_kitchen; a broken env is a failure, not a skip.
-  const std::string probe = "'" + py + "' -c 'import torch, comfy_kitchen' 2>&1";
-  ASSERT_EQ(std::system(probe.c_str()), 0) << "comfy-kitchen env at " << py << " does not import torch/comfy_kitchen";
+  const auto probe = w4a8::testing::PythonCall::code("import torch, comfy_kitchen").python(py).run();
+  ASSERT_TRUE(probe.ok()) << "comfy-kitchen env at " << py << " does not import torch/comfy_kitchen";
   const std::string dir = (std::filesystem::temp_directory_path() / ("w4a8_ck_live_" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
-  const std::string cmd = "'" + py + "' '" + W4A8_SOURCE_ROOT + "/tools/upstream/ck_oracle.py' gen --set quick --out '" +
-                          dir + "'";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto gen = w4a8::testing::PythonCall::script("tools/upstream/ck_oracle.py")
+                       .args({"gen", "--set", "quick", "--out", dir})
+                       .python(py)
+                       .run();
+  ASSERT_TRUE(gen.ok()) << gen.command;
   CompareOptions opt;
   Stats s;
   const Status st = compare_dir(dir, opt, s);

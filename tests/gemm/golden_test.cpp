@@ -21,6 +21,7 @@
 
 #include "gemm/reference.hpp"
 #include "gemm/tensor_io.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::gemm {
 namespace {
@@ -138,9 +139,11 @@ TEST(Golden, ModelRegeneratesCorpus) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("w4a8_golden_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const std::string cmd = std::string(W4A8_PYTHON) + " " + W4A8_SOURCE_ROOT +
-                          "/tools/golden/w4a8_float64_model.py " + dir.string() + " > /dev/null";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto run = w4a8::testing::PythonCall::script("tools/golden/w4a8_float64_model.py")
+                       .args({dir.string()})
+                       .stdout_to("/dev/null")
+                       .run();
+  ASSERT_TRUE(run.ok()) << run.command;
   auto slurp = [](const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});

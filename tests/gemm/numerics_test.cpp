@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "gemm/numerics.hpp"
-#include "python_oracle.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::gemm {
 namespace {
@@ -18,7 +18,7 @@ const float kLut[16] = {-0.980602f, -0.794529f, -0.638165f, -0.500986f, -0.37732
                         0.502636f,  0.638953f,  0.794876f,  0.980671f};
 
 struct OracleTables {
-  std::vector<std::string> lines = testing::run_python("tests/gemm/oracles/numerics_oracle.py");
+  std::vector<std::string> lines = w4a8::testing::python_lines("tests/gemm/oracles/numerics_oracle.py");
 };
 const OracleTables& oracle() { static OracleTables t; return t; }
 

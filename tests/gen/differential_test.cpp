@@ -19,6 +19,7 @@
 #include "gen/properties.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::gen {
 namespace {
@@ -113,9 +114,13 @@ TEST(GenDifferential, ValidatorAgreesWithPythonSpec) {
     cases.push_back(std::move(c));
   }
   jobs.close();
-  const std::string cmd = "cd '" + root.string() + "' && " W4A8_PYTHON " '" W4A8_SOURCE_ROOT
-                          "/tools/oracle/sglang_spec.py' --batch < jobs.jsonl > verdicts.jsonl";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "the Python oracle failed (python3, safetensors and numpy are required): " << cmd;
+  const auto run = w4a8::testing::PythonCall::script("tools/oracle/sglang_spec.py")
+                       .args({"--batch"})
+                       .stdin_from("jobs.jsonl")
+                       .stdout_to("verdicts.jsonl")
+                       .in_dir(root.string())
+                       .run();
+  ASSERT_TRUE(run.ok()) << "the Python oracle failed (python3, safetensors and numpy are required): " << run.command;
   std::ifstream in(root / "verdicts.jsonl");
   std::string line;
   std::size_t i = 0, bad = 0, accepted = 0;

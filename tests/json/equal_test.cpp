@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "json/parse.hpp"
-#include "oracle_client.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::json {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "json/dump.hpp"
-#include "oracle_client.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::json {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "doc_gen.hpp"
 #include "json/dump.hpp"
-#include "oracle_client.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::json {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "doc_gen.hpp"
 #include "json/parse.hpp"
-#include "oracle_client.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::json {
 namespace {

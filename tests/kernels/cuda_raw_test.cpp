@@ -64,7 +64,9 @@ class DeviceProblem {
     EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     std::vector<std::uint8_t> bytes(lp_.out.size());
     EXPECT_EQ(cudaMemcpy(bytes.data(), d.out, bytes.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    if (flag) EXPECT_EQ(cudaMemcpy(flag, d.nan_scale_flag, 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    if (flag) {
+      EXPECT_EQ(cudaMemcpy(flag, d.nan_scale_flag, 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    }
     std::vector<float> v(std::size_t(d.m * d.n));
     for (std::int64_t a = 0; a < d.m; ++a)
       for (std::int64_t c = 0; c < d.n; ++c) v[std::size_t(a * d.n + c)] = load_as_f32(bytes.data(), a * d.ldo + c, d.out_dtype);
@@ -89,7 +91,9 @@ class DeviceProblem {
   void* put(const void* src, std::size_t bytes) {
     void* p = nullptr;
     EXPECT_EQ(cudaMalloc(&p, bytes ? bytes : 1), cudaSuccess);
-    if (src) EXPECT_EQ(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    if (src) {
+      EXPECT_EQ(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    }
     else EXPECT_EQ(cudaMemset(p, 0, bytes ? bytes : 1), cudaSuccess);
     owned_.push_back(p);
     return p;

@@ -176,7 +176,9 @@ TEST(XqFrag, BijectionInRegisterOrder) {
           const long long off = xq_frag_offset(r, kk, chunks);
           ASSERT_TRUE(off >= 0 && off < bytes);
           ++seen[static_cast<std::size_t>(off)];
-          if (kk % 4) ASSERT_EQ(off, xq_frag_offset(r, kk - kk % 4, chunks) + kk % 4);
+          if (kk % 4) {
+            ASSERT_EQ(off, xq_frag_offset(r, kk - kk % 4, chunks) + kk % 4);
+          }
         }
       for (int v : seen) ASSERT_EQ(v, 1);
       for (long long mb = 0; mb < rows / 16; ++mb)

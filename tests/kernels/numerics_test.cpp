@@ -180,7 +180,9 @@ TEST(FastDiv, EqualsDivisionForEveryDivisorUpTo4096) {
       const std::uint32_t x = any(rng);
       ASSERT_EQ(fast_div(x, f), x / d) << x << " / " << d;
       ASSERT_EQ(fast_div(x - x % d, f), x / d);      // exact multiples
-      if (x % d) ASSERT_EQ(fast_div(x - x % d - 1, f), x / d - 1);  // just below
+      if (x % d) {
+        ASSERT_EQ(fast_div(x - x % d - 1, f), x / d - 1);  // just below
+      }
     }
   }
   // Large divisors (group sizes up to K, scale-window word counts).

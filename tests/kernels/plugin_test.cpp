@@ -162,7 +162,9 @@ TEST(PluginCuda, RunsLayersOrReportsNoDevice) {
     auto put = [&](const void* src, std::size_t bytes) {
       void* d = nullptr;
       EXPECT_EQ(t.alloc(&d, bytes), W4A8_OK) << t.last_error();
-      if (src) EXPECT_EQ(t.copy_to_device(d, src, bytes), W4A8_OK);
+      if (src) {
+        EXPECT_EQ(t.copy_to_device(d, src, bytes), W4A8_OK);
+      }
       owned.push_back(d);
       return d;
     };
@@ -184,7 +186,9 @@ TEST(PluginCuda, RunsLayersOrReportsNoDevice) {
     ASSERT_EQ(t.copy_to_host(dev_out.data(), d.out, dev_out.size()), W4A8_OK);
     h.nan_scale_flag = nullptr;
     ASSERT_EQ(emu.table->run(&h, nullptr, 0, nullptr), W4A8_OK) << emu.table->last_error();
-    if (!c.correction) EXPECT_EQ(dev_out, l.out) << describe(c);  // integer path: byte for byte
+    if (!c.correction) {
+      EXPECT_EQ(dev_out, l.out) << describe(c);  // integer path: byte for byte
+    }
     for (void* p : owned) t.free(p);
   }
 }

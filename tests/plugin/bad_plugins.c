@@ -14,6 +14,7 @@ static w4a8_kernel_plugin table = {W4A8_KERNEL_ABI_VERSION, (uint32_t)sizeof(w4a
 
 __attribute__((visibility("default"))) const w4a8_kernel_plugin* w4a8_kernel_plugin_v1(void) {
 #if defined(BAD_NULL_TABLE)
+  (void)table;
   return NULL;
 #else
 #if defined(BAD_ABI)

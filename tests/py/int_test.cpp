@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../json/oracle_client.hpp"
+#include "support/python.hpp"
 #include "json/parse.hpp"
 #include "json/wtf8.hpp"
 

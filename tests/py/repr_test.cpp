@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../json/oracle_client.hpp"
+#include "support/python.hpp"
 #include "json/wtf8.hpp"
 #include "py/unicode_tables.hpp"
 
@@ -24,7 +24,6 @@ namespace w4a8::py {
 namespace {
 
 using testing::ask_oracle;
-using testing::ask_oracle_with;
 using testing::command_output;
 using testing::from_hex_arg;
 using testing::hex_arg;
@@ -66,7 +65,7 @@ std::string unicodedata2_for(Version v) {
   std::vector<std::string> cands;
   if (const char* e = std::getenv(("W4A8_UNICODEDATA2_" + env_key(ucd)).c_str())) cands.push_back(e);
   cands.push_back(std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.cache/w4a8check/unicode/venv-" + ucd + "/bin/python");
-  cands.push_back(W4A8_PYTHON);  // when CI installs unicodedata2==<ucd> next to the other oracles
+  cands.push_back(testing::default_python());  // when CI installs unicodedata2==<ucd> next to the other oracles
   for (const auto& c : cands)
     if (command_output("'" + c + "' -c \"import unicodedata2; print(unicodedata2.unidata_version)\"") == ucd) return c;
   return {};
@@ -93,7 +92,7 @@ TEST_P(PerVersion, EveryCodePointMatchesPython) {
                  << " venv here (run tools/unicode/gen_unicode_tables.py)";
   }
   std::printf("Python %s tables against %s\n", std::string(version_name(v)).c_str(), source.c_str());
-  const auto answers = ask_oracle_with(python, kOracle, {op});
+  const auto answers = ask_oracle(kOracle, {op}, python);
   ASSERT_EQ(answers.size(), 1u);
   std::istringstream parts(from_hex_arg(answers[0]));
   std::string printable_hex, space_hex, decimals;
@@ -173,7 +172,7 @@ TEST_P(PerVersion, RandomStringsMatchPython) {
   }
   std::vector<std::string> requests;
   for (const auto& t : texts) requests.push_back("repr " + hex_arg(t));
-  const auto answers = ask_oracle_with(python, kOracle, requests);
+  const auto answers = ask_oracle(kOracle, requests, python);
   int mismatches = 0;
   for (std::size_t i = 0; i < texts.size() && i < answers.size(); ++i) {
     const std::string expected = from_hex_arg(answers[i]);

@@ -18,6 +18,7 @@
 #include "safetensors/header_reference.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::st {
 namespace {
@@ -115,23 +116,15 @@ bool to_oracle(const json::Value& v, Oracle& o) {
 
 // Runs the oracle once over every path; one verdict per path, in order.
 std::vector<Oracle> run_oracle(const fs::path& list, std::size_t expected) {
-  const std::string cmd = std::string(W4A8_PYTHON) + " " + W4A8_SOURCE_ROOT +
-                          "/tools/oracle/safetensors_verdict.py < '" + list.string() + "'";
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr) << cmd;
+  const auto run = w4a8::testing::PythonCall::script("tools/oracle/safetensors_verdict.py").stdin_from(list.string()).run();
+  EXPECT_TRUE(run.ok()) << "oracle failed (python3 or the safetensors package missing?): " << run.command;
   std::vector<Oracle> out;
-  if (!p) return out;
-  std::string line;
-  for (int c; (c = std::fgetc(p)) != EOF;) {
-    if (c != '\n') { line += char(c); continue; }
+  for (const auto& line : run.lines) {
     auto parsed = json::loads_str(line);
     Oracle o;
     EXPECT_TRUE(parsed.ok() && to_oracle(*parsed, o)) << "bad oracle line: " << line;
     out.push_back(std::move(o));
-    line.clear();
   }
-  const int status = ::pclose(p);
-  EXPECT_EQ(status, 0) << "oracle failed (python3 or the safetensors package missing?): " << cmd;
   EXPECT_EQ(out.size(), expected);
   return out;
 }

@@ -2,10 +2,11 @@
 // "unknown variant" message, bit sizes from which byte count it accepts for 8 elements.
 #include <gtest/gtest.h>
 
-#include <cstdio>
+#include <sstream>
 #include <string>
 
 #include "safetensors/dtype.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::st {
 namespace {
@@ -29,26 +30,21 @@ for name in re.findall(r'`([A-Z0-9_]+)`', msg.split('expected one of', 1)[1]):
 )PY";
 
 TEST(StDtype, MatchesPythonPackage) {
-  const std::string path = ::testing::TempDir() + "/w4a8_dtype_oracle.py";
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  std::fputs(kScript, f);
-  std::fclose(f);
-  std::FILE* p = ::popen((std::string(W4A8_PYTHON) + " " + path).c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char name[64];
-  unsigned bytes = 0;
+  const auto run = w4a8::testing::PythonCall::code(kScript).run();
+  EXPECT_TRUE(run.ok()) << "python3 or the safetensors package missing";
   std::size_t i = 0;
-  while (std::fscanf(p, "%63s %u", name, &bytes) == 2) {
+  for (const auto& line : run.lines) {
+    std::istringstream in(line);
+    std::string name;
+    unsigned bytes = 0;
+    ASSERT_TRUE(in >> name >> bytes) << line;
     ASSERT_LT(i, std::size_t(Dtype::kCount)) << name;
     const auto d = Dtype(i++);
     EXPECT_EQ(dtype_name(d), name);
     EXPECT_EQ(dtype_bits(d), bytes) << name;  // 8 elements of b bits take b bytes
     EXPECT_EQ(dtype_from_name(name), d);
   }
-  EXPECT_EQ(::pclose(p), 0) << "python3 or the safetensors package missing";
   EXPECT_EQ(i, std::size_t(Dtype::kCount));
-  std::remove(path.c_str());
 }
 
 TEST(StDtype, Lookup) {

@@ -12,6 +12,7 @@
 #include "json/parse.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::st {
 namespace {
@@ -277,17 +278,11 @@ TEST(StMessages, MatchPythonSafetensorsByteForByte) {
       files.push_back(std::move(b));
     }
   }
-  const std::string cmd = std::string(W4A8_PYTHON) + " " + W4A8_SOURCE_ROOT +
-                          "/tools/oracle/safetensors_verdict.py < '" + (dir / "list.txt").string() + "'";
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr) << cmd;
-  std::vector<std::string> lines(1);
-  for (int c; (c = std::fgetc(p)) != EOF;) {
-    if (c == '\n') lines.emplace_back();
-    else lines.back() += char(c);
-  }
-  lines.pop_back();
-  ASSERT_EQ(::pclose(p), 0) << "oracle failed (python3 or the safetensors package missing?): " << cmd;
+  auto run = w4a8::testing::PythonCall::script("tools/oracle/safetensors_verdict.py")
+                 .stdin_from((dir / "list.txt").string())
+                 .run();
+  ASSERT_TRUE(run.ok()) << "oracle failed (python3 or the safetensors package missing?): " << run.command;
+  const std::vector<std::string> lines = std::move(run.lines);
   ASSERT_EQ(lines.size(), cases.size());
   std::size_t same = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -1,5 +1,5 @@
 // parse(): one test per rule of the crate's read_metadata / Metadata::validate, on hand-made bytes.
-// Expected verdicts come from the spec (shared/spec/safetensors.md) and from running the same bytes
+// Expected verdicts come from the crate's rules (docs/container.md) and from running the same bytes
 // through safetensors 0.8.0 (safe_open) by hand.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +22,7 @@
 
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "support/python.hpp"
 #include "validate/inspect.hpp"
 #include "validate/layers.hpp"
 
@@ -226,10 +228,12 @@ TEST(CatalogueIndex, HasMergeCasesPerRelease) {
 
 // Runs the catalogue script; exit status 3 means a wheel could not be had: a skip only when
 // W4A8_OFFLINE=1 says so, else a failure.
-int run_script(const std::string& args) {
-  const std::string cmd = std::string(W4A8_PYTHON) + " " + W4A8_SOURCE_ROOT + "/tools/make_validator_catalogue.py " + args;
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+// Its report (stdout) is shown when it fails.
+int run_script(const std::vector<std::string>& args) {
+  const auto run = w4a8::testing::PythonCall::script("tools/make_validator_catalogue.py").args(args).run();
+  if (!run.ok())
+    for (const auto& line : run.lines) std::printf("%s\n", line.c_str());
+  return run.exit_code < 0 ? 128 : run.exit_code;
 }
 bool offline() {
   const char* o = std::getenv("W4A8_OFFLINE");
@@ -243,7 +247,7 @@ TEST(RandomDifferential, MatchesWheels) {
   for (int seed : {1, 2}) {
     const std::string version(seed == 1 ? upstream::profile(upstream::Sglang::V0_5_19).version
                                         : upstream::profile(upstream::kLatestSglang).version);
-    const int rc = run_script("--random 300 " + std::to_string(seed) + " " + dir.string() + " " + version + " > /dev/null");
+    const int rc = run_script({"--random", "300", std::to_string(seed), dir.string(), version});
     if (rc == 3 && offline()) GTEST_SKIP() << "W4A8_OFFLINE=1 and the sglang " << version << " wheel is not cached";
     ASSERT_EQ(rc, 0) << "make_validator_catalogue.py --random (needs python3, safetensors and the sglang wheels)";
     int cases = 0;
@@ -257,7 +261,7 @@ TEST(RandomDifferential, MatchesWheels) {
 }
 
 TEST(CatalogueOracle, StoredExpectationsStillHold) {
-  const int rc = run_script("--check " + kCorpus.string());
+  const int rc = run_script({"--check", kCorpus.string()});
   if (rc == 3 && offline()) GTEST_SKIP() << "W4A8_OFFLINE=1 and some sglang wheel is not cached";
   EXPECT_EQ(rc, 0) << "make_validator_catalogue.py --check (needs python3, safetensors and the sglang wheels)";
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Independent float64 model of the asym_w4a8_int8 linear layer, written from
-../shared/spec/w4a8-gemm.md (not from the C++ reference), producing the golden cases in corpus/golden/.
+"""Independent float64 model of the asym_w4a8_int8 linear layer, written from the layer's definition
+(docs/gemm.md; not from the C++ reference), producing the golden cases in corpus/golden/.
 
 Each case file holds the layer (prefix "layer": weight, weight_s_rel, weight_s_channel, optional
 weight_codebook / weight_correction / bias, comfy_quant marker), the activations `input` [M, K] (F32)

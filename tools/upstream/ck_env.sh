@@ -21,13 +21,18 @@ mkdir -p "$BASE"
 if "$VENV/bin/python" -c 'import torch, numpy, safetensors, packaging, comfy_kitchen' 2>/dev/null; then
   log "reusing $VENV"
 else
+  # Built in $VENV.partial (resumed when an earlier run stopped) and renamed into place once it
+  # imports: tests running meanwhile see either no environment (a visible skip) or a whole one.
   log "creating $VENV (torch is a large download: minutes)"
-  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --upgrade pip >&2
+  part=$VENV.partial
+  [ -x "$part/bin/python" ] || python3 -m venv "$part"
+  "$part/bin/python" -m pip install -q --upgrade pip >&2
   # shellcheck disable=SC2086  # TORCH_SPEC may carry pip options on purpose
-  "$VENV/bin/pip" install -q $TORCH_SPEC numpy safetensors packaging >&2
-  "$VENV/bin/pip" install -q --no-deps "comfy-kitchen==$DEFAULT_CK" >&2
-  "$VENV/bin/python" -c 'import torch, numpy, safetensors, packaging, comfy_kitchen' >&2
+  "$part/bin/python" -m pip install -q $TORCH_SPEC numpy safetensors packaging >&2
+  "$part/bin/python" -m pip install -q --no-deps "comfy-kitchen==$DEFAULT_CK" >&2
+  "$part/bin/python" -c 'import torch, numpy, safetensors, packaging, comfy_kitchen' >&2
+  rm -rf "$VENV"
+  mv "$part" "$VENV"  # a venv runs from any path when started as bin/python (pip as python -m pip)
 fi
 
 PP=""
@@ -40,10 +45,10 @@ if [ "$VERSION" != "$installed" ]; then
     mkdir -p "$wheels"
     if ! ls "$wheels"/comfy_kitchen-"$VERSION"-*.whl >/dev/null 2>&1; then
       log "downloading comfy-kitchen $VERSION"
-      "$VENV/bin/pip" download -q --no-deps --only-binary=:all: "comfy-kitchen==$VERSION" -d "$wheels" >&2
+      "$VENV/bin/python" -m pip download -q --no-deps --only-binary=:all: "comfy-kitchen==$VERSION" -d "$wheels" >&2
     fi
     rm -rf "$target.tmp"
-    "$VENV/bin/pip" install -q --no-deps --target "$target.tmp" "$wheels"/comfy_kitchen-"$VERSION"-*.whl >&2
+    "$VENV/bin/python" -m pip install -q --no-deps --target "$target.tmp" "$wheels"/comfy_kitchen-"$VERSION"-*.whl >&2
     rm -rf "$target"
     mv "$target.tmp" "$target"
     log "installed comfy-kitchen $VERSION into $target"

@@ -7,6 +7,8 @@
  *   BUG_NIBBLE_ORDER         the decode takes element 2i from the HIGH nibble
  *   BUG_DROP_BIAS_M_GT_1     the bias is only added when M == 1
  *   FAKE_DEVICE=1 / =0       correct, as a CUDA_DEVICE plugin over host memory (with / without a device)
+ *   STORAGE_VARIANTS         correct, and also decodes comfy-kitchen 0.2.40's storage (W4A8_CAP_6BIT,
+ *                            W4A8_CAP_F32_SCALES), written from docs/gemm.md's layout description
  * Fills every intermediate (W4A8_CAP_INTERMEDIATES). */
 #include <math.h>
 #include <stdint.h>
@@ -111,9 +113,41 @@ static w4a8_status check(const w4a8_problem* p) {
     return W4A8_ERR_ARGUMENT;
   const int64_t g = p->group_size, r = p->convrot_groupsize;
   if (p->k % 16 || g < 4 || (16 % g && g % 16) || p->k % g || !is_pow4(r) || p->k % r) return W4A8_ERR_CONTRACT;
+#ifdef STORAGE_VARIANTS
+  if (p->bits == 6 && (p->k % 32 || g % 16 || p->codebook)) return W4A8_ERR_CONTRACT;
+  if (p->correction || p->act_policy != 0 || (p->bits != 0 && p->bits != 4 && p->bits != 6) ||
+      (p->s_rel_dtype != W4A8_SCALE_FP8_E4M3 && p->s_rel_dtype != W4A8_SCALE_F32))
+    return W4A8_ERR_UNSUPPORTED;
+#else
   if (p->correction || p->act_policy != 0 || (p->bits != 0 && p->bits != 4) || p->s_rel_dtype != W4A8_SCALE_FP8_E4M3)
     return W4A8_ERR_UNSUPPORTED;
+#endif
   return W4A8_OK;
+}
+
+/* Code of element k of row n and its group scale, in the problem's storage. 6 bits: a row is K/2
+ * bytes of low nibbles, then K/4 bytes of 2-bit high parts (element k: byte K/2 + k/4, bits
+ * 2*(k%4)); value c - 32. F32 scales: 4 little-endian bytes each. */
+static float code_value(const w4a8_problem* p, int64_t n, int64_t k) {
+  const int64_t K = p->k, bits = p->bits == 6 ? 6 : 4, row = bits == 6 ? K / 2 + K / 4 : K / 2;
+  const uint8_t* r = (const uint8_t*)p->weight + n * row;
+  const uint8_t b = r[k / 2];
+#ifdef BUG_NIBBLE_ORDER
+  int code = (k & 1) ? (b & 0xF) : (b >> 4);
+#else
+  int code = (k & 1) ? (b >> 4) : (b & 0xF);
+#endif
+  if (bits == 6) return (float)((code | (((r[K / 2 + k / 4] >> (2 * (k % 4))) & 3) << 4)) - 32);
+  return p->codebook ? p->codebook[code] : (float)(code - 8);
+}
+static float group_scale(const w4a8_problem* p, int64_t n, int64_t k) {
+  const int64_t i = n * (p->k / p->group_size) + k / p->group_size;
+  if (p->s_rel_dtype == W4A8_SCALE_F32) {
+    float f;
+    memcpy(&f, p->s_rel + 4 * i, 4);
+    return f;
+  }
+  return fp8_e4m3fn(p->s_rel[i]);
 }
 static size_t workspace(const w4a8_problem* p) {
   /* w_q [N, K], x_q [M, K], x_scale [M], a rotated row [K] */
@@ -125,24 +159,14 @@ static w4a8_status run(const w4a8_problem* p, void* ws, size_t ws_bytes, void* s
   w4a8_status st = check(p);
   if (st != W4A8_OK) return st;
   if (ws_bytes < workspace(p) || !ws) return W4A8_ERR_ARGUMENT;
-  const int64_t M = p->m, N = p->n, K = p->k, G = p->group_size, R = p->convrot_groupsize;
+  const int64_t M = p->m, N = p->n, K = p->k, R = p->convrot_groupsize;
   int8_t* wq = p->w_q ? p->w_q : (int8_t*)ws;
   int8_t* xq = p->x_q ? p->x_q : (int8_t*)ws + N * K;
   float* xs = p->x_scale ? p->x_scale : (float*)((char*)ws + N * K + M * K + (4 - (N * K + M * K) % 4) % 4);
   float* rot = (float*)((char*)ws + ((N * K + M * K + 4 * M + 32) & ~(int64_t)15));
-  const uint8_t* packed = (const uint8_t*)p->weight;
   /* 1. decode */
   for (int64_t n = 0; n < N; ++n)
-    for (int64_t k = 0; k < K; ++k) {
-      const uint8_t b = packed[n * (K / 2) + k / 2];
-#ifdef BUG_NIBBLE_ORDER
-      const int code = (k & 1) ? (b & 0xF) : (b >> 4);
-#else
-      const int code = (k & 1) ? (b >> 4) : (b & 0xF);
-#endif
-      const float v = p->codebook ? p->codebook[code] : (float)(code - 8);
-      wq[n * K + k] = (int8_t)clampi(v * fp8_e4m3fn(p->s_rel[n * (K / G) + k / G]), -127, 127);
-    }
+    for (int64_t k = 0; k < K; ++k) wq[n * K + k] = (int8_t)clampi(code_value(p, n, k) * group_scale(p, n, k), -127, 127);
   /* 2-3. rotate each row (dot products with the Hadamard signs) and quantize */
   float inv = 1.0f;
   for (int64_t t = R; t > 1; t >>= 2) inv *= 0.5f; /* 1/sqrt(R), exact */
@@ -224,12 +248,17 @@ static const w4a8_kernel_plugin kTable = {W4A8_KERNEL_ABI_VERSION,
                                           dev_copy,
                                           dev_sync};
 #else
+#ifdef STORAGE_VARIANTS
+#define STORAGE_CAPS (W4A8_CAP_6BIT | W4A8_CAP_F32_SCALES)
+#else
+#define STORAGE_CAPS 0
+#endif
 static const w4a8_kernel_plugin kTable = {W4A8_KERNEL_ABI_VERSION,
                                           sizeof(w4a8_kernel_plugin),
                                           PLUGIN_NAME,
                                           "1.0",
                                           W4A8_MEMORY_HOST,
-                                          W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES,
+                                          W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES | STORAGE_CAPS,
                                           check,
                                           workspace,
                                           run,

@@ -1,0 +1,352 @@
+// `validate --consumers` (the consumer matrix) and `validate --python` end to end. Hand-built
+// checkpoints give one layer per cell kind; every cell's code is hand-derived (docs/validator.md for
+// sglang, docs/gemm.md "Operand validation" for comfy-kitchen, kernels/problem.cpp's contract for the
+// kernel), and the exact messages are compared with the upstream code itself where it can run:
+// sglang's real inspect_comfy_quant_markers from each release's wheel (tools/upstream/
+// sglang_upstream.py) and comfy-kitchen's w4a8_int8_linear from the 0.2.35 and 0.2.40 packages
+// (tests/cli/ck_operands_check.py, in ~/.cache/w4a8check/ck-venv). Those two are skipped, saying why,
+// when their environment is missing.
+#include <map>
+#include <sstream>
+
+#include "cli_fixture.hpp"
+#include "gemm/layer.hpp"
+#include "json/parse.hpp"
+
+namespace w4a8::testing {
+namespace {
+
+const std::string kPy = W4A8_PYTHON;
+const std::string kCkPy = W4A8_CK_PYTHON;
+const std::vector<std::string> kSglang = {"0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"};
+// Consumer columns: the five sglang profiles, comfy-kitchen 0.2.35 and 0.2.40, the CUDA kernel.
+constexpr std::size_t kColumns = 8;
+
+std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+
+st::TensorSpec marker(const std::string& prefix, const std::string& json) {
+  return {prefix + ".comfy_quant", st::Dtype::U8, {json.size()}, bytes_of(json)};
+}
+
+std::vector<st::TensorSpec> w4a8_layer(const std::string& p, std::uint64_t n, std::uint64_t k, std::int64_t g,
+                                       std::int64_t r, int bits = 4, gemm::ScaleDtype sd = gemm::ScaleDtype::Fp8E4M3) {
+  return gemm::layer_tensors(gemm::make_zero_layer(n, k, g, r, bits, sd), p);
+}
+
+std::vector<st::TensorSpec>& drop(std::vector<st::TensorSpec>& t, const std::string& name) {
+  std::erase_if(t, [&](const st::TensorSpec& s) { return s.name == name; });
+  return t;
+}
+
+// One layer per cell kind, named blk.<case>, with the codes every consumer must give it.
+struct Case {
+  std::string name;
+  std::vector<st::TensorSpec> tensors;
+  std::vector<std::string> codes;  // kColumns entries: "ok", "n/a" or an error code
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  auto five = [](const std::string& c) { return std::vector<std::string>(5, c); };
+  auto join = [](std::vector<std::string> a, std::initializer_list<std::string> b) {
+    a.insert(a.end(), b);
+    return a;
+  };
+  // A kernel-ready 4-bit FP8 layer: every consumer loads it.
+  out.push_back({"ok", w4a8_layer("blk.ok", 8, 256, 16, 256), std::vector<std::string>(kColumns, "ok")});
+  // 6-bit rows [8, 192]: sglang reads K = 2 * 192 = 384, so s_rel should be [8, 24] (it is [8, 16]);
+  // comfy-kitchen 0.2.35 reads the same K and 384 % 256 != 0 (its combined contract check); 0.2.40
+  // takes K = 16 * 16 = 256 from the scale grid and 6 bits from the row; the kernel refuses 6 bits.
+  out.push_back({"six", w4a8_layer("blk.six", 8, 256, 16, 256, 6),
+                 join(five("sglang.w4a8.shapes"), {"gemm.contract", "ok", "cuda.unsupported"})});
+  // F32 group scales: sglang needs FP8 ones; every comfy-kitchen release decodes s_rel.float();
+  // the kernel refuses F32 scales.
+  out.push_back({"f32", w4a8_layer("blk.f32", 8, 256, 16, 256, 4, gemm::ScaleDtype::F32),
+                 join(five("sglang.w4a8.dtypes"), {"ok", "ok", "cuda.unsupported"})});
+  // A 3-D packed weight: sglang's rank rule; comfy-kitchen's first check (2-D int8); the kernel path
+  // runs comfy-kitchen 0.2.40's checks first.
+  {
+    auto t = w4a8_layer("blk.rank3", 8, 256, 16, 256);
+    t[0].shape = {2, 4, 128};
+    out.push_back({"rank3", t, join(five("sglang.w4a8.rank"), {"gemm.packed_weight", "gemm.packed_weight", "gemm.packed_weight"})});
+  }
+  // group_size = 3 (K = 48): sglang refuses G < 4; 0.2.35's combined check; 0.2.40's G check.
+  {
+    std::vector<st::TensorSpec> t = {
+        {"blk.g3.weight", st::Dtype::I8, {8, 24}, std::vector<std::uint8_t>(8 * 24, 0x88)},
+        {"blk.g3.weight_s_rel", st::Dtype::F8_E4M3, {8, 16}, std::vector<std::uint8_t>(8 * 16, 0x38)},
+        {"blk.g3.weight_s_channel", st::Dtype::F32, {8}, std::vector<std::uint8_t>(32, 0)},
+        marker("blk.g3", R"({"format": "asym_w4a8_int8", "group_size": 3, "convrot": true, "convrot_groupsize": 16})")};
+    out.push_back({"g3", t, join(five("sglang.w4a8.group_size"), {"gemm.contract", "gemm.group_size", "gemm.group_size"})});
+  }
+  // No channel scales: sglang's required-tensor list; nothing for the GEMM to load.
+  {
+    auto t = w4a8_layer("blk.nochan", 8, 256, 16, 256);
+    out.push_back({"nochan", drop(t, "blk.nochan.weight_s_channel"),
+                   join(five("sglang.missing_tensors"), {"consumer.missing_tensor", "consumer.missing_tensor", "consumer.missing_tensor"})});
+  }
+  // group_size "abc": int() raises for every consumer.
+  {
+    auto t = w4a8_layer("blk.badint", 8, 256, 16, 256);
+    t.back() = marker("blk.badint", R"({"format": "asym_w4a8_int8", "group_size": "abc", "convrot": true})");
+    out.push_back({"badint", t, std::vector<std::string>(kColumns, "python.int.invalid_literal")});
+  }
+  // Another Comfy format: sglang checks it (accepted); the W4A8 consumers do not load it.
+  {
+    std::vector<st::TensorSpec> t = {{"blk.int8.weight", st::Dtype::I8, {8, 16}, std::vector<std::uint8_t>(128, 1)},
+                                     {"blk.int8.weight_scale", st::Dtype::F32, {}, std::vector<std::uint8_t>(4, 0)},
+                                     marker("blk.int8", R"({"format": "int8_tensorwise"})")};
+    out.push_back({"int8", t, join(five("ok"), {"n/a", "n/a", "n/a"})});
+  }
+  return out;
+}
+
+class ConsumersCli : public CliFixture {
+ protected:
+  // validate --consumers --json FILES, parsed; rc through `rc`.
+  json::Value matrix(const std::string& args, int& rc) {
+    const CliRun r = run_cli("validate --consumers --json " + args);
+    rc = r.rc;
+    auto v = json::loads_str(r.out);
+    EXPECT_TRUE(v.ok()) << r.out;
+    return v.ok() ? *v : json::Value{};
+  }
+  // The codes of one layer's cells ("ok", "n/a", or the legend entry's code).
+  static std::vector<std::string> codes(const json::Value& m, const std::string& prefix) {
+    std::vector<std::string> out;
+    const json::Value* layer = m.get("layers")->get(prefix);
+    if (!layer) return {"(no row)"};
+    for (const json::Value& c : layer->get("cells")->items)
+      out.push_back(c.text == "ok" || c.text == "n/a" ? c.text : m.get("errors")->get(c.text)->get("code")->text);
+    return out;
+  }
+  // A layer-level refusal's exact message for one consumer ("ok" when it loads the layer).
+  static std::string message(const json::Value& m, const std::string& prefix, const std::string& consumer) {
+    const json::Value* layer = m.get("layers")->get(prefix);
+    const json::Value* msg = layer ? layer->get("messages")->get(consumer) : nullptr;
+    return msg ? msg->text : "ok";
+  }
+  // Each case in a file of its own, plus all of them in one checkpoint.
+  std::string write_cases() {
+    std::vector<st::TensorSpec> all;
+    for (const Case& c : cases()) {
+      write(p(c.name + ".safetensors"), c.tensors);
+      all.insert(all.end(), c.tensors.begin(), c.tensors.end());
+    }
+    write(p("all.safetensors"), all);
+    return p("all.safetensors");
+  }
+};
+
+TEST_F(ConsumersCli, EveryCellKindHasItsHandDerivedCode) {
+  const std::string all = write_cases();
+  int rc = -1;
+  const json::Value m = matrix(all, rc);
+  EXPECT_EQ(rc, 1) << "sglang 0.5.23 refuses several layers";
+  EXPECT_FALSE(m.get("ok")->boolean);
+  EXPECT_EQ(m.get("upstream")->get("sglang")->text, "0.5.23");
+  EXPECT_EQ(m.get("upstream")->get("python")->text, "3.11");
+  std::vector<std::string> names;
+  for (const json::Value& c : m.get("consumers")->items) names.push_back(c.get("name")->text);
+  EXPECT_EQ(names, (std::vector<std::string>{"sglang 0.5.19", "sglang 0.5.20", "sglang 0.5.21", "sglang 0.5.22", "sglang 0.5.23",
+                                             "comfy-kitchen 0.2.35", "comfy-kitchen 0.2.40", "CUDA kernel"}));
+  for (const Case& c : cases()) EXPECT_EQ(codes(m, "blk." + c.name), c.codes) << c.name;
+  // The kernel's own reasons, by name.
+  EXPECT_NE(message(m, "blk.six", "CUDA kernel").find("6-bit codes (bits = 6) unsupported by this kernel"), std::string::npos);
+  EXPECT_NE(message(m, "blk.f32", "CUDA kernel").find("F32 group scales"), std::string::npos);
+  EXPECT_EQ(message(m, "blk.nochan", "comfy-kitchen 0.2.40"),
+            "layer 'blk.nochan' has no 'blk.nochan.weight_s_channel' tensor, which the W4A8 GEMM reads");
+  // Consumers that load everything they load: comfy-kitchen and the kernel refuse some layers too.
+  for (const json::Value& c : m.get("consumers")->items) EXPECT_FALSE(c.get("accepts")->boolean) << c.get("name")->text;
+  // Alone, the accepted layer: exit 0, every consumer accepts.
+  const json::Value ok = matrix(p("ok.safetensors"), rc);
+  EXPECT_EQ(rc, 0);
+  for (const json::Value& c : ok.get("consumers")->items) EXPECT_TRUE(c.get("accepts")->boolean) << c.get("name")->text;
+}
+
+// A header marker that summarizes a tensor marker (corpus/validator/211, verdicts from the wheels):
+// 0.5.19 compares whole markers and refuses the checkpoint; 0.5.20+ merge key by key.
+TEST_F(ConsumersCli, CheckpointLevelErrorShownOnceAndExitFollowsSglang) {
+  const std::string f = kRoot + "/corpus/validator/211-merge-header-subset/model.safetensors";
+  int rc = -1;
+  const json::Value m = matrix(f, rc);
+  EXPECT_EQ(rc, 0) << "the default (0.5.23) accepts";
+  const json::Value& first = m.get("consumers")->items[0];
+  ASSERT_TRUE(first.get("checkpoint")->is_object());
+  EXPECT_EQ(first.get("checkpoint")->get("message")->text, "Conflicting Comfy quantization markers for 'm'");
+  EXPECT_EQ(codes(m, "m"), (std::vector<std::string>{"sglang.conflicting_markers", "ok", "ok", "ok", "ok", "ok", "ok", "ok"}));
+  EXPECT_EQ(message(m, "m", "sglang 0.5.19"), "ok") << "a checkpoint-level error is not repeated per layer";
+  matrix("--sglang 0.5.19 " + f, rc);
+  EXPECT_EQ(rc, 1);
+  const CliRun t = run_cli("validate --consumers --sglang 0.5.19 " + f);
+  EXPECT_EQ(t.rc, 1);
+  EXPECT_NE(t.out.find("REJECTED: sglang 0.5.19 (Python 3.11) refuses the whole checkpoint: E1\n"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("sglang 0.5.19 refuses the whole checkpoint (every layer): E1 ValueError: Conflicting Comfy "
+                       "quantization markers for 'm'\n"),
+            std::string::npos)
+      << t.out;
+}
+
+// A container error in a later shard: every sglang profile refuses the checkpoint (replaying the
+// shards itself), and no layer row exists.
+TEST_F(ConsumersCli, ContainerErrorRefusesTheCheckpointForEverySglang) {
+  write(p("a.safetensors"), w4a8_layer("blk", 8, 256, 16, 256));
+  spit(p("b.safetensors"), std::string("\x08\x00\x00\x00\x00\x00\x00\x00{}junk", 14));
+  int rc = -1;
+  const json::Value m = matrix(p("a.safetensors") + " " + p("b.safetensors"), rc);
+  EXPECT_EQ(rc, 1);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const json::Value* cp = m.get("consumers")->items[i].get("checkpoint");
+    ASSERT_TRUE(cp->is_object()) << i;
+    EXPECT_EQ(m.get("errors")->get(cp->get("error")->text)->get("code")->text.rfind("safetensors.", 0), 0u);
+  }
+  EXPECT_TRUE(m.get("layers")->members.empty());
+}
+
+// Huge models: one line per layer with short codes, one legend entry per error kind (not per
+// message), and --summary groups identical rows.
+TEST_F(ConsumersCli, TextIsOneLinePerLayerWithALegendPerKind) {
+  std::vector<st::TensorSpec> t;
+  for (int i = 0; i < 40; ++i) {
+    auto l = w4a8_layer("blk." + std::to_string(i), 8, 256, 16, 256, i < 30 ? 6 : 4);
+    t.insert(t.end(), l.begin(), l.end());
+  }
+  write(p("m.safetensors"), t);
+  CliRun r = run_cli("validate --consumers " + p("m.safetensors"));
+  EXPECT_EQ(r.rc, 1);
+  std::istringstream in(r.out);
+  std::size_t rows = 0, legend = 0;
+  for (std::string line; std::getline(in, line);) {
+    rows += line.rfind("'blk.", 0) == 0;
+    legend += line.size() > 1 && line[0] == 'E' && std::isdigit(static_cast<unsigned char>(line[1]));
+  }
+  EXPECT_EQ(rows, 40u);
+  EXPECT_EQ(legend, 3u) << r.out;  // sglang.w4a8.shapes, gemm.contract, cuda.unsupported
+  EXPECT_NE(r.out.find("REJECTED: sglang 0.5.23 (Python 3.11) refuses 30 of 40 layer(s)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("E1  [sglang.w4a8.shapes] 150 cell(s), first: ValueError: Comfy W4A8 layer 'blk.0' has "
+                       "incompatible weight/scale shapes: (8, 192), (8, 16), and (8,)\n"),
+            std::string::npos)
+      << r.out;
+  r = run_cli("validate --consumers --summary " + p("m.safetensors"));
+  EXPECT_NE(r.out.find("\n30 layer(s), e.g. 'blk.0'   asym_w4a8_int8  E1      E1      E1      E1      E1      E2      ok      E3\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n10 layer(s), e.g. 'blk.30'  asym_w4a8_int8  ok      ok      ok      ok      ok      ok      ok      ok\n"),
+            std::string::npos)
+      << r.out;
+  int rc = -1;
+  const json::Value g = matrix("--summary " + p("m.safetensors"), rc);
+  ASSERT_EQ(g.get("groups")->items.size(), 2u);
+  EXPECT_EQ(g.get("groups")->items[0].get("count")->text, "30");
+}
+
+TEST_F(ConsumersCli, ExcludesStrictAndQuiet) {
+  write(p("ok.safetensors"), w4a8_layer("blk", 8, 256, 16, 256));
+  EXPECT_EQ(run_cli("validate --consumers --strict " + p("ok.safetensors") + " 2>&1").rc, 2);
+  EXPECT_EQ(run_cli("validate --consumers --quiet " + p("ok.safetensors") + " 2>&1").rc, 2);
+}
+
+// sglang's real function, each release's wheel, on each one-layer file: the matrix's sglang cells
+// hold exactly the verdict that release gives.
+TEST_F(ConsumersCli, SglangCellsMatchEachReleaseWheel) {
+#ifdef W4A8_SANITIZED
+  GTEST_SKIP() << "sanitizer build: the wheel comparison runs in the plain build (Python time only)";
+#endif
+  write_cases();
+  for (std::size_t v = 0; v < kSglang.size(); ++v) {
+    std::string jobs;
+    for (const Case& c : cases()) jobs += "{\"dir\": \"" + dir_.string() + "\", \"files\": [\"" + c.name + ".safetensors\"]}\n";
+    spit(p("jobs.txt"), jobs);
+    const CliRun o = run_command("W4A8_OFFLINE=${W4A8_OFFLINE:-} " + kPy + " " + kRoot + "/tools/upstream/sglang_upstream.py --sglang " +
+                                 kSglang[v] + " --batch < " + p("jobs.txt") + " 2>&1");
+    if (o.rc != 0 && o.out.find("Wheel") != std::string::npos) GTEST_SKIP() << "no sglang " << kSglang[v] << " wheel: " << o.out;
+    ASSERT_EQ(o.rc, 0) << o.out;
+    std::istringstream in(o.out);
+    for (const Case& c : cases()) {
+      std::string line;
+      ASSERT_TRUE(std::getline(in, line)) << o.out;
+      auto verdict = json::loads_str(line);
+      ASSERT_TRUE(verdict.ok()) << line;
+      int rc = -1;
+      const json::Value m = matrix(p(c.name + ".safetensors"), rc);
+      const std::string want = verdict->get("ok")->boolean ? "ok" : verdict->get("message")->text;
+      EXPECT_EQ(message(m, "blk." + c.name, "sglang " + kSglang[v]), want) << c.name << " under " << kSglang[v];
+    }
+  }
+}
+
+// comfy-kitchen's own w4a8_int8_linear (0.2.35 and 0.2.40 packages) on zero tensors of each layer's
+// dtypes and shapes with an F32 input [1, K]: its first exception is the cell's message, byte for byte.
+TEST_F(ConsumersCli, ComfyKitchenCellsMatchTheRealPackages) {
+#ifdef W4A8_SANITIZED
+  GTEST_SKIP() << "sanitizer build: the comfy-kitchen comparison runs in the plain build (torch import time)";
+#endif
+  if (kCkPy.empty() || !fs::exists(kCkPy) || run_command(kCkPy + " -c 'import torch, comfy_kitchen' 2>/dev/null").rc != 0)
+    GTEST_SKIP() << "no Python with torch + comfy-kitchen at '" << kCkPy << "' (tools/upstream/ck_env.sh builds it)";
+  write_cases();
+  const std::string pkgs = fs::path(kCkPy).parent_path().parent_path().parent_path().string() + "/ck-pkgs/0.2.35";
+  for (const auto& [version, path] : std::map<std::string, std::string>{{"0.2.35", pkgs}, {"0.2.40", ""}}) {
+    if (!path.empty() && !fs::exists(path)) GTEST_SKIP() << "no comfy-kitchen 0.2.35 at " << path << " (tools/upstream/ck_env.sh 0.2.35)";
+    std::string files;
+    for (const Case& c : cases()) files += " " + p(c.name + ".safetensors");
+    const CliRun o = run_command("PYTHONPATH=" + path + " " + kCkPy + " " + kRoot + "/tests/cli/ck_operands_check.py" + files + " 2>&1");
+    ASSERT_EQ(o.rc, 0) << o.out;
+    auto verdicts = json::loads_str(o.out.substr(o.out.find('{')));
+    ASSERT_TRUE(verdicts.ok()) << o.out;
+    EXPECT_EQ(verdicts->get("comfy_kitchen")->text, version);
+    for (const Case& c : cases()) {
+      int rc = -1;
+      const json::Value m = matrix(p(c.name + ".safetensors"), rc);
+      const json::Value* v = verdicts->get("layers")->get(p(c.name + ".safetensors"));
+      ASSERT_NE(v, nullptr) << c.name;
+      const json::Value* upstream = v->get("blk." + c.name);
+      const std::string ours = message(m, "blk." + c.name, "comfy-kitchen " + version);
+      if (upstream == nullptr) {  // not an asym_w4a8_int8 layer: not loaded by the W4A8 GEMM
+        EXPECT_EQ(codes(m, "blk." + c.name)[version == "0.2.35" ? 5 : 6], "n/a") << c.name;
+      } else if (upstream->text.rfind("missing ", 0) == 0) {
+        EXPECT_NE(ours.find(upstream->text.substr(8)), std::string::npos) << c.name << " " << ours;
+      } else {
+        EXPECT_EQ(upstream->text == "ok" ? "ok" : upstream->text, ours == "ok" ? "ok" : "ValueError: " + ours)
+            << c.name << " under comfy-kitchen " << version;
+      }
+    }
+  }
+}
+
+// --python: U+0CF3 (KANNADA SIGN COMBINING ANUSVARA ABOVE RIGHT) was added in Unicode 15.0, so
+// Python 3.11 (Unicode 14.0) finds it unprintable and repr() escapes it, while 3.12+ print it.
+TEST_F(ConsumersCli, PythonVersionChangesTheMessage) {
+  const std::string name = "blk\xe0\xb3\xb3";  // "blk" + U+0CF3
+  auto t = w4a8_layer(name, 8, 256, 16, 256);
+  t[0].shape = {2, 4, 128};
+  write(p("u.safetensors"), t);
+  const CliRun a = run_cli("validate --python 3.11 " + p("u.safetensors"));
+  EXPECT_EQ(a.rc, 1);
+  EXPECT_NE(a.out.find("Comfy W4A8 layer 'blk\\u0cf3' needs a 2D packed weight, got (2, 4, 128)\n  [sglang.w4a8.rank] "
+                       "(sglang 0.5.23, Python 3.11)"),
+            std::string::npos)
+      << a.out;
+  for (const char* v : {"3.12", "3.13", "3.14"}) {
+    const CliRun b = run_cli(std::string("validate --python ") + v + " " + p("u.safetensors"));
+    EXPECT_NE(b.out.find("Comfy W4A8 layer '" + name + "' needs a 2D packed weight"), std::string::npos) << v << b.out;
+    EXPECT_NE(b.out.find(std::string("(sglang 0.5.23, Python ") + v + ")"), std::string::npos) << b.out;
+  }
+  // The interpreter this machine has (3.11) as the oracle of its own repr().
+  const CliRun o = run_command(kPy + " -c 'import sys; print(sys.version_info[:2] == (3, 11), repr(\"blk\\u0cf3\"))'");
+  if (o.out.rfind("True", 0) == 0) {
+    EXPECT_EQ(o.out, "True 'blk\\u0cf3'\n");
+  }
+  // JSON names the Python; so does the consumer matrix.
+  const CliRun j = run_cli("validate --json --python 3.13 " + p("u.safetensors"));
+  EXPECT_NE(j.out.find("\"upstream\": {\"sglang\": \"0.5.23\", \"python\": \"3.13\"}"), std::string::npos) << j.out;
+  // json.dumps escapes the printable character itself; under 3.11 it would escape repr()'s backslash.
+  EXPECT_NE(j.out.find("layer 'blk\\u0cf3' needs"), std::string::npos) << j.out;
+  EXPECT_EQ(j.out.find("\\\\u0cf3"), std::string::npos) << j.out;
+  const CliRun m = run_cli("validate --consumers --python 3.10 " + p("u.safetensors"));
+  EXPECT_NE(m.out.find("(Python 3.10)"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("'blk\\u0cf3'"), std::string::npos) << m.out;
+  EXPECT_EQ(run_cli("validate --python 3.9 " + p("u.safetensors") + " 2>&1").rc, 2);
+}
+
+}  // namespace
+}  // namespace w4a8::testing
