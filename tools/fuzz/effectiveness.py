@@ -50,7 +50,7 @@ BUGS = [
      "const int limit = python() ? kPythonMaxDepth + 1 : kSerdeMaxDepth;",
      "Python recursion limit one container too deep"),
     ("sizecheck", "src/safetensors/reader.cpp",
-     "if (t->end - t->begin != *bits / 8) return make_error(ErrorKind::StTensorInvalidInfo);",
+     "if (t.end - t.begin != *bits / 8) return make_error(ErrorKind::StTensorInvalidInfo);",
      "",
      "reader accepts a tensor whose byte size does not match its dtype and shape"),
     ("trailing", "src/safetensors/reader.cpp",
