@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/hex.hpp"
+
 namespace w4a8::gen {
 namespace {
 
@@ -44,8 +46,6 @@ std::string big_text(const Big& n) {
 }
 
 // ---- spelling ------------------------------------------------------------------------------------
-constexpr char kHexLower[] = "0123456789abcdef";
-constexpr char kHexUpper[] = "0123456789ABCDEF";
 
 std::string exponent_text(long long x, ChoiceSource& src) {
   std::string out(1, src.flip() ? 'E' : 'e');
@@ -205,7 +205,8 @@ void put_u_escape(std::string& out, char32_t u, std::uint64_t hex_case) {
   out += "\\u";
   for (int shift = 12, k = 0; shift >= 0; shift -= 4, ++k) {
     const bool upper = hex_case == 1 || (hex_case == 2 && k % 2);
-    out += (upper ? kHexUpper : kHexLower)[(u >> shift) & 0xF];
+    const char d = hex::digit(static_cast<std::uint32_t>(u >> shift));
+    out += upper && d >= 'a' ? static_cast<char>(d - 'a' + 'A') : d;
   }
 }
 

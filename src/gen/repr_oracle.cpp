@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/hex.hpp"
+
 namespace w4a8::gen::oracle_py {
 namespace {
 
@@ -54,10 +56,7 @@ const Range* lookup(char32_t cp) {
   return nullptr;
 }
 
-void hex(std::string& out, char32_t v, int digits) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += kHex[(v >> shift) & 0xF];
-}
+void hex(std::string& out, char32_t v, int digits) { w4a8::hex::append(out, static_cast<std::uint32_t>(v), digits); }
 
 }  // namespace
 
