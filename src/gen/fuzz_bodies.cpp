@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <memory>
 
 #include "gen/byte_order.hpp"
@@ -216,7 +217,7 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
       const std::uint64_t begin = m.bytes.size() - 8;
       if (bytes.empty()) m.bytes.resize(m.bytes.size() + size);
       else m.bytes.insert(m.bytes.end(), bytes.begin(), bytes.end());
-      m.header.tensors.push_back({name, dtype, std::move(shape), begin, begin + size});
+      m.header.tensors.push_back({st::Name(name), dtype, std::move(shape), begin, begin + size});
     };
     for (const auto& t : s.tensors) {
       if (t.file != i) continue;
@@ -224,13 +225,15 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
       if (!size || (!t.bytes.empty() && *size != t.bytes.size()) || t.name == "__metadata__") return std::nullopt;
       add(t.name, t.dtype, t.shape, t.bytes, *size);
     }
+    std::deque<std::string> marker_names;  // viewed by the header until own_names (stable addresses)
     for (const auto& mk : s.markers) {
       if (mk.place != Place::Tensor || mk.file != i) continue;
       const std::vector<std::uint8_t> b = marker_bytes(mk);
       const std::uint64_t elems = b.size() / (st::dtype_bits(mk.dtype) / 8);
       if (b.empty()) return std::nullopt;
-      add(mk.prefix + ".comfy_quant", mk.dtype, {elems}, b, b.size());
+      add(marker_names.emplace_back(mk.prefix + ".comfy_quant"), mk.dtype, {elems}, b, b.size());
     }
+    st::own_names(m.header);  // the names viewed the scenario's strings and marker_names
     std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const auto& a, const auto& b) { return bytes_less(a.name, b.name); });
     for (std::size_t k = 1; k < m.header.tensors.size(); ++k)
       if (m.header.tensors[k].name == m.header.tensors[k - 1].name) return std::nullopt;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "json/bytes_decode.hpp"
+#include "json/flat_object.hpp"
 #include "json/number.hpp"
 #include "json/serde_messages.hpp"
 #include "json/wtf8.hpp"
@@ -474,7 +475,12 @@ ParseError fail_unicode(std::size_t offset) {
 
 }  // namespace
 
+namespace detail {
+ParseResult loads_general(std::string_view text) { return Parser(text, Dialect::Python).run(); }
+}  // namespace detail
+
 ParseResult loads_str(std::string_view text) {
+  if (auto flat = loads_flat_object(text)) return std::move(*flat);
   const std::size_t bad = find_invalid_wtf8(text, /*allow_surrogates=*/true);
   if (bad != std::string_view::npos) return fail_unicode(bad);
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
@@ -487,6 +493,8 @@ ParseResult loads_str(std::string_view text) {
 }
 
 ParseResult loads_bytes(std::span<const std::uint8_t> bytes) {
+  // Printable ASCII (all the flat form accepts) is its own UTF-8 decoding: no copy needed.
+  if (auto flat = loads_flat_object({reinterpret_cast<const char*>(bytes.data()), bytes.size()})) return std::move(*flat);
   std::string text;
   std::size_t err = 0;
   if (!decode_json_bytes(bytes, text, err)) return fail_unicode(err);

@@ -60,6 +60,12 @@ using ParseResult = Expected<Value, ParseError>;
 ParseResult loads_str(std::string_view text);
 // json.loads(b) for Python bytes: detect UTF-8(-sig)/UTF-16/UTF-32 and decode with surrogatepass.
 ParseResult loads_bytes(std::span<const std::uint8_t> bytes);
+namespace detail {
+// The general Python-dialect parser alone, on text already decoded and checked (what loads_str
+// runs when loads_flat_object declines): for tests of the fast path against it.
+ParseResult loads_general(std::string_view text);
+}  // namespace detail
+
 // serde_json::from_str on text already checked to be UTF-8 (invalid UTF-8 -> Unicode).
 // Differences from the Python dialect, so the safetensors reader can mimic the crate:
 //  - Objects keep ALL members in document order, duplicate keys included (no merging).

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "json/scan.hpp"
 #include "json/serde_messages.hpp"
 
 namespace w4a8::json {
@@ -43,6 +44,10 @@ class SerdeReader {
     while (i_ < n_ && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
   }
 
+  // Moves the cursor forward to i. pre: pos() <= i <= text().size(), and the caller has read
+  // [pos(), i) itself and found it well-formed (a fast path over a shape it recognizes).
+  void skip_to(std::size_t i) { i_ = i; }
+
   // ---- failure: the first one wins; later calls are ignored -----------------------------------
   bool failed() const { return failed_; }
   const std::string& message() const { return msg_; }
@@ -58,23 +63,12 @@ class SerdeReader {
   // At '"': reads one string (escapes decoded, surrogate pairs joined, lone ones rejected).
   bool read_string(std::string_view& out) {
     const std::size_t begin = ++i_;
-    std::size_t j = begin;
-    // Word-at-a-time search for '"', '\\' or a control character (the common case: none but '"').
-    while (j + 8 <= n_) {
-      std::uint64_t w;
-      std::memcpy(&w, s_ + j, 8);
-      if (has_special(w)) break;
-      j += 8;
-    }
-    while (j < n_) {
-      const auto c = static_cast<unsigned char>(s_[j]);
-      if (c == '"') {
-        out = {s_ + begin, j - begin};
-        i_ = j + 1;
-        return true;
-      }
-      if (c == '\\' || c < 0x20) break;
-      ++j;
+    const char* stop = scan::string_stop(s_ + begin, s_ + n_);
+    const auto j = static_cast<std::size_t>(stop - s_);
+    if (j < n_ && *stop == '"') {  // the common case: no escape, no control character
+      out = {s_ + begin, j - begin};
+      i_ = j + 1;
+      return true;
     }
     return read_string_slow(begin, j, out);
   }
@@ -141,13 +135,6 @@ class SerdeReader {
   }
 
  private:
-  // True when a byte of w is '"', '\\' or below 0x20 (may also flag bytes >= 0x80: then the
-  // byte loop decides).
-  static bool has_special(std::uint64_t w) {
-    constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
-    const std::uint64_t q = w ^ (k01 * '"'), b = w ^ (k01 * '\\');
-    return (((q - k01) & ~q) | ((b - k01) & ~b) | (w - k01 * 0x20)) & ~w & k80;
-  }
   bool read_string_slow(std::size_t begin, std::size_t j, std::string_view& out);
   bool read_hex4(std::size_t at, char32_t& out) const;
   bool read_surrogate_pair(char32_t& cp);

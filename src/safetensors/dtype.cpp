@@ -1,6 +1,8 @@
 #include "safetensors/dtype.hpp"
 
 #include <array>
+#include <bit>
+#include <cstring>
 
 namespace w4a8::st {
 namespace {
@@ -44,6 +46,43 @@ constexpr bool table_in_order() {
 }
 static_assert(table_in_order(), "kDtypes must follow the Dtype enum order");
 
+// dtype_from_name: a name of up to 16 bytes packed into two little-endian words, hashed into 64
+// slots; the multiplier was searched for no collisions among the names (checked below).
+struct Packed {
+  std::uint64_t lo = 0, hi = 0;
+};
+constexpr Packed pack(std::string_view name) {
+  Packed k;
+  for (std::size_t i = 0; i < name.size() && i < 16; ++i)
+    (i < 8 ? k.lo : k.hi) |= std::uint64_t(static_cast<unsigned char>(name[i])) << (8 * (i % 8));
+  return k;
+}
+constexpr unsigned slot(Packed k) { return static_cast<unsigned>(((k.lo + k.hi) * 0x9b810e766ec9d287ull) >> 58); }
+constexpr std::uint8_t kNoRow = 0xFF;
+
+constexpr std::array<std::uint8_t, 64> make_slots() {
+  std::array<std::uint8_t, 64> t{};
+  for (auto& x : t) x = kNoRow;
+  for (std::size_t i = 0; i < kDtypes.size(); ++i) {
+    const unsigned s = slot(pack(kDtypes[i].name));
+    if (t[s] != kNoRow) throw "dtype name hash collision";  // not a constant expression: fails the build
+    t[s] = static_cast<std::uint8_t>(i);
+  }
+  return t;
+}
+constexpr std::array<std::uint8_t, 64> kSlots = make_slots();
+constexpr std::size_t kLongestName = [] {
+  std::size_t n = 0;
+  for (const auto& row : kDtypes) n = row.name.size() > n ? row.name.size() : n;
+  return n;
+}();
+static_assert(kLongestName <= 16);
+constexpr std::array<Packed, kDtypes.size()> kPacked = [] {
+  std::array<Packed, kDtypes.size()> t{};
+  for (std::size_t i = 0; i < kDtypes.size(); ++i) t[i] = pack(kDtypes[i].name);
+  return t;
+}();
+
 }  // namespace
 
 std::string_view dtype_name(Dtype d) {
@@ -51,10 +90,30 @@ std::string_view dtype_name(Dtype d) {
   return i < kDtypes.size() ? kDtypes[i].name : std::string_view{};
 }
 
+// Bytes [0, n) of p, n <= 8, as a little-endian word (two overlapping loads, no byte loop).
+static std::uint64_t load_le(const char* p, std::size_t n) {
+  if (n >= 4) {
+    std::uint32_t a, b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    if constexpr (std::endian::native != std::endian::little) a = __builtin_bswap32(a), b = __builtin_bswap32(b);
+    return a | std::uint64_t(b) << (8 * (n - 4));
+  }
+  if (n == 0) return 0;
+  const auto byte = [&](std::size_t i) { return std::uint64_t(static_cast<unsigned char>(p[i])) << (8 * i); };
+  return byte(0) | byte(n / 2) | byte(n - 1);
+}
+
 std::optional<Dtype> dtype_from_name(std::string_view name) {
-  for (const auto& row : kDtypes)
-    if (row.name == name) return row.dtype;
-  return std::nullopt;
+  const std::size_t n = name.size();
+  if (n == 0 || n > kLongestName) return std::nullopt;
+  const Packed k{load_le(name.data(), n < 8 ? n : 8), n > 8 ? load_le(name.data() + 8, n - 8) : 0};
+  const std::uint8_t row = kSlots[slot(k)];
+  // Same packed bytes and length: the same name (a NUL byte packs as the padding would, so the
+  // length must match too).
+  if (row == kNoRow || kPacked[row].lo != k.lo || kPacked[row].hi != k.hi || kDtypes[row].name.size() != n)
+    return std::nullopt;
+  return kDtypes[row].dtype;
 }
 
 unsigned dtype_bits(Dtype d) {

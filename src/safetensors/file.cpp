@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safetensors/hash_metadata.hpp"
 #include "safetensors/reader.hpp"
 
 namespace w4a8::st {
@@ -59,7 +60,8 @@ Result<File> File::open(const std::string& path) {
     if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
     f.mapping_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
   }
-  auto h = parse(f.bytes());
+  // Names view the mapping, which the Header then shares.
+  auto h = detail::parse_prefix_viewing(f.bytes(), f.size_, f.mapping_);
   if (!h.ok()) return std::move(h).error();
   f.header_ = std::move(*h);
   return f;

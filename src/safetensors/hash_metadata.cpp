@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "json/parse.hpp"
+#include "json/scan.hpp"
 #include "json/serde_reader.hpp"
+#include "safetensors/name_order.hpp"
 #include "safetensors/serde_errors.hpp"
 
 namespace w4a8::st::detail {
@@ -33,94 +35,96 @@ constexpr int kInField = 3;   // an element of shape / data_offsets, a member of
 
 constexpr std::size_t kSampleTensors = 64;   // tensors read before reserving for the rest
 constexpr std::size_t kMinTensorBytes = 48;  // bound of that reservation: <= 1.7 x the text
-constexpr std::size_t kMaxMergedRuns = 64;   // more ascending runs than this: radix-style sort
 
-// Sorts entries by (name, index) without comparing whole names: most-significant-digit refinement
-// on 8-byte big-endian chunks (names share long prefixes such as "model.diffusion_model."), with
-// an explicit work list, so the cost is linear in the bytes that tell names apart.
-struct NameKey {
-  std::uint64_t key = 0;  // name bytes [depth, depth + 8), zero-padded
-  std::uint32_t index = 0;
+// A cursor over the text for the fast path below.
+struct FastCursor {
+  const char* p;
+  const char* end;
+
+  static bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+  [[gnu::always_inline]] void ws() {
+    while (p < end && static_cast<unsigned char>(*p) <= ' ' && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) ++p;
+  }
+  // The literal w (a constant, so the compare is a few loads); no whitespace skipped.
+  template <std::size_t N>
+  [[gnu::always_inline]] bool exact(const char (&w)[N]) {
+    constexpr std::size_t n = N - 1;
+    if (static_cast<std::size_t>(end - p) < n || std::memcmp(p, w, n) != 0) return false;
+    p += n;
+    return true;
+  }
+  // A token, then whitespace.
+  template <std::size_t N>
+  [[gnu::always_inline]] bool tok(const char (&w)[N]) {
+    if (!exact(w)) return false;
+    ws();
+    return true;
+  }
+  // 1 to 19 digits (so < 2^64) without a leading zero, then whitespace.
+  [[gnu::always_inline]] bool number(std::uint64_t& v) {
+    std::size_t n = 0;
+    if (end - p >= 16 && (n = json::scan::digit_run16(p)) < 16) [[likely]] {
+      if (n == 0 || (n > 1 && *p == '0')) return false;
+      v = json::scan::digits_value(p, n);
+      p += n;
+    } else if (!slow_number(v)) {
+      return false;
+    }
+    ws();
+    return true;
+  }
+  // Near the end of the text, or 16 digits and maybe more.
+  bool slow_number(std::uint64_t& v) {
+    const char* const b = p;
+    const char* const stop = end - p > 19 ? p + 19 : end;
+    std::uint64_t x = 0;
+    for (; p < stop && is_digit(*p); ++p) x = x * 10 + static_cast<unsigned>(*p - '0');
+    if (p == b || (*b == '0' && p - b > 1) || (p < end && is_digit(*p))) return false;
+    v = x;
+    return true;
+  }
 };
 
-std::uint64_t chunk_at(std::string_view s, std::size_t depth) {
-  std::uint64_t k = 0;
-  if (depth + 8 <= s.size()) {
-    std::memcpy(&k, s.data() + depth, 8);
-    return std::endian::native == std::endian::little ? __builtin_bswap64(k) : k;
-  }
-  for (std::size_t i = 0; i < 8; ++i) k = k << 8 | (depth + i < s.size() ? static_cast<unsigned char>(s[depth + i]) : 0u);
-  return k;
-}
-
-void sort_by_name(std::vector<NameKey>& order, const std::vector<TensorInfo>& v) {
-  auto name = [&](const NameKey& e) -> std::string_view { return v[e.index].name; };
-  // The crate's writer emits names sorted within each dtype group: a few ascending runs, merged
-  // with sequential reads. (order holds the identity here.)
-  std::vector<std::size_t> runs = {0};
-  for (std::size_t i = 1; i < v.size() && runs.size() <= kMaxMergedRuns; ++i)
-    if (!(v[i - 1].name < v[i].name)) runs.push_back(i);
-  if (runs.size() <= kMaxMergedRuns) {
-    runs.push_back(v.size());
-    auto less = [&](const NameKey& x, const NameKey& y) {
-      const int c = name(x).compare(name(y));
-      return c != 0 ? c < 0 : x.index < y.index;
-    };
-    while (runs.size() > 2) {
-      std::vector<std::size_t> merged = {0};
-      for (std::size_t r = 0; r + 2 < runs.size(); r += 2) {
-        std::inplace_merge(order.begin() + std::ptrdiff_t(runs[r]), order.begin() + std::ptrdiff_t(runs[r + 1]),
-                           order.begin() + std::ptrdiff_t(runs[r + 2]), less);
-        merged.push_back(runs[r + 2]);
-      }
-      if (runs.size() % 2 == 0) merged.push_back(runs.back());  // an odd run out waits a round
-      runs = std::move(merged);
-    }
-    return;
-  }
-  struct Range {
-    std::size_t begin, end, depth;  // entries whose names agree on bytes [0, depth)
-  };
-  // Start past the prefix every name shares.
-  std::size_t lcp = order.empty() ? 0 : v[0].name.size();
-  for (std::size_t i = 1; i < v.size() && lcp > 0; ++i) {
-    const std::string_view a = v[0].name, b = v[i].name;
-    std::size_t k = 0;
-    const std::size_t m = std::min({lcp, a.size(), b.size()});
-    while (k < m && a[k] == b[k]) ++k;
-    lcp = k;
-  }
-  std::vector<Range> work = {{0, order.size(), lcp}};
-  while (!work.empty()) {
-    const Range r = work.back();
-    work.pop_back();
-    const auto b = order.begin() + std::ptrdiff_t(r.begin), e = order.begin() + std::ptrdiff_t(r.end);
-    for (auto p = b; p != e; ++p) p->key = chunk_at(name(*p), r.depth);
-    std::sort(b, e, [](const NameKey& x, const NameKey& y) { return x.key < y.key; });
-    for (auto run = b; run != e;) {
-      auto q = run + 1;
-      while (q != e && q->key == run->key) ++q;
-      if (q - run > 1) {
-        // Equal chunks: a name that ends within them is a prefix of the others (the padding
-        // equals their NUL bytes), so it sorts first, shorter first, then by index.
-        const std::size_t end_depth = r.depth + 8;
-        auto longer = std::partition(run, q, [&](const NameKey& x) { return name(x).size() <= end_depth; });
-        std::sort(run, longer, [&](const NameKey& x, const NameKey& y) {
-          const std::size_t lx = name(x).size(), ly = name(y).size();
-          return lx != ly ? lx < ly : x.index < y.index;
-        });
-        if (q - longer > 1)
-          work.push_back({std::size_t(longer - order.begin()), std::size_t(q - order.begin()), end_depth});
-      }
-      run = q;
+// The form writers emit, {"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}, with or without
+// whitespace between tokens, read in one go: the end of the value, with t's dtype, shape and
+// offsets set. nullptr for anything else (another field order, escapes, an unknown dtype, signs,
+// fractions, exponents, leading zeros, 20-digit numbers, the text ending): the general path then
+// reads the value from the start, so every message still comes from it.
+// Each run of tokens is tried as the compact text first (one compare), then token by token.
+const char* fast_tensor_form(const char* p, const char* end, TensorInfo& t) {
+  FastCursor c{p, end};
+  if (!c.exact("{\"dtype\":\"") && !(c.tok("{") && c.tok("\"dtype\"") && c.tok(":") && c.exact("\""))) return nullptr;
+  const char* const name = c.p;  // no whitespace skipped inside the string
+  // Up to the closing quote; dtype_from_name matches only whole names, so escapes never pass.
+  const char* const stop = end - name > 12 ? name + 12 : end;
+  while (c.p < stop && *c.p != '"') ++c.p;
+  const auto d = dtype_from_name({name, static_cast<std::size_t>(c.p - name)});
+  if (!d) return nullptr;
+  if (!c.exact("\",\"shape\":[") && !(c.tok("\"") && c.tok(",") && c.tok("\"shape\"") && c.tok(":") && c.tok("[")))
+    return nullptr;
+  t.shape.clear();
+  c.ws();
+  if (!c.tok("]")) {
+    while (true) {
+      std::uint64_t v = 0;
+      if (!c.number(v)) return nullptr;
+      t.shape.push_back(v);
+      if (c.tok("]")) break;
+      if (!c.tok(",")) return nullptr;
     }
   }
+  if (!c.exact(",\"data_offsets\":[") &&
+      !(c.tok(",") && c.tok("\"data_offsets\"") && c.tok(":") && c.tok("[")))
+    return nullptr;
+  c.ws();
+  if (!c.number(t.begin) || !c.tok(",") || !c.number(t.end) || !c.tok("]") || c.p == end || *c.p != '}') return nullptr;
+  t.dtype = *d;
+  return c.p + 1;
 }
 
 class HashMetadataReader {
  public:
-  HashMetadataReader(std::string_view text, Header& out, std::vector<std::uint32_t>* doc_order)
-      : r_(text), out_(out), doc_order_(doc_order) {}
+  HashMetadataReader(std::string_view text, Header& out) : r_(text), out_(out) {}
 
   Status run() {
     if (!root()) {
@@ -129,7 +133,7 @@ class HashMetadataReader {
       msg += " at line " + std::to_string(p.line) + " column " + std::to_string(p.column);
       return make_error(ErrorKind::StInvalidHeaderDeserialization, {msg});
     }
-    sort_tensors();
+    own_escaped_names();
     merge_metadata();
     return Ok{};
   }
@@ -156,8 +160,9 @@ class HashMetadataReader {
         continue;
       }
       TensorInfo t;
-      if (mapping()) t.name.assign(key);  // key may live in the reader's scratch
-      if (!r_.colon() || !tensor(t)) return false;
+      if (mapping()) set_name(t, key);
+      if (!r_.colon()) return false;
+      if (!(mapping() && fast_tensor(t)) && !tensor(t)) return false;
       if (!mapping()) continue;
       if (out_.tensors.size() == kSampleTensors) reserve_estimate();
       out_.tensors.push_back(std::move(t));
@@ -166,6 +171,24 @@ class HashMetadataReader {
     r_.skip_ws();
     if (!r_.eof()) return r_.fail_peek(json::serde_msg::kTrailingChars);
     return true;
+  }
+
+  // A name without escapes views the text; one with escapes lives in the reader's scratch until the
+  // next string, so its decoded bytes are kept aside (own_escaped_names points the name at them).
+  void set_name(TensorInfo& t, std::string_view key) {
+    const std::string_view text = r_.text();
+    if (key.data() >= text.data() && key.data() <= text.data() + text.size()) {
+      t.name = Name(key);
+      return;
+    }
+    escaped_at_.push_back({out_.tensors.size(), escaped_.size(), key.size()});
+    escaped_.append(key);
+  }
+  void own_escaped_names() {
+    if (escaped_at_.empty()) return;
+    auto pool = std::make_shared<const std::string>(std::move(escaped_));
+    for (const Escaped& e : escaped_at_) out_.tensors[e.index].name = Name(std::string_view(*pool).substr(e.offset, e.size));
+    out_.storage = std::move(pool);
   }
 
   // After the first tensors, reserve for the rest at their average size (one growth, not ~20), but
@@ -227,6 +250,15 @@ class HashMetadataReader {
     SerdeScalar v;
     if (!r_.read_scalar(v)) return false;
     defer(invalid_type(unexpected(v), expected));
+    return true;
+  }
+
+  // The form writers emit, read in one go (fast_tensor_form); anything else is left to tensor().
+  bool fast_tensor(TensorInfo& t) {
+    const std::string_view text = r_.text();
+    const char* const p = fast_tensor_form(text.data() + r_.pos(), text.data() + text.size(), t);
+    if (p == nullptr) return false;
+    r_.skip_to(static_cast<std::size_t>(p - text.data()));
     return true;
   }
 
@@ -336,7 +368,7 @@ class HashMetadataReader {
     return true;
   }
 
-  bool shape(std::vector<std::uint64_t>& out) {
+  bool shape(Shape& out) {
     if (!r_.at('[')) return mismatch(expect::kShape, kInTensor);
     if (!r_.enter(kInTensor)) return false;
     out.clear();
@@ -376,65 +408,7 @@ class HashMetadataReader {
     return true;
   }
 
-  // ---- HashMap semantics on the flat tables ----
-  // Name order (code point order = byte order); a repeated name keeps its last occurrence.
-  void sort_tensors() {
-    auto& v = out_.tensors;
-    const std::size_t n = v.size();
-    if (doc_order_) doc_order_->clear();
-    bool sorted = true;
-    for (std::size_t i = 1; i < n && sorted; ++i) sorted = v[i - 1].name < v[i].name;
-    if (sorted) {
-      if (doc_order_) {
-        doc_order_->resize(n);
-        std::iota(doc_order_->begin(), doc_order_->end(), 0u);
-      }
-      return;
-    }
-    std::vector<NameKey> order(n);  // n <= header bytes / 2 < 2^32
-    for (std::size_t i = 0; i < n; ++i) order[i].index = static_cast<std::uint32_t>(i);
-    sort_by_name(order, v);
-    std::vector<std::uint32_t> source;  // document index of each name position
-    if (doc_order_) {
-      source.resize(n);
-      for (std::size_t k = 0; k < n; ++k) source[k] = order[k].index;
-    }
-    // Apply the permutation in place, cycle by cycle (done slots get index == their own slot).
-    for (std::uint32_t k = 0; k < n; ++k) {
-      if (order[k].index == k) continue;
-      TensorInfo held = std::move(v[k]);
-      std::uint32_t j = k;
-      while (true) {
-        const std::uint32_t src = order[j].index;
-        order[j].index = j;
-        if (src == k) {
-          v[j] = std::move(held);
-          break;
-        }
-        v[j] = std::move(v[src]);
-        j = src;
-      }
-    }
-    std::size_t w = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i + 1 < n && v[i].name == v[i + 1].name) continue;  // a later duplicate wins
-      if (w != i) {
-        v[w] = std::move(v[i]);
-        if (doc_order_) source[w] = source[i];
-      }
-      ++w;
-    }
-    v.erase(v.begin() + std::ptrdiff_t(w), v.end());
-    if (doc_order_) {
-      constexpr std::uint32_t kDropped = UINT32_MAX;
-      std::vector<std::uint32_t> at_doc(n, kDropped);
-      for (std::size_t k = 0; k < w; ++k) at_doc[source[k]] = static_cast<std::uint32_t>(k);
-      doc_order_->reserve(w);
-      for (std::uint32_t p : at_doc)
-        if (p != kDropped) doc_order_->push_back(p);
-    }
-  }
-
+  // ---- HashMap semantics on the flat tables (tensors: name_order.cpp) ----
   // HashMap::insert per member: a repeated key keeps its first place (ours: JSON order) and takes
   // the last value.
   void merge_metadata() {
@@ -466,16 +440,24 @@ class HashMetadataReader {
     m.erase(m.begin() + std::ptrdiff_t(w), m.end());
   }
 
+  struct Escaped {
+    std::size_t index, offset, size;  // out_.tensors[index].name is escaped_[offset, offset + size)
+  };
+  std::string escaped_;
+  std::vector<Escaped> escaped_at_;
   SerdeReader r_;
   Header& out_;
-  std::vector<std::uint32_t>* doc_order_;
   std::string deferred_;  // the first tensor mapping failure
 };
 
 }  // namespace
 
-Status deserialize_header(std::string_view text, Header& out, std::vector<std::uint32_t>* doc_order) {
-  return HashMetadataReader(text, out, doc_order).run();
+Status read_header(std::string_view text, Header& out) { return HashMetadataReader(text, out).run(); }
+
+Status deserialize_header(std::string_view text, Header& out) {
+  W4A8_TRY(read_header(text, out));
+  sort_by_name(out.tensors);
+  return Ok{};
 }
 
 }  // namespace w4a8::st::detail

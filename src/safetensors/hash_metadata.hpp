@@ -22,6 +22,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -30,11 +32,18 @@
 
 namespace w4a8::st::detail {
 
-// pre: text is UTF-8. out.tensors is left sorted by name, duplicates resolved, offsets unvalidated
-// (the caller checks them); out.metadata and out.has_metadata are set.
-// doc_order (optional): on success, the indices into out.tensors in document order (writers emit
-// tensors in offset order, so the caller's offset check can often skip its sort).
+// pre: text is UTF-8. out.tensors is left in document order with repeated names kept, offsets
+// unvalidated; out.metadata (merged) and out.has_metadata are set. Tensor names view `text` (or
+// out.storage, for names with escapes): the caller keeps text alive or copies them.
 // @return Ok, or StInvalidHeaderDeserialization with serde_json's message and position.
-Status deserialize_header(std::string_view text, Header& out, std::vector<std::uint32_t>* doc_order = nullptr);
+Status read_header(std::string_view text, Header& out);
+
+// read_header, then the tensors in name order with repeated names resolved (sort_by_name).
+Status deserialize_header(std::string_view text, Header& out);
+
+// parse_prefix(), with names left viewing `prefix` when owner keeps its bytes alive (File's mapping:
+// nothing copied); a null owner copies them (as parse_prefix does).
+Result<Header> parse_prefix_viewing(std::span<const std::uint8_t> prefix, std::uint64_t file_size,
+                                    std::shared_ptr<const void> owner);
 
 }  // namespace w4a8::st::detail

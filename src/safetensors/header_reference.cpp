@@ -8,6 +8,7 @@
 #include "json/number.hpp"
 #include "json/parse.hpp"
 #include "json/serde_messages.hpp"
+#include "safetensors/hash_metadata.hpp"
 #include "safetensors/rust_debug.hpp"
 #include "safetensors/serde_errors.hpp"
 
@@ -83,7 +84,7 @@ Msg to_dtype(const Value& v, Dtype& out) {
   return {};
 }
 
-Msg to_shape(const Value& v, std::vector<std::uint64_t>& shape) {
+Msg to_shape(const Value& v, Shape& shape) {
   if (v.kind != Kind::Array) return invalid_type(v, expect::kShape);
   shape.clear();
   shape.reserve(v.items.size());
@@ -360,9 +361,10 @@ Status map_header(const Value& root, std::string_view text, Header& out) {
   for (std::size_t i = 0; i < order.size(); ++i) {
     auto& [name, info] = tensors[order[i]];
     if (i + 1 < order.size() && tensors[order[i + 1]].first == name) continue;  // a later duplicate wins
-    info.name = std::string(name);
+    info.name = Name(name);  // views the DOM until own_names below
     out.tensors.push_back(std::move(info));
   }
+  own_names(out);
   return Ok{};
 }
 

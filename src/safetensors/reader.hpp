@@ -12,15 +12,17 @@
 
 #include "core/result.hpp"
 #include "safetensors/dtype.hpp"
+#include "safetensors/name.hpp"
+#include "safetensors/shape.hpp"
 
 namespace w4a8::st {
 
 inline constexpr std::uint64_t kMaxHeaderSize = 100'000'000;  // crate's MAX_HEADER_SIZE
 
 struct TensorInfo {
-  std::string name;                 // UTF-8 tensor key
+  Name name;                        // UTF-8 tensor key (its bytes live in the Header's storage)
   Dtype dtype{};
-  std::vector<std::uint64_t> shape;
+  Shape shape;
   std::uint64_t begin = 0, end = 0; // data_offsets, relative to the byte after the header
 };
 
@@ -30,10 +32,15 @@ struct Header {
   std::vector<std::pair<std::string, std::string>> metadata;  // in JSON order (a repeated key keeps
                                                               // its first place and its last value)
   std::vector<TensorInfo> tensors;  // sorted by name (code point order), as Python's keys()
+  std::shared_ptr<const void> storage;  // the bytes the tensor names view (shared by copies)
   std::uint64_t data_start() const { return 8 + header_len; }
   const TensorInfo* find(std::string_view name) const;  // binary search
   const std::string* meta(std::string_view key) const;
 };
+
+// Copies every tensor name into one buffer that h.storage then owns (alone): for a Header built by
+// hand, whose names view strings that may not outlive it.
+void own_names(Header& h);
 
 // Parses and validates a whole container held in memory (file_size == bytes.size()).
 // @return Header, or ErrorKind::StHeaderTooSmall, StHeaderTooLarge, StInvalidHeaderLength,

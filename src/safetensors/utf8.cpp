@@ -1,6 +1,6 @@
 #include "safetensors/utf8.hpp"
 
-#include <cstring>
+#include "json/scan.hpp"
 
 namespace w4a8::st::detail {
 
@@ -8,13 +8,8 @@ std::optional<Utf8Error> check_utf8(std::span<const std::uint8_t> s) {
   std::size_t i = 0;
   const std::size_t n = s.size();
   while (i < n) {
-    // ASCII runs (most of a header) eight bytes at a time.
-    while (i + 8 <= n) {
-      std::uint64_t w;
-      std::memcpy(&w, s.data() + i, 8);
-      if (w & 0x8080808080808080ull) break;
-      i += 8;
-    }
+    // ASCII runs (most of a header) skipped a vector at a time.
+    i = static_cast<std::size_t>(json::scan::non_ascii(s.data() + i, s.data() + n) - s.data());
     if (i >= n) break;
     const std::uint8_t c = s[i];
     if (c < 0x80) { ++i; continue; }

@@ -75,6 +75,15 @@ Loader parsed_loader(std::span<const ParsedFile> files) {
   return [files](std::size_t i) -> Result<Source> { return Source{files[i].path, files[i].bytes, files[i].header}; };
 }
 
+Loader bytes_loader(std::span<const InputFile> files, std::vector<st::Header>& headers) {
+  return [files, &headers](std::size_t i) -> Result<Source> {
+    Result<st::Header> h = st::parse(files[i].bytes);
+    if (!h.ok()) return std::move(h).error();
+    headers.push_back(std::move(h).value());
+    return Source{files[i].path, files[i].bytes, &headers.back()};
+  };
+}
+
 Loader file_loader(std::span<const std::string> paths, std::vector<st::File>& opened) {
   return [paths, &opened](std::size_t i) -> Result<Source> {
     Result<st::File> f = st::File::open(paths[i]);
@@ -97,13 +106,7 @@ const TensorMeta* Report::find(std::string_view name) const {
 Result<Report> inspect(std::span<const InputFile> files, const Options& opt) {
   auto headers = std::make_shared<std::vector<st::Header>>();
   headers->reserve(files.size());  // Sources point into it: no reallocation
-  auto load = [&](std::size_t i) -> Result<detail::Source> {
-    Result<st::Header> h = st::parse(files[i].bytes);
-    if (!h.ok()) return std::move(h).error();
-    headers->push_back(std::move(h).value());
-    return detail::Source{files[i].path, files[i].bytes, &headers->back()};
-  };
-  return detail::run(files.size(), load, opt, headers);
+  return detail::run(files.size(), detail::bytes_loader(files, *headers), opt, headers);
 }
 
 Result<Report> inspect_parsed(std::span<const ParsedFile> files, const Options& opt) {

@@ -57,13 +57,7 @@ Status LayersReport::overall() const {
 Result<LayersReport> inspect_layers(std::span<const InputFile> files, const Options& opt) {
   auto headers = std::make_shared<std::vector<st::Header>>();
   headers->reserve(files.size());  // Sources point into it: no reallocation
-  auto load = [&](std::size_t i) -> Result<detail::Source> {
-    Result<st::Header> h = st::parse(files[i].bytes);
-    if (!h.ok()) return std::move(h).error();
-    headers->push_back(std::move(h).value());
-    return detail::Source{files[i].path, files[i].bytes, &headers->back()};
-  };
-  return run_layers(files.size(), load, opt, headers);
+  return run_layers(files.size(), detail::bytes_loader(files, *headers), opt, headers);
 }
 
 Result<LayersReport> inspect_layers_parsed(std::span<const ParsedFile> files, const Options& opt) {

@@ -23,6 +23,8 @@ Result<Report> run(std::size_t nfiles, const Loader& load, const Options& opt, s
 
 // Loaders. files/paths/opened must outlive the returned loader's use.
 Loader parsed_loader(std::span<const ParsedFile> files);
+// Parses files[i].bytes with st::parse into `headers` (reserved by the caller: Sources point into it).
+Loader bytes_loader(std::span<const InputFile> files, std::vector<st::Header>& headers);
 // Opens paths[i] with st::File::open into `opened` (reserved by the caller: Sources point into it).
 Loader file_loader(std::span<const std::string> paths, std::vector<st::File>& opened);
 

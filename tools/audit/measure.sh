@@ -24,7 +24,7 @@ timed() {  # NAME CMD...: runs CMD, prints "NAME: wall s (user+sys s)"
   /usr/bin/time -f "%U %S" -o "$WORK/$name.time" "$@" > "$WORK/$name.out" 2> "$WORK/$name.err" || true
   t1=$(date +%s.%N)
   printf '%-16s %7.1f s wall, %7.1f s CPU\n' "$name:" "$(echo "$t1 - $t0" | bc)" \
-    "$(awk '{print $1 + $2}' "$WORK/$name.time")"
+    "$(awk 'END {print $1 + $2}' "$WORK/$name.time")"
 }
 timed make "$BIN" audit make --out "$SUITE" --grid standard
 tail -1 "$WORK/make.out"
@@ -39,7 +39,7 @@ runs=(fast "--impl fast"
       plugin-storage "--kernel $P/audit_plugin_storage.so"
       nibble-order "--kernel $P/audit_plugin_nibble_order.so"
       epilogue-n+1 "--kernel $P/audit_plugin_epilogue_off_by_one.so"
-      bias-m>1 "--kernel $P/audit_plugin_drop_bias_m_gt_1.so")
+      bias-m-gt-1 "--kernel $P/audit_plugin_drop_bias_m_gt_1.so")
 for ((i = 0; i < ${#runs[@]}; i += 2)); do
   # shellcheck disable=SC2086  # the options are words on purpose
   timed "${runs[i]}" "$BIN" audit check "$SUITE" ${runs[i + 1]} --json --no-progress
@@ -58,7 +58,7 @@ work = sys.argv[1]
 print("\n| implementation | exact | order-explained | failed | unsupported | skipped | upstream errors | broken | failing stage |")
 print("|---|---|---|---|---|---|---|---|---|")
 for name in ["fast", "emulate", "literal", "emulate-plugin", "plugin-correct", "plugin-storage", "nibble-order",
-             "epilogue-n+1", "bias-m>1", "ck-eager"]:
+             "epilogue-n+1", "bias-m-gt-1", "ck-eager"]:
     path = os.path.join(work, name + ".out")
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         continue

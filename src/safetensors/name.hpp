@@ -1,0 +1,93 @@
+// A tensor's name in a parsed Header: a read-only view of UTF-8 bytes that the Header keeps alive
+// (Header::storage: the file's mapping, or one buffer of names), so parsing allocates nothing per
+// tensor. It reads like std::string_view, converts to std::string where one is needed, and compares
+// with strings of every kind.
+// Lifetime: like a pointer into the Header. Copies of the Header share the bytes; a Name copied out
+// of its Header must not outlive every copy of that Header.
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace w4a8::st {
+
+class Name {
+ public:
+  using size_type = std::size_t;
+  using const_iterator = const char*;
+  using iterator = const char*;
+  using value_type = char;
+  static constexpr size_type npos = std::string_view::npos;
+
+  constexpr Name() = default;
+  // pre: [p, p + n) stays valid while this Name (or a copy) is used.
+  constexpr explicit Name(std::string_view s) : p_(s.data()), n_(s.size()) {}
+
+  constexpr operator std::string_view() const noexcept { return {p_, n_}; }
+  constexpr std::string_view view() const noexcept { return {p_, n_}; }
+  std::string str() const { return std::string(p_, n_); }
+  operator std::string() const { return str(); }  // (implicit: code written for std::string names)
+
+  constexpr const char* data() const noexcept { return p_; }
+  constexpr size_type size() const noexcept { return n_; }
+  constexpr size_type length() const noexcept { return n_; }
+  constexpr bool empty() const noexcept { return n_ == 0; }
+  constexpr const char* begin() const noexcept { return p_; }
+  constexpr const char* end() const noexcept { return p_ + n_; }
+  constexpr char operator[](size_type i) const { return p_[i]; }
+  constexpr char front() const { return p_[0]; }
+  constexpr char back() const { return p_[n_ - 1]; }
+
+  constexpr std::string_view substr(size_type pos = 0, size_type n = npos) const { return view().substr(pos, n); }
+  constexpr bool starts_with(std::string_view s) const noexcept { return view().starts_with(s); }
+  constexpr bool starts_with(char c) const noexcept { return view().starts_with(c); }
+  constexpr bool ends_with(std::string_view s) const noexcept { return view().ends_with(s); }
+  constexpr bool ends_with(char c) const noexcept { return view().ends_with(c); }
+  constexpr size_type find(std::string_view s, size_type pos = 0) const noexcept { return view().find(s, pos); }
+  constexpr size_type find(char c, size_type pos = 0) const noexcept { return view().find(c, pos); }
+  constexpr size_type rfind(std::string_view s, size_type pos = npos) const noexcept { return view().rfind(s, pos); }
+  constexpr size_type rfind(char c, size_type pos = npos) const noexcept { return view().rfind(c, pos); }
+  constexpr int compare(std::string_view s) const noexcept { return view().compare(s); }
+  constexpr int compare(size_type pos, size_type n, std::string_view s) const { return view().compare(pos, n, s); }
+
+  // Byte order (= code point order for UTF-8), against a Name or anything that reads as a string_view.
+  friend constexpr bool operator==(const Name& a, const Name& b) noexcept { return a.view() == b.view(); }
+  friend constexpr std::strong_ordering operator<=>(const Name& a, const Name& b) noexcept {
+    return a.view() <=> b.view();
+  }
+  template <class S>
+    requires(std::is_convertible_v<const S&, std::string_view> && !std::is_same_v<S, Name>)
+  friend constexpr bool operator==(const Name& a, const S& b) noexcept {
+    return a.view() == std::string_view(b);
+  }
+  template <class S>
+    requires(std::is_convertible_v<const S&, std::string_view> && !std::is_same_v<S, Name>)
+  friend constexpr std::strong_ordering operator<=>(const Name& a, const S& b) noexcept {
+    return a.view() <=> std::string_view(b);
+  }
+
+  friend std::string operator+(const Name& a, std::string_view b) { return std::string(a.view()).append(b); }
+  friend std::string operator+(std::string_view a, const Name& b) { return std::string(a).append(b.view()); }
+  friend std::string operator+(const Name& a, const char* b) { return std::string(a.view()).append(b); }
+  friend std::string operator+(const char* a, const Name& b) { return std::string(a).append(b.view()); }
+  friend std::string operator+(const Name& a, const std::string& b) { return std::string(a.view()).append(b); }
+  friend std::string operator+(const std::string& a, const Name& b) { return std::string(a).append(b.view()); }
+  friend std::string operator+(std::string&& a, const Name& b) { return std::move(a.append(b.view())); }
+  friend std::string operator+(const Name& a, char b) { return std::string(a.view()) + b; }
+  friend std::ostream& operator<<(std::ostream& os, const Name& n) { return os << n.view(); }
+
+ private:
+  const char* p_ = "";
+  std::size_t n_ = 0;
+};
+
+}  // namespace w4a8::st
+
+template <>
+struct std::hash<w4a8::st::Name> {
+  std::size_t operator()(const w4a8::st::Name& n) const noexcept { return std::hash<std::string_view>{}(n.view()); }
+};
