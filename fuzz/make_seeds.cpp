@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   GenConfig small = config_variant(ConfigVariant::OneDefect);
   small.max_layers = 2;
   small.max_files = 1;
+  small.recursion_boundary = false;  // ~1,000 nested containers would not fit a small seed
   std::set<std::string> containers;
   int markers = 0;
   for (std::uint64_t seed = 1; seed < 40000 && containers.size() < kDefectCount + 2; ++seed) {

@@ -219,7 +219,8 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
     }
     case Defect::StrictConvrot: {
       JsonDoc v;
-      switch (src.below(8)) {
+      // The text is json.dumps of the value (the message prints it; the marker may spell it otherwise).
+      switch (src.below(13)) {
         case 0: v = jbool(false); break;
         case 1: v = jint(0); break;
         case 2: v = jint(1); break;
@@ -227,6 +228,11 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
         case 4: v = jnull(); break;
         case 5: v = jfloat("1.0", 1.0); break;
         case 6: v = jarr({}); break;
+        case 7: v = jfloat("-0.0", -0.0); break;
+        case 8: v = jfloat("0.0", 0.0); break;
+        case 9: v = jfloat("1e+16", 1e16); break;
+        case 10: v = jfloat("1e-05", 1e-05); break;
+        case 11: v = jfloat("10.0", 10.0); break;
         default: v = jobj({}); break;
       }
       if (!set_field(s, p, "convrot", v)) return false;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "gen/defect_edit.hpp"
+#include "json/parse.hpp"
 
 namespace w4a8::gen::edit {
 
@@ -82,7 +83,7 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
       if (!m) return false;
       m->fields.clear();
       // Appending to or truncating a too-deep document still fails on depth first: replace it.
-      const std::uint64_t how = m->doc.outcome == JsonDoc::Outcome::Ok ? src.below(4) : (src.flip() ? 0 : 3);
+      const std::uint64_t how = loads_outcome(m->doc, 0) == JsonDoc::Outcome::Ok ? src.below(4) : (src.flip() ? 0 : 3);
       switch (how) {
         case 0: {  // undecodable bytes
           static constexpr std::string_view kRaw[] = {"{\"format\": \"\xff\"}", "\xff\xfe\x7b", "{\x80}", "\xc3"};
@@ -124,8 +125,13 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
     case Defect::MarkerTooDeep: {
       const MarkerRef m = tensor_marker(s, src);
       if (!m || m->undecodable) return false;
-      const std::size_t depth = 3000 + src.below(3000);
       m->fields.clear();
+      if (cfg.recursion_boundary && src.flip()) {  // one or two containers past the limit, inside a marker
+        JsonDoc chain = jnest(jint(1), json::kPythonMaxDepth + static_cast<int>(src.below(2)), src.flip());
+        m->doc = jobj({{"format", jstr("asym_w4a8_int8")}, {"nest", std::move(chain)}});
+        return true;
+      }
+      const std::size_t depth = 3000 + src.below(3000);
       m->doc = jraw_invalid(std::string(depth, '[') + std::string(depth, ']'), JsonDoc::Outcome::TooDeep);
       return true;
     }

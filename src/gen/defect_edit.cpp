@@ -145,7 +145,7 @@ JsonDoc non_object(ChoiceSource& src) {
 }
 
 JsonDoc huge_int_doc(ChoiceSource& src) {
-  const std::size_t n = 4301 + src.below(100);
+  const std::size_t n = kMaxIntDigits + 1 + (src.flip() ? 0 : src.below(100));  // often just past the limit
   JsonDoc d = jraw_invalid(std::string(n, '9'), JsonDoc::Outcome::IntTooLong);
   d.digits = n;
   return d;

@@ -28,9 +28,10 @@ std::string describe(const Scenario& s) {
     }
     for (const auto& m : s.markers) {
       if (m.file != i) continue;
-      const std::string text = m.doc.text.size() > 200 ? m.doc.text.substr(0, 200) + "..." : m.doc.text;
+      const std::string full = marker_text(m);
+      const std::string text = full.size() > 200 ? full.substr(0, 200) + "..." : full;
       out += "    marker " + py::repr_str(m.prefix) + (m.place == Place::Tensor ? " tensor " + std::string(st::dtype_name(m.dtype)) + " " + std::string(encoding_name(m.encoding)) : std::string(" metadata")) +
-             (m.raw.empty() ? "" : " raw") + ": " + py::repr_str(text) + "\n";
+             (m.raw.empty() ? "" : " raw") + (m.spelling.empty() ? "" : " respelled") + ": " + py::repr_str(text) + "\n";
     }
   }
   return out;

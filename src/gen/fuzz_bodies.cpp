@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <memory>
 
+#include "gen/byte_order.hpp"
 #include "gen/model.hpp"
 #include "gen/raw_json.hpp"
 #include "json/dump.hpp"
@@ -129,7 +132,7 @@ std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
   }
   // The same bytes as a marker of a valid tiny W4A8 layer.
   Scenario s;
-  s.files.push_back({"m.safetensors", false, {}, {}, false, {}});
+  s.files.push_back({"m.safetensors", false, {}, {}, false, {}, {}});
   s.tensors.push_back({"l.weight", st::Dtype::I8, {1, 8}, 0, {}});
   s.tensors.push_back({"l.weight_s_rel", st::Dtype::F8_E4M3, {1, 1}, 0, {}});
   s.tensors.push_back({"l.weight_s_channel", st::Dtype::F32, {1}, 0, {}});
@@ -180,15 +183,17 @@ std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
   const Scenario& s = c.scenario;
   const Expectation want = expect(s);
   std::string r = check_defect_fires(s, want);
-  if (r.empty()) r = compare(want, run_validator_fast(s));
+  if (!r.empty()) return r + "\n" + describe_case(c);
+  const Result<validate::Report> got = run_validator_fast(s);
+  r = compare(want, got);
   if (r.empty()) {
     switch (c.check) {
       case MetaCheck::RoundTrip:
         r = check_round_trip(s);
         if (r.empty()) r = check_in_memory_model(s);
         break;
-      case MetaCheck::Strict: r = check_strict_contract(s); break;
-      case MetaCheck::Sharding: r = check_sharding(s, src); break;
+      case MetaCheck::Strict: r = check_strict_contract(s, &got); break;
+      case MetaCheck::Sharding: r = check_sharding(s, src, &got); break;
       case MetaCheck::Placement: r = check_marker_placement(s, src); break;
       case MetaCheck::Layers: r = check_layers(s); break;
       default: break;
@@ -200,47 +205,65 @@ std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
 std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
   for (const auto& f : s.files)
     if (f.container.defect != Defect::kCount) return std::nullopt;
-  const Checkpoint c = lower(s);
-  std::vector<InMemoryFile> out;
-  out.reserve(c.files.size());
-  for (const FileModel& f : c.files) {
-    InMemoryFile m;
-    m.path = f.path;
-    std::size_t total = 0;
-    for (const auto& t : f.tensors) total += t.bytes.size();
+  // lower()'s layout (plain tensors, then marker tensors, in scenario order), written straight into
+  // the file bytes (check_in_memory_model holds the two against each other).
+  std::vector<InMemoryFile> out(s.files.size());
+  for (std::size_t i = 0; i < s.files.size(); ++i) {
+    InMemoryFile& m = out[i];
+    m.path = s.files[i].path;
     m.bytes.assign(8, 0);  // header_len 0: data_start() == 8
-    m.bytes.reserve(8 + total);
-    for (const auto& t : f.tensors) {
-      const auto size = tensor_bytes(t.dtype, t.shape);
-      if (!size || *size != t.bytes.size() || t.name == "__metadata__") return std::nullopt;
+    auto add = [&](const std::string& name, st::Dtype dtype, std::vector<std::uint64_t> shape, std::span<const std::uint8_t> bytes,
+                   std::uint64_t size) {
       const std::uint64_t begin = m.bytes.size() - 8;
-      m.bytes.insert(m.bytes.end(), t.bytes.begin(), t.bytes.end());
-      m.header.tensors.push_back({st::Name(t.name), t.dtype, t.shape, begin, begin + t.bytes.size()});
+      if (bytes.empty()) m.bytes.resize(m.bytes.size() + size);
+      else m.bytes.insert(m.bytes.end(), bytes.begin(), bytes.end());
+      m.header.tensors.push_back({st::Name(name), dtype, std::move(shape), begin, begin + size});
+    };
+    for (const auto& t : s.tensors) {
+      if (t.file != i) continue;
+      const auto size = tensor_bytes(t.dtype, t.shape);
+      if (!size || (!t.bytes.empty() && *size != t.bytes.size()) || t.name == "__metadata__") return std::nullopt;
+      add(t.name, t.dtype, t.shape, t.bytes, *size);
     }
-    st::own_names(m.header);  // the names viewed the scenario's strings
-    std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const st::TensorInfo& a, const st::TensorInfo& b) { return a.name < b.name; });
-    for (std::size_t i = 1; i < m.header.tensors.size(); ++i)
-      if (m.header.tensors[i].name == m.header.tensors[i - 1].name) return std::nullopt;
-    if (f.metadata) {
+    std::deque<std::string> marker_names;  // viewed by the header until own_names (stable addresses)
+    for (const auto& mk : s.markers) {
+      if (mk.place != Place::Tensor || mk.file != i) continue;
+      const std::vector<std::uint8_t> b = marker_bytes(mk);
+      const std::uint64_t elems = b.size() / (st::dtype_bits(mk.dtype) / 8);
+      if (b.empty()) return std::nullopt;
+      add(marker_names.emplace_back(mk.prefix + ".comfy_quant"), mk.dtype, {elems}, b, b.size());
+    }
+    st::own_names(m.header);  // the names viewed the scenario's strings and marker_names
+    std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const auto& a, const auto& b) { return bytes_less(a.name, b.name); });
+    for (std::size_t k = 1; k < m.header.tensors.size(); ++k)
+      if (m.header.tensors[k].name == m.header.tensors[k - 1].name) return std::nullopt;
+    const FileDesc& fd = s.files[i];
+    std::vector<std::pair<std::string, std::string>> meta = fd.metadata;
+    if (auto q = quant_metadata_text(s, i)) meta.emplace_back("_quantization_metadata", std::move(*q));
+    if (fd.has_metadata || !meta.empty()) {
+      std::vector<std::string_view> keys;
+      for (const auto& kv : meta) keys.push_back(kv.first);
+      std::sort(keys.begin(), keys.end(), BytesLess{});
+      for (std::size_t k = 1; k < keys.size(); ++k)
+        if (keys[k] == keys[k - 1]) return std::nullopt;
       m.header.has_metadata = true;
-      m.header.metadata = *f.metadata;
-      auto keys = m.header.metadata;
-      std::sort(keys.begin(), keys.end());
-      for (std::size_t i = 1; i < keys.size(); ++i)
-        if (keys[i].first == keys[i - 1].first) return std::nullopt;
+      m.header.metadata = std::move(meta);
     }
-    out.push_back(std::move(m));
   }
   return out;
 }
 
 Result<validate::Report> run_validator_fast(const Scenario& s) {
-  const auto files = in_memory(s);
+  auto files = in_memory(s);
   if (!files) return run_validator(s);
+  // The report points into the headers: it keeps them alive.
+  auto owned = std::make_shared<const std::vector<InMemoryFile>>(std::move(*files));
   std::vector<validate::ParsedFile> parsed;
-  parsed.reserve(files->size());
-  for (const auto& f : *files) parsed.push_back({f.path, f.bytes, &f.header});
-  return validate::inspect_parsed(parsed, s.options);
+  parsed.reserve(owned->size());
+  for (const auto& f : *owned) parsed.push_back({f.path, f.bytes, &f.header});
+  auto r = validate::inspect_parsed(parsed, s.options);
+  if (r.ok()) r->keep = std::move(owned);
+  return r;
 }
 
 std::string check_in_memory_model(const Scenario& s) {

@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <set>
+#include <unordered_set>
 
 #include "core/checked.hpp"
 #include "gen/defect_edit.hpp"
 #include "gen/marker_fields.hpp"
 #include "gen/names.hpp"
 #include "gen/scenario.hpp"
+#include "json/parse.hpp"
 
 namespace w4a8::gen {
 
@@ -50,7 +51,7 @@ struct Builder {
   Scenario& s;
   ChoiceSource& src;
   const GenConfig& cfg;
-  std::set<std::string> names;
+  std::unordered_set<std::string> names;
   bool force_tensor_marker = false;  // the next marker goes into a tensor (a defect needs one)
 
   std::size_t random_file() { return s.files.size() == 1 || src.chance(2, 3) ? 0 : src.below(s.files.size()); }
@@ -188,7 +189,7 @@ struct Builder {
     std::optional<JsonDoc> convrot;
     if (src.flip()) { convrot = jbool(true); f.emplace_back("convrot", *convrot); }
     if (cg) { f.emplace_back("convrot_groupsize", cg->doc); cgo = cg->outcome; }
-    if (src.chance(1, 8)) f.emplace_back("comment", jstr("calibrated"));
+    if (src.chance(1, 4)) extra_fields(f, src);
     if (src.chance(1, 3)) std::swap(f.front(), f.back());
     add_marker(p, std::move(f), gso, cgo, convrot);
     s.layers.push_back(std::move(L));
@@ -213,6 +214,7 @@ struct Builder {
 
   void simple_marker(const std::string& p, std::vector<std::pair<std::string, JsonDoc>> f,
                      IntOutcome cg = {true, "256", {}, {}}) {
+    if (src.chance(1, 8)) extra_fields(f, src);
     add_marker(p, std::move(f), {true, "16", {}, {}}, std::move(cg), std::nullopt);
   }
 
@@ -444,16 +446,49 @@ void nested_nan_duplicate(Scenario& s, ChoiceSource& src) {
   s.markers.push_back(std::move(c));
 }
 
+// A marker nested to exactly Python's recursion limit where it is read, or up to two levels less
+// (json.loads accepts it): an extra member holding a chain of arrays or objects. Only a prefix's
+// single marker (two such markers would be compared near the limit: validator.md, not modelled).
+void nest_to_limit(Scenario& s, ChoiceSource& src) {
+  std::vector<std::size_t> ms;
+  for (std::size_t i = 0; i < s.markers.size(); ++i)
+    if (edit::editable(s.markers[i]) && edit::markers_of(s, s.markers[i].prefix).size() == 1) ms.push_back(i);
+  if (ms.empty()) return;
+  MarkerDesc& m = s.markers[ms[src.below(ms.size())]];
+  const int above = m.place == Place::Metadata ? 2 : 0;  // the _quantization_metadata root and "layers"
+  const int total = json::kPythonMaxDepth - above - static_cast<int>(src.below(3));
+  JsonDoc inner = src.flip() ? jint(0) : jstr(any_text(src, 2));
+  // The marker object is one level; the chain's innermost container holds the scalar.
+  JsonDoc chain = jnest(std::move(inner), total - 1, src.flip());
+  const std::string prefix = m.prefix;
+  edit::set_field(s, prefix, "nest", chain);
+}
+
+// Respelling choices for markers and _quantization_metadata texts (json_spell.hpp): about half of
+// them get a tape of up to 48 choices (shrinking empties it: the text as built).
+void draw_spellings(Scenario& s, ChoiceSource& src) {
+  auto tape = [&](std::vector<std::uint8_t>& t) {
+    if (!src.flip()) return;
+    t.resize(1 + src.below(48));
+    for (auto& b : t) b = static_cast<std::uint8_t>(src.below(256));
+  };
+  for (auto& m : s.markers) tape(m.spelling);
+  for (auto& f : s.files) tape(f.meta_spelling);
+}
+
 // Choices made after everything else (so recorded inputs of earlier versions decode as before):
-// profile-neutral extras of valid scenarios, then the sglang release predicted (0: the oldest).
-void finish(Scenario& s, ChoiceSource& src, bool valid) {
+// profile-neutral extras of valid scenarios, the sglang release predicted (0: the oldest), then
+// nesting at the recursion limit and the spellings.
+void finish(Scenario& s, ChoiceSource& src, bool valid, const GenConfig& cfg) {
   if (valid && src.below(4) == 3) nested_nan_duplicate(s, src);
   s.options.sglang = static_cast<upstream::Sglang>(src.below(upstream::kSglangCount));
+  if (cfg.recursion_boundary && src.chance(1, 16)) nest_to_limit(s, src);
+  draw_spellings(s, src);
 }
 
 Scenario generate_valid(ChoiceSource& src, const GenConfig& cfg) {
   Scenario s = build_valid(src, cfg, Hint{});
-  finish(s, src, true);
+  finish(s, src, true, cfg);
   return s;
 }
 
@@ -477,7 +512,7 @@ Scenario generate(ChoiceSource& src, const GenConfig& cfg) {
     if (inject(s, d, src, cfg)) s.defects.push_back(d);
     else s = std::move(before);
   }
-  finish(s, src, false);
+  finish(s, src, false, cfg);
   return s;
 }
 

@@ -2,11 +2,18 @@
 
 #include "core/hex.hpp"
 
+#include "json/parse.hpp"
+
 namespace w4a8::gen {
 
 JsonDoc jnull() { return {"null", JsonDoc::Outcome::Ok, json::Value::null(), 0}; }
 JsonDoc jbool(bool b) { return {b ? "true" : "false", JsonDoc::Outcome::Ok, json::Value::from_bool(b), 0}; }
 JsonDoc jint(std::string decimal) {
+  const std::size_t digits = decimal.size() - (decimal[0] == '-');
+  if (digits > kMaxIntDigits) {
+    JsonDoc d{std::move(decimal), JsonDoc::Outcome::IntTooLong, json::Value::null(), digits};
+    return d;
+  }
   json::Value v;
   v.kind = json::Kind::Int;
   v.text = decimal;
@@ -23,6 +30,10 @@ namespace {
 // Worst outcome of the parts (the first failure in text order wins; all failures here are equal
 // in rank because a document holds at most one deliberately broken part).
 void absorb(JsonDoc& out, const JsonDoc& part) {
+  if (part.depth + 1 > out.depth) {
+    out.depth = part.depth + 1;
+    out.deep_objects = part.depth > 0 ? part.deep_objects : out.value.is_object();
+  }
   if (out.outcome == JsonDoc::Outcome::Ok && part.outcome != JsonDoc::Outcome::Ok) {
     out.outcome = part.outcome;
     out.digits = part.digits;
@@ -33,6 +44,7 @@ void absorb(JsonDoc& out, const JsonDoc& part) {
 JsonDoc jarr(std::vector<JsonDoc> items) {
   JsonDoc d;
   d.value = json::Value::array();
+  d.depth = 1;
   d.text = "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i) d.text += ", ";
@@ -47,6 +59,8 @@ JsonDoc jarr(std::vector<JsonDoc> items) {
 JsonDoc jobj(std::vector<std::pair<std::string, JsonDoc>> members) {
   JsonDoc d;
   d.value = json::Value::object();
+  d.depth = 1;
+  d.deep_objects = true;
   d.text = "{";
   for (std::size_t i = 0; i < members.size(); ++i) {
     if (i) d.text += ", ";
@@ -64,13 +78,51 @@ JsonDoc jobj(std::vector<std::pair<std::string, JsonDoc>> members) {
   return d;
 }
 
+JsonDoc jnest(JsonDoc inner, int levels, bool objects) {
+  if (levels <= 0) return inner;
+  JsonDoc d;
+  d.outcome = inner.outcome;
+  d.digits = inner.digits;
+  d.depth = inner.depth + levels;
+  d.deep_objects = objects;
+  const std::size_t n = static_cast<std::size_t>(levels);
+  d.text.reserve(inner.text.size() + n * (objects ? 8 : 2));
+  for (std::size_t i = 0; i < n; ++i) d.text += objects ? "{\"n\": " : "[";
+  d.text += inner.text;
+  d.text.append(n, objects ? '}' : ']');
+  // The value from the inside out (each level moves the previous one in: linear).
+  json::Value v = std::move(inner.value);
+  for (std::size_t i = 0; i < n; ++i) {
+    json::Value c = objects ? json::Value::object() : json::Value::array();
+    if (objects) c.members.emplace_back("n", std::move(v));
+    else c.items.push_back(std::move(v));
+    v = std::move(c);
+  }
+  d.value = std::move(v);
+  return d;
+}
+
+JsonDoc::Outcome loads_outcome(const JsonDoc& d, int above) {
+  if (d.outcome == JsonDoc::Outcome::Ok && d.depth + above > json::kPythonMaxDepth) return JsonDoc::Outcome::TooDeep;
+  return d.outcome;
+}
+
 JsonDoc jraw_invalid(std::string text, JsonDoc::Outcome outcome) {
   return {std::move(text), outcome, json::Value::null(), 0};
 }
 
 std::string json_literal(std::string_view s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0xED && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0xA0) {  // a surrogate
+      const unsigned cp = 0xD000 | ((static_cast<unsigned char>(s[i + 1]) & 0x3F) << 6) | (static_cast<unsigned char>(s[i + 2]) & 0x3F);
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+      out += buf;
+      i += 2;
+      continue;
+    }
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

@@ -23,11 +23,17 @@ struct JsonDoc {
   Outcome outcome = Outcome::Ok;
   json::Value value;  // Outcome::Ok
   std::size_t digits = 0;  // Outcome::IntTooLong
+  int depth = 0;              // containers nested in the value (a scalar 0, [] 1, [[]] 2)
+  bool deep_objects = false;  // its deepest nesting is a chain of objects (else arrays)
 };
+
+// Python's json: an int literal of more digits than this (sign excluded) is a ValueError.
+inline constexpr std::size_t kMaxIntDigits = 4300;
 
 JsonDoc jnull();
 JsonDoc jbool(bool b);
-// An integer literal given as canonical decimal text ("-12", "100000000000000000000").
+// An integer literal given as canonical decimal text ("-12", "100000000000000000000"); over
+// kMaxIntDigits digits its outcome is IntTooLong.
 JsonDoc jint(std::string decimal);
 JsonDoc jint(long long v);
 // A float literal: `text` is the JSON spelling ("16.0", "NaN", "1e400"), `v` the double Python reads.
@@ -36,10 +42,16 @@ JsonDoc jstr(std::string utf8);
 JsonDoc jarr(std::vector<JsonDoc> items);
 // Members in text order; a repeated key keeps its first position and takes the last value.
 JsonDoc jobj(std::vector<std::pair<std::string, JsonDoc>> members);
+// `levels` containers (arrays, or objects {"n": ...}) around inner: depth inner.depth + levels.
+JsonDoc jnest(JsonDoc inner, int levels, bool objects);
 // Text that json.loads rejects with the given outcome (not Ok).
 JsonDoc jraw_invalid(std::string text, JsonDoc::Outcome outcome = JsonDoc::Outcome::Invalid);
-// A JSON string literal of a UTF-8 string, escaping only what JSON requires (plus DEL), so the
-// non-ASCII characters reach the parser as raw UTF-8.
+// json.loads' outcome for d read as a document nested inside `above` containers (0: d is the whole
+// document; 2: a marker inside _quantization_metadata's "layers"): TooDeep when the nesting passes
+// Python's recursion limit (json::kPythonMaxDepth), else d's own outcome.
+JsonDoc::Outcome loads_outcome(const JsonDoc& d, int above);
+// A JSON string literal of a WTF-8 string, escaping only what JSON requires (plus DEL and lone
+// surrogates), so the other non-ASCII characters reach the parser as raw UTF-8.
 std::string json_literal(std::string_view utf8);
 
 // How a tensor marker's text is turned into bytes (Python's json.detect_encoding reads all of them).

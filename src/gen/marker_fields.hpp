@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error_kind.hpp"
 #include "gen/choice_source.hpp"
@@ -33,5 +35,17 @@ IntField small_int_field(ChoiceSource& src);
 IntField bad_int_field(ErrorKind kind, ChoiceSource& src);
 // A huge positive integer (>= 2**64) as a JSON int; K // value is 0 for any real K.
 IntField huge_int_field(ChoiceSource& src);
+
+// Members upstream ignores, appended to f (keys not yet in f): scalars of every JSON kind (floats
+// from 5e-324 to DBL_MAX, -0.0, ints of up to exactly kMaxIntDigits digits), strings over an
+// alphabet of quotes, escapes, controls, DEL, non-ASCII of every plane and lone surrogates, small
+// arrays and objects; sometimes enough members that the object passes 16 (json's indexed path).
+// Never a top-level NaN (equal duplicates would conflict) and never a value json.loads rejects.
+void extra_fields(std::vector<std::pair<std::string, JsonDoc>>& f, ChoiceSource& src);
+// A JSON value json.loads accepts, at most `depth` containers deep (the extra members' values).
+JsonDoc any_value(ChoiceSource& src, int depth);
+// WTF-8 text of up to max_len code points of that alphabet (no lone high surrogate directly
+// before a lone low one).
+std::string any_text(ChoiceSource& src, std::size_t max_len);
 
 }  // namespace w4a8::gen

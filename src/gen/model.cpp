@@ -4,20 +4,47 @@
 #include <cstdint>
 
 #include "core/checked.hpp"
+#include "gen/json_spell.hpp"
 
 namespace w4a8::gen {
 
+std::string marker_text(const MarkerDesc& m) {
+  if (m.spelling.empty() || m.doc.outcome != JsonDoc::Outcome::Ok || !m.raw.empty()) return m.doc.text;
+  return spell_tape(m.doc.value, m.spelling);
+}
+
+bool has_quant_metadata(const Scenario& s, std::size_t file) {
+  const FileDesc& f = s.files[file];
+  if (f.quant_meta_override || f.force_quant_meta) return true;
+  for (const auto& m : s.markers)
+    if (m.place == Place::Metadata && m.file == file) return true;
+  return false;
+}
+
 std::optional<std::string> quant_metadata_text(const Scenario& s, std::size_t file) {
   const FileDesc& f = s.files[file];
-  if (f.quant_meta_override) return f.quant_meta_override->text;
-  std::string layers;
+  if (f.quant_meta_override) {
+    const JsonDoc& d = *f.quant_meta_override;
+    if (f.meta_spelling.empty() || d.outcome != JsonDoc::Outcome::Ok) return d.text;
+    return spell_tape(d.value, f.meta_spelling);
+  }
+  if (!has_quant_metadata(s, file)) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> layers;
+  bool all_ok = true;  // else the members keep their text order (the first failure stays first)
   for (const auto& m : s.markers) {
     if (m.place != Place::Metadata || m.file != file) continue;
-    if (!layers.empty()) layers += ", ";
-    layers += json_literal(m.prefix) + ": " + m.doc.text;
+    layers.emplace_back(m.prefix, marker_text(m));
+    all_ok = all_ok && loads_outcome(m.doc, 2) == JsonDoc::Outcome::Ok;
   }
-  if (layers.empty() && !f.force_quant_meta) return std::nullopt;
-  return "{\"format_version\": \"1.0\", \"layers\": {" + layers + "}}";
+  if (f.meta_spelling.empty()) {
+    std::string text;
+    for (const auto& [p, t] : layers) text += (text.empty() ? "" : ", ") + json_literal(p) + ": " + t;
+    return "{\"format_version\": \"1.0\", \"layers\": {" + text + "}}";
+  }
+  ByteChoiceSource src(f.meta_spelling);
+  const std::string version = spell_string("1.0", src);
+  const std::pair<std::string, std::string> top[] = {{"format_version", version}, {"layers", spell_object(layers, src, all_ok)}};
+  return spell_object(top, src, true);
 }
 
 std::vector<std::uint8_t> marker_bytes(const MarkerDesc& m) {
@@ -27,8 +54,9 @@ std::vector<std::uint8_t> marker_bytes(const MarkerDesc& m) {
     while (b.size() % elem) b.push_back(' ');
     return b;
   }
-  std::vector<std::uint8_t> b = encode(m.doc.text, m.encoding);
-  if (b.size() % elem) b = encode(m.doc.text + std::string(elem - b.size() % elem, ' '), m.encoding);
+  const std::string text = marker_text(m);
+  std::vector<std::uint8_t> b = encode(text, m.encoding);
+  if (b.size() % elem) b = encode(text + std::string(elem - b.size() % elem, ' '), m.encoding);
   return b;
 }
 

@@ -33,10 +33,14 @@ Checkpoint lower(const Scenario& s);
 // @return one byte vector per file, or UsageError when a spec is inconsistent.
 Result<std::vector<std::vector<std::uint8_t>>> serialize(const Checkpoint& c);
 
+// A marker's JSON text: doc.text, or its respelling when the marker has spelling choices.
+std::string marker_text(const MarkerDesc& m);
 // The bytes of a tensor marker: raw or encoded text, padded with spaces to whole elements.
 std::vector<std::uint8_t> marker_bytes(const MarkerDesc& m);
 
 // The _quantization_metadata text a file of the scenario carries (nullopt: no such entry).
 std::optional<std::string> quant_metadata_text(const Scenario& s, std::size_t file);
+// Whether the file carries a _quantization_metadata entry (quant_metadata_text without the text).
+bool has_quant_metadata(const Scenario& s, std::size_t file);
 
 }  // namespace w4a8::gen

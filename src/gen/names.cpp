@@ -34,12 +34,22 @@ constexpr Family kFamilies[] = {{"double_blocks", 19, kFluxDouble},
                                 {"transformer_blocks", 60, kQwen},
                                 {"blocks", 40, kWan}};
 
-// Pieces a stress name is assembled from (UTF-8).
+// Pieces a stress name is assembled from (UTF-8): what repr() escapes (quotes, backslash, ASCII and
+// C1 controls, DEL, separators, format characters, private use, unassigned and noncharacter code
+// points) next to what it prints raw, and characters assigned in one Unicode version but not an
+// earlier one (printable only from some Python on). Every code point is in repr_oracle.cpp's table.
 constexpr std::string_view kStressPieces[] = {
     "blocks.0.attn", "'", "\"", "\\", "\n", "\t", "\r", "\x7f", "\x01", "\xc2\x85" /*U+0085*/,
     "\xc2\xa0" /*NBSP*/, "\xe2\x80\xa8" /*U+2028*/, "\xe2\x80\x8b" /*ZWSP*/, "\xf0\x9f\x98\x80" /*emoji*/,
     "\xc3\xa9" /*e acute*/, "\xe5\xb1\x82" /*CJK*/, "\xcd\xb8" /*unassigned U+0378*/,
-    "\xef\xbf\xbe" /*U+FFFE*/, "\xf3\xa0\x80\x81" /*tag U+E0001*/, " ", ".", "x"};
+    "\xef\xbf\xbe" /*U+FFFE*/, "\xf3\xa0\x80\x81" /*tag U+E0001*/, " ", ".", "x",
+    "\x7f", "a\x7f", "\x1b", "\xc2\x80" /*U+0080*/, "\xc2\x9f" /*U+009F*/, "\xc2\xad" /*soft hyphen*/,
+    "\xe2\x80\x8e" /*LRM*/, "\xef\xbb\xbf" /*U+FEFF*/, "\xee\x80\x80" /*private U+E000*/,
+    "\xef\xa3\xbf" /*private U+F8FF*/, "\xf3\xb0\x80\x80" /*plane 15 U+F0000*/,
+    "\xf4\x8f\xbf\xbd" /*plane 16 U+10FFFD*/, "\xe3\x80\x80" /*ideographic space*/,
+    "\xe2\x80\xa9" /*U+2029*/, "\xf0\x9d\x90\x80" /*math bold A*/, "\xe0\xa1\xb0" /*U+0870, Unicode 14*/,
+    "\xf0\x9f\x9b\x9c" /*U+1F6DC, Unicode 15*/, "\xe2\xbf\xbc" /*U+2FFC, Unicode 15.1*/,
+    "\xf0\x9f\xab\xa9" /*U+1FAE9, Unicode 16*/, "'\"", "\xc2\xb2" /*superscript two*/};
 
 }  // namespace
 
@@ -53,6 +63,8 @@ LinearSite realistic_site(ChoiceSource& src) {
   out.k = s.k;
   return out;
 }
+
+std::span<const std::string_view> stress_pieces() { return kStressPieces; }
 
 std::string stress_prefix(ChoiceSource& src) {
   std::string out;

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "gen/choice_source.hpp"
 
@@ -19,5 +21,7 @@ LinearSite realistic_site(ChoiceSource& src);
 // A prefix made to stress repr(): quotes of both kinds, backslashes, control characters, C1 and
 // line-separator code points, non-BMP emoji, printable non-ASCII. Always valid UTF-8, never empty.
 std::string stress_prefix(ChoiceSource& src);
+// The pieces stress_prefix() joins (for tests: each is valid UTF-8 that the oracle's repr() knows).
+std::span<const std::string_view> stress_pieces();
 
 }  // namespace w4a8::gen

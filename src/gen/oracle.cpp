@@ -6,11 +6,15 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <unordered_map>
 
+#include "gen/byte_order.hpp"
 #include "gen/model.hpp"
-#include "py/repr.hpp"
+#include "gen/repr_oracle.hpp"
 
 namespace w4a8::gen {
+
+namespace py = oracle_py;  // repr() by the oracle's own rules (repr_oracle.hpp), never src/py's
 
 using st::Dtype;
 using u128 = unsigned __int128;
@@ -55,6 +59,7 @@ struct Meta {
   Dtype dtype;
   std::vector<std::uint64_t> shape;
   const TensorDesc* desc;  // nullptr for marker tensors
+  const MarkerDesc* marker = nullptr;  // a marker tensor, whose shape is found on first use
 };
 
 bool shape_is(const std::vector<std::uint64_t>& s, std::initializer_list<u128> want) {
@@ -80,10 +85,11 @@ std::string torch_name(Dtype d) {
   }
 }
 
-Error json_failure(const JsonDoc& d, Error invalid) {
-  switch (d.outcome) {
+// The error of json.loads for d with outcome o (loads_outcome: its nesting where it is read).
+Error json_failure(const JsonDoc& d, JsonDoc::Outcome o, Error invalid) {
+  switch (o) {
     case JsonDoc::Outcome::IntTooLong: return make_error(ErrorKind::PyIntMaxStrDigits, {std::to_string(d.digits)});
-    case JsonDoc::Outcome::TooDeep: return make_error(ErrorKind::PyRecursion, {"array", "unicode string"});
+    case JsonDoc::Outcome::TooDeep: return make_error(ErrorKind::PyRecursion, {d.deep_objects ? "object" : "array", "unicode string"});
     default: return invalid;
   }
 }
@@ -177,7 +183,7 @@ class Simulation {
       if (auto e = collect(i, x.message_exact)) return fail(std::move(*e), x);
     // Section 2: the MXFP8 shortcut.
     std::size_t added = 0;
-    if (formats_ == std::set<std::string>{"mxfp8"}) {
+    if (formats_.size() == 1 && *formats_.begin() == "mxfp8") {
       for (const std::string& p : quantized_) {
         const Meta* w = find(p + ".weight");
         const Meta* sc = find(p + ".weight_scale");
@@ -226,9 +232,15 @@ class Simulation {
     return x;
   }
 
-  const Meta* find(const std::string& name) const {
+  const Meta* find(const std::string& name) {
     auto it = meta_.find(name);
-    return it == meta_.end() ? nullptr : &it->second;
+    if (it == meta_.end()) return nullptr;
+    Meta& m = it->second;
+    if (m.marker) {  // (1-D, the element count of its bytes: spelling and encoding it costs, so lazily)
+      m.shape = {marker_len(*m.marker)};
+      m.marker = nullptr;
+    }
+    return &m;
   }
   std::string meta_str(const Meta* m, const std::string& name) const {
     if (!m) return "None";
@@ -282,19 +294,19 @@ class Simulation {
         for (char& c : low) if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
         formats_.insert(low);
       }
-    if (quant_metadata_text(s_, i)) {
+    if (has_quant_metadata(s_, i)) {
       const Error invalid = make_error(ErrorKind::SgInvalidQuantMetadata, {f.path});
       if (f.quant_meta_override) {
         const JsonDoc& d = *f.quant_meta_override;
-        if (d.outcome != JsonDoc::Outcome::Ok) return json_failure(d, invalid);
+        if (const auto o = loads_outcome(d, 0); o != JsonDoc::Outcome::Ok) return json_failure(d, o, invalid);
         if (!d.value.is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {f.path});
         const json::Value* layers = d.value.get("layers");
         if (!layers || !layers->is_object()) return make_error(ErrorKind::SgQuantMetadataNoLayers, {f.path});
         // Overrides carry no markers of their own (generated overrides never have members).
       } else {
         for (const auto& m : s_.markers)
-          if (m.place == Place::Metadata && m.file == i && m.doc.outcome != JsonDoc::Outcome::Ok)
-            return json_failure(m.doc, invalid);
+          if (m.place == Place::Metadata && m.file == i && loads_outcome(m.doc, 2) != JsonDoc::Outcome::Ok)
+            return json_failure(m.doc, loads_outcome(m.doc, 2), invalid);
         for (const auto& m : s_.markers) {
           if (m.place != Place::Metadata || m.file != i) continue;
           if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(m.prefix, s_.options.python)});
@@ -304,36 +316,25 @@ class Simulation {
     }
     // Tensors in key order (sorted by code point = byte order).
     std::vector<std::pair<std::string, Meta>> ts;
-    std::map<std::string, const MarkerDesc*> marker_tensors;
     for (const auto& t : s_.tensors)
       if (t.file == i) ts.push_back({t.name, {t.dtype, t.shape, &t}});
     for (const auto& m : s_.markers)
-      if (m.place == Place::Tensor && m.file == i) {
-        const std::string name = m.prefix + ".comfy_quant";
-        ts.push_back({name, {m.dtype, {}, nullptr}});
-        marker_tensors[name] = &m;
-      }
-    std::sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (m.place == Place::Tensor && m.file == i) ts.push_back({m.prefix + ".comfy_quant", {m.dtype, {}, nullptr, &m}});
+    std::sort(ts.begin(), ts.end(), [](const auto& a, const auto& b) { return bytes_less(a.first, b.first); });
     for (auto& [name, meta] : ts) {
       meta_[name] = meta;
-      static constexpr std::string_view kW = ".weight", kQ = ".comfy_quant";
-      if (name.size() >= kW.size() && name.compare(name.size() - kW.size(), kW.size(), kW) == 0 &&
-          (meta.dtype == Dtype::F8_E4M3 || meta.dtype == Dtype::I8 || meta.dtype == Dtype::U8))
-        quantized_.insert(name.substr(0, name.size() - kW.size()));
-      if (name.size() >= kQ.size() && name.compare(name.size() - kQ.size(), kQ.size(), kQ) == 0) {
-        auto it = marker_tensors.find(name);
-        if (it == marker_tensors.end()) continue;  // generated names never end so otherwise
-        const MarkerDesc& m = *it->second;
+      if (bytes_ends_with(name, ".weight") && (meta.dtype == Dtype::F8_E4M3 || meta.dtype == Dtype::I8 || meta.dtype == Dtype::U8))
+        quantized_.insert(name.substr(0, name.size() - 7));
+      if (meta.marker) {  // generated tensor names never end in ".comfy_quant" otherwise
+        const MarkerDesc& m = *meta.marker;
         if (!torch_name(m.dtype).empty()) return make_error(ErrorKind::TorchUnsupportedScalarType, {torch_name(m.dtype)});
         const Error invalid = make_error(ErrorKind::SgInvalidMarker, {py::repr_str(name, s_.options.python), f.path});
         if (m.undecodable) return invalid;
-        if (m.doc.outcome != JsonDoc::Outcome::Ok) return json_failure(m.doc, invalid);
+        if (const auto o = loads_outcome(m.doc, 0); o != JsonDoc::Outcome::Ok) return json_failure(m.doc, o, invalid);
         if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(name, s_.options.python)});
         if (auto e = record(m)) return e;
       }
     }
-    // Marker tensors' shapes for checkpoint_meta (1-D, element count of their bytes).
-    for (auto& [name, m] : marker_tensors) meta_[name].shape = {marker_len(*m)};
     return std::nullopt;
   }
 
@@ -344,7 +345,7 @@ class Simulation {
     for (const char* s : sufs)
       if (!find(p + s)) missing.push_back(p + s);
     if (missing.empty()) return std::nullopt;
-    std::sort(missing.begin(), missing.end());
+    std::sort(missing.begin(), missing.end(), BytesLess{});
     return make_error(ErrorKind::SgMissingTensors, {py::repr_str(p, s_.options.python), py::repr_str_list(missing, s_.options.python)});
   }
 
@@ -422,10 +423,11 @@ class Simulation {
   std::optional<Error> check_strict(const std::string& p, Record& rec);
 
   const Scenario& s_;
-  std::map<std::string, Meta> meta_;
-  std::set<std::string> quantized_;  // sorted: the order sorted(missing) and MXFP8 use
-  std::set<std::string> formats_;
-  std::map<std::string, std::size_t> index_;
+  // Byte-order containers (byte_order.hpp: no memcmp under libFuzzer).
+  std::unordered_map<std::string, Meta> meta_;
+  std::set<std::string, BytesLess> quantized_;  // sorted: the order sorted(missing) and MXFP8 use
+  std::set<std::string, BytesLess> formats_;
+  std::map<std::string, std::size_t, BytesLess> index_;
   std::vector<std::pair<std::string, Record>> order_;
 };
 

@@ -34,12 +34,13 @@ std::string check_defect_fires(const Scenario& s, const Expectation& want);
 std::string check_round_trip(const Scenario& s);
 // 4. Moving tensors between (possibly new) files leaves the verdict unchanged (for scenarios whose
 //    verdict cannot depend on layout: at most one layer-level defect).
-std::string check_sharding(const Scenario& s, ChoiceSource& src);
+// verdict: the validator's verdict on s when the caller has it already (else it is computed).
+std::string check_sharding(const Scenario& s, ChoiceSource& src, const Result<validate::Report>* verdict = nullptr);
 // 5. Moving every marker into tensors, or into _quantization_metadata, leaves the verdict unchanged.
 std::string check_marker_placement(const Scenario& s, ChoiceSource& src);
 // 6. --strict accepts only layers inside the W4A8 kernel contract (checked on the validator's own
 //    report: N, K > 0, K % 16, K % G, K % R, G shape, R a power of 4, convrot true).
-std::string check_strict_contract(const Scenario& s);
+std::string check_strict_contract(const Scenario& s, const Result<validate::Report>* verdict = nullptr);
 // 7. The per-layer API agrees with inspect(): LayersReport::overall() is inspect()'s verdict (layers
 //    included), and inspect() with only_layer = P gives the checkpoint error, else P's own verdict.
 std::string check_layers(const Scenario& s);

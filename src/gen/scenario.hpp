@@ -48,6 +48,9 @@ struct MarkerDesc {
   st::Dtype dtype = st::Dtype::U8;
   bool undecodable = false;  // bytes are not valid in the detected encoding (UnicodeDecodeError)
   std::vector<std::uint8_t> raw;  // when non-empty: the exact tensor bytes (undecodable, padded)
+  // Choices that respell doc's text from its value (json_spell.hpp; model.hpp's marker_text); empty:
+  // doc.text as built. Only documents json.loads accepts are respelled.
+  std::vector<std::uint8_t> spelling;
 };
 
 // A container-level defect applied to one serialized file (at most one a file).
@@ -64,6 +67,7 @@ struct FileDesc {
   std::optional<JsonDoc> quant_meta_override;  // replaces the generated _quantization_metadata text
   bool force_quant_meta = false;  // emit {"layers": {}} even without metadata markers
   ContainerEdit container;
+  std::vector<std::uint8_t> meta_spelling;  // choices that respell the _quantization_metadata text
 };
 
 // The logical layer a generator made (for descriptions and the strict-contract property).
@@ -80,6 +84,9 @@ struct GenConfig {
   bool allow_container = true;     // container defects (their messages depend on the reader)
   bool differential_safe = false;  // avoid what another implementation may legitimately order
                                    // differently (several bad MXFP8 layers, recursion limits)
+  // Nest markers at exactly Python's recursion limit as we model it (json::kPythonMaxDepth) and one
+  // past it. Only for engines judged by our model: a real interpreter's limit depends on its stack.
+  bool recursion_boundary = false;
   std::size_t max_layers = 6;
   std::size_t max_files = 3;
 };

@@ -202,6 +202,9 @@ Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value
   constexpr std::size_t kLinearMax = 16;
   const bool indexed = recorded.members.size() + marker.members.size() > kLinearMax;
   std::unordered_map<std::string_view, std::size_t> index;
+  // The index holds views of the keys: no reallocation may move them (a short key lives inside its
+  // string, so a moved string leaves the view dangling).
+  recorded.members.reserve(recorded.members.size() + marker.members.size());
   if (indexed) {
     index.reserve(recorded.members.size());
     for (std::size_t i = 0; i < recorded.members.size(); ++i) index.emplace(recorded.members[i].first, i);
