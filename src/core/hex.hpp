@@ -39,15 +39,30 @@ inline void append_u_escape(std::string& out, std::uint32_t unit) {
   append(out, unit, 4);
 }
 
+// The value of one digit, either case; -1 for anything else.
+constexpr int value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The four digits of a JSON \u escape at s[at, at + 4): false when s ends first or one is not a digit.
+constexpr bool read_u16(std::string_view s, std::size_t at, char32_t& out) {
+  if (at > s.size() || s.size() - at < 4) return false;
+  out = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const int h = value(s[at + i]);
+    if (h < 0) return false;
+    out = out << 4 | static_cast<char32_t>(h);
+  }
+  return true;
+}
+
 // Inverse of bytes() for lowercase or uppercase digits; a trailing odd digit or a non-digit yields
 // what decoded before it.
 inline std::string decode(std::string_view h) {
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
+  constexpr auto nibble = value;
   std::string out;
   out.reserve(h.size() / 2);
   for (std::size_t i = 0; i + 1 < h.size(); i += 2) {

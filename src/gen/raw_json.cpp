@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/hex.hpp"
+
 namespace w4a8::gen::raw {
 namespace {
 
@@ -106,23 +108,11 @@ void emit_to(const Node& n, std::string& out) {
   }
 }
 
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // \uXXXX at s[i] (i at the backslash): the code unit, or -1.
 long unit_at(std::string_view s, std::size_t i) {
-  if (i + 6 > s.size() || s[i] != '\\' || s[i + 1] != 'u') return -1;
-  long v = 0;
-  for (std::size_t k = i + 2; k < i + 6; ++k) {
-    const int h = hex(s[k]);
-    if (h < 0) return -1;
-    v = v * 16 + h;
-  }
-  return v;
+  char32_t v = 0;
+  if (i + 2 > s.size() || s[i] != '\\' || s[i + 1] != 'u' || !hex::read_u16(s, i + 2, v)) return -1;
+  return long(v);
 }
 
 // One UTF-8 sequence at s[i] (surrogates allowed, as 'surrogatepass'); advances i. -1: malformed.

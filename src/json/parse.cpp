@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/hex.hpp"
 #include "json/bytes_decode.hpp"
 #include "json/flat_object.hpp"
 #include "json/number.hpp"
@@ -29,12 +30,6 @@ using namespace serde_msg;
 
 bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Iterative parser over validated WTF-8 (Python) or UTF-8 (Serde) text: open containers live on
 // an explicit stack (bounded by the dialect's depth limit), so no input can exhaust the C++ stack,
@@ -260,16 +255,7 @@ class Parser {
     members_.emplace_back(std::move(obj.key), std::move(val));
   }
 
-  bool read_hex4(std::size_t at, char32_t& out) const {
-    if (at > s_.size() || s_.size() - at < 4) return false;
-    out = 0;
-    for (std::size_t i = 0; i < 4; ++i) {
-      const int h = hex_value(s_[at + i]);
-      if (h < 0) return false;
-      out = out << 4 | static_cast<char32_t>(h);
-    }
-    return true;
-  }
+  bool read_hex4(std::size_t at, char32_t& out) const { return hex::read_u16(s_, at, out); }
 
   // At the opening quote. Control characters (< 0x20) are errors in both dialects (json strict=True).
   bool parse_string(std::string& out) {

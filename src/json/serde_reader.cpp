@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/hex.hpp"
 #include "json/number.hpp"
 #include "json/wtf8.hpp"
 
@@ -10,12 +11,6 @@ namespace w4a8::json {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -28,16 +23,7 @@ bool SerdeReader::fail(std::string_view msg, std::size_t at) {
   return false;
 }
 
-bool SerdeReader::read_hex4(std::size_t at, char32_t& out) const {
-  if (at > n_ || n_ - at < 4) return false;
-  out = 0;
-  for (std::size_t k = 0; k < 4; ++k) {
-    const int h = hex_value(s_[at + k]);
-    if (h < 0) return false;
-    out = out << 4 | static_cast<char32_t>(h);
-  }
-  return true;
-}
+bool SerdeReader::read_hex4(std::size_t at, char32_t& out) const { return hex::read_u16(text(), at, out); }
 
 // After "\uXXXX" (cursor past it): a high surrogate needs "\u" + a low one right after, checked
 // byte by byte as serde_json does; a low one alone is an error.
