@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/hex.hpp"
+#include "json/wtf8.hpp"
 
 namespace w4a8::gen {
 namespace {
@@ -210,18 +211,6 @@ void put_u_escape(std::string& out, char32_t u, std::uint64_t hex_case) {
   }
 }
 
-void put_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) { out += static_cast<char>(cp); return; }
-  if (cp < 0x800) { out += static_cast<char>(0xC0 | (cp >> 6)); }
-  else if (cp < 0x10000) { out += static_cast<char>(0xE0 | (cp >> 12)); out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)); }
-  else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  }
-  out += static_cast<char>(0x80 | (cp & 0x3F));
-}
-
 }  // namespace
 
 ExactDecimal exact_decimal(double d) {
@@ -334,14 +323,14 @@ std::string spell_string(std::string_view s, ChoiceSource& src) {
     if (cp < 0x20 || (cp >= 0xD800 && cp <= 0xDFFF)) {  // must be escaped (strict mode; not UTF-8)
       put_u_escape(out, cp, hex_case);
     } else if (cp >= 0x10000) {
-      if (c != 1) { put_utf8(out, cp); continue; }
+      if (c != 1) { json::append_wtf8(out, cp); continue; }
       const char32_t v = cp - 0x10000;
       put_u_escape(out, 0xD800 + (v >> 10), hex_case);
       put_u_escape(out, 0xDC00 + (v & 0x3FF), hex_case);
     } else if (c == 1) {
       put_u_escape(out, cp, hex_case);
     } else {
-      put_utf8(out, cp);
+      json::append_wtf8(out, cp);
     }
   }
   return out + "\"";

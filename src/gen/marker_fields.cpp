@@ -6,6 +6,7 @@
 
 #include "gen/json_spell.hpp"
 #include "gen/repr_oracle.hpp"
+#include "json/wtf8.hpp"
 
 namespace w4a8::gen {
 namespace {
@@ -143,18 +144,6 @@ constexpr char32_t kAlphabet[] = {'a', 'Z', '0', ' ', '"', '\\', '/', '\b', '\f'
                                   0x80, 0x85, 0xA0, 0xE9, 0x378, 0x5C42, 0x2028, 0xFEFF, 0xFFFE, 0xFFFF, 0xE000,
                                   0x10000, 0x1F600, 0x1D400, 0x10FFFF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF};
 
-void put_wtf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) { out += static_cast<char>(cp); return; }
-  if (cp < 0x800) { out += static_cast<char>(0xC0 | (cp >> 6)); }
-  else if (cp < 0x10000) { out += static_cast<char>(0xE0 | (cp >> 12)); out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)); }
-  else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  }
-  out += static_cast<char>(0x80 | (cp & 0x3F));
-}
-
 // Floats with their canonical text (Python's repr): the extremes, negative zero, inexact decimals.
 struct NamedFloat {
   const char* text;
@@ -198,7 +187,7 @@ std::string any_text(ChoiceSource& src, std::size_t max_len) {
     char32_t cp = kAlphabet[src.below(std::size(kAlphabet))];
     if (after_high && cp >= 0xDC00 && cp <= 0xDFFF) cp = 'x';  // json.loads would join the two escapes
     after_high = cp >= 0xD800 && cp <= 0xDBFF;
-    put_wtf8(out, cp);
+    json::append_wtf8(out, cp);
   }
   return out;
 }
