@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::string_view kWeightSuffix = ".weight";
 constexpr std::string_view kMarkerSuffix = ".comfy_quant";
+constexpr std::size_t kDerivedKeysMax = 2;  // most keys one rule adds to a marker (rules_*.cpp)
 
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
@@ -232,6 +233,9 @@ Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value
 Status record_marker(State& s, std::string_view prefix, json::Value marker) {
   const auto [position, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
   if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
+    // Room for the keys section 4 adds (_has_codebook, ...): the parser sized the members exactly,
+    // and growing them then would double every marker's block and strand the old one.
+    marker.members.reserve(marker.members.size() + kDerivedKeysMax);
     s.report.layers.push_back(Layer{std::string(prefix), std::move(marker)});
     return Ok{};
   }

@@ -41,9 +41,14 @@ class PrefixIndex {
       auto it = map_.find(key);
       return it == map_.end() ? std::nullopt : std::optional<std::size_t>(it->second);
     }
+    // Lookups mostly come in key order too (the missing-marker check walks the sorted weight
+    // prefixes): the entry after the previous hit is tried before a binary search.
+    if (next_ < sorted_.size() && sorted_[next_].first == key) return sorted_[next_++].second;
     auto it = std::lower_bound(sorted_.begin(), sorted_.end(), key,
                                [](const auto& e, std::string_view k) { return e.first < k; });
-    return it != sorted_.end() && it->first == key ? std::optional<std::size_t>(it->second) : std::nullopt;
+    if (it == sorted_.end() || it->first != key) return std::nullopt;
+    next_ = static_cast<std::size_t>(it - sorted_.begin()) + 1;
+    return it->second;
   }
   bool contains(std::string_view key) const { return find(key).has_value(); }
 
@@ -51,6 +56,7 @@ class PrefixIndex {
   std::vector<std::pair<std::string_view, std::size_t>> sorted_;  // while keys arrive increasing
   std::unordered_map<std::string_view, std::size_t> map_;          // after that
   bool hashed_ = false;
+  mutable std::size_t next_ = 0;  // sorted_: the position after the last key found (a hint only)
 };
 
 }  // namespace w4a8::validate::detail
