@@ -111,7 +111,7 @@ void chunked_sort(Entry* all, std::size_t n) {
 
 }  // namespace
 
-bool sort_by_name(std::vector<TensorInfo>& v, std::size_t table_budget) {
+bool sort_by_name(std::vector<TensorInfo>& v) {
   const std::size_t n = v.size();  // n <= header bytes / 2 < 2^32
   if (n < 2) return false;
   std::unique_ptr<Entry[]> e(new Entry[n]);
@@ -141,20 +141,8 @@ bool sort_by_name(std::vector<TensorInfo>& v, std::size_t table_budget) {
   // Equal names are adjacent, in input order, and the last of them stays.
   bool dropped = false;
   for (std::size_t k = 0; k + 1 < n && !dropped; ++k) dropped = same_name(e[k], e[k + 1]);
-  if (n * sizeof(TensorInfo) <= table_budget) {
-    // Gather into a second table, in name order, prefetching the scattered sources.
-    std::vector<TensorInfo> out;
-    out.reserve(n);
-    constexpr std::size_t kAhead = 8;
-    for (std::size_t k = 0; k < n; ++k) {
-      if (k + kAhead < n) __builtin_prefetch(&v[e[k + kAhead].index]);
-      if (dropped && k + 1 < n && same_name(e[k], e[k + 1])) continue;
-      out.push_back(std::move(v[e[k].index]));
-    }
-    v.swap(out);
-    return dropped;
-  }
-  // In place, cycle by cycle (a done slot gets its own index), then the repeats squeezed out.
+  // In place, cycle by cycle (a done slot gets its own index), then the repeats squeezed out. Not
+  // gathered into a second table: its first-touch page faults cost more than the scattered moves.
   for (std::uint32_t k = 0; k < n; ++k) {
     if (e[k].index == k) continue;
     TensorInfo held = std::move(v[k]);

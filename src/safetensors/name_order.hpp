@@ -15,8 +15,7 @@ namespace w4a8::st::detail {
 // Linear in the bytes that tell names apart: already sorted input costs one pass; a few sorted runs
 // (the crate's writer: sorted within each dtype) are merged; anything else goes through a
 // most-significant-digit sort on 8-byte chunks of the names.
-// table_budget: the bytes a second tensor table may take (the tensors are then gathered into it in
-// name order, one sequential pass; else they are moved in place, cycle by cycle).
-bool sort_by_name(std::vector<TensorInfo>& tensors, std::size_t table_budget = SIZE_MAX);
+// The tensors are moved in place (no second table).
+bool sort_by_name(std::vector<TensorInfo>& tensors);
 
 }  // namespace w4a8::st::detail

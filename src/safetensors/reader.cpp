@@ -112,9 +112,7 @@ Result<Header> parse_prefix_viewing(std::span<const std::uint8_t> prefix, std::u
   const std::string_view json_text(reinterpret_cast<const char*>(text.data()), text.size());
   W4A8_TRY(detail::read_header(json_text, h));
   const std::optional<std::uint64_t> tiled = offsets_in_document_order(h.tensors);
-  // A second tensor table for the sort only when it is no bigger than the text (tiny entries, whose
-  // table outweighs their text, are moved in place): peak memory stays within a few times the text.
-  const bool dropped = detail::sort_by_name(h.tensors, text.size());
+  const bool dropped = detail::sort_by_name(h.tensors);
   Result<std::uint64_t> end = tiled && !dropped ? Result<std::uint64_t>(*tiled) : validate_offsets(h.tensors);
   if (!end.ok()) return std::move(end).error();
   // The crate adds in usize (wrapping in release builds); a wrapped sum can never equal the file
