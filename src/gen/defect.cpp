@@ -271,13 +271,15 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
     }
     case Defect::StrictChannelScale: {
       if (ch->dtype != Dtype::F32 || ch->shape.size() != 1 || ch->shape[0] == 0) return false;
-      poke_f32(*ch, src.below(ch->shape[0]), bad_float(src, true));
+      const float bad = bad_float(src, true);  // before the index: one choice a statement
+      poke_f32(*ch, src.below(ch->shape[0]), bad);
       return true;
     }
     case Defect::StrictCodebook: {
       const TensorRef cb = find_or_add(s, {p + ".weight_codebook", Dtype::F32, {16}, w->file, {}});
       if (cb->dtype != Dtype::F32 || cb->shape != std::vector<std::uint64_t>{16}) return false;
-      poke_f32(*cb, src.below(16), bad_float(src, false));
+      const float bad = bad_float(src, false);  // before the index: one choice a statement
+      poke_f32(*cb, src.below(16), bad);
       return true;
     }
     case Defect::StrictCorrection: {
@@ -285,7 +287,8 @@ bool inject_strict(Scenario& s, Defect d, ChoiceSource& src) {
       if (groups == 0 || rows == 0 || !fits(Dtype::F32, {groups, rows})) return false;
       const TensorRef co = find_or_add(s, {p + ".weight_correction", Dtype::F32, {groups, rows}, w->file, {}});
       if (co->dtype != Dtype::F32 || co->shape != std::vector<std::uint64_t>{groups, rows}) return false;
-      poke_f32(*co, src.below(groups * rows), bad_float(src, false));
+      const float bad = bad_float(src, false);  // before the index: one choice a statement
+      poke_f32(*co, src.below(groups * rows), bad);
       return true;
     }
     default: return false;

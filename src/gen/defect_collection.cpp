@@ -127,7 +127,11 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
       if (!m || m->undecodable) return false;
       m->fields.clear();
       if (cfg.recursion_boundary && src.flip()) {  // one or two containers past the limit, inside a marker
-        JsonDoc chain = jnest(jint(1), json::kPythonMaxDepth + static_cast<int>(src.below(2)), src.flip());
+        // Choices read one statement each: the order of a call's arguments is unspecified (and
+        // g++ and clang differ), so two reads in one call would decode differently per compiler.
+        const bool objects = src.flip();
+        const int depth = json::kPythonMaxDepth + static_cast<int>(src.below(2));
+        JsonDoc chain = jnest(jint(1), depth, objects);
         m->doc = jobj({{"format", jstr("asym_w4a8_int8")}, {"nest", std::move(chain)}});
         return true;
       }

@@ -396,7 +396,9 @@ Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
   // Plain tensors without markers (norms and biases of unquantized layers).
   for (std::uint64_t i = 0, e = src.below(3); i < e; ++i) {
     const std::string p = b.prefix();
-    b.add(p, ".weight", src.flip() ? Dtype::BF16 : Dtype::F32, {src.below(5)}, b.random_file());
+    const std::size_t file = b.random_file();  // one choice a statement: argument order is unspecified
+    const std::uint64_t len = src.below(5);
+    b.add(p, ".weight", src.flip() ? Dtype::BF16 : Dtype::F32, {len}, file);
   }
   if (src.chance(1, 8)) b.equal_duplicate();
   // Global quant_format: exactly {"mxfp8"} triggers the shortcut; other values just sit there.

@@ -70,7 +70,10 @@ std::string spell_zero(bool negative, ChoiceSource& src) {
   switch (src.below(5)) {
     case 0: return out + "0.0";
     case 1: return out + "0." + std::string(1 + src.below(4), '0');
-    case 2: return out + "0" + (src.flip() ? ".0" : "") + exponent_text(static_cast<long long>(src.below(30)) - 15, src);
+    case 2: {  // one choice a statement (a call's argument order is unspecified)
+      const std::string exp = exponent_text(static_cast<long long>(src.below(30)) - 15, src);
+      return out + "0" + (src.flip() ? ".0" : "") + exp;
+    }
     default: {
       // d * 10**-x with d <= 9 and x >= 400 is < 1e-399, far below 2**-1075 (~2.5e-324): rounds to 0.
       out += static_cast<char>('1' + src.below(9));

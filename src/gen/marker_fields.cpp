@@ -60,7 +60,9 @@ IntField int_field(long long v, ChoiceSource& src) {
     case 7: return ok(jstr(dec), dec);
     case 8: {  // whitespace Python's str.strip() removes: ASCII, NBSP, ideographic space, U+2028
       static constexpr const char* kWs[] = {" ", "\t", "\n", "\xc2\xa0", "\xe3\x80\x80", "\xe2\x80\xa8", "\x0b"};
-      return ok(jstr(std::string(kWs[src.below(7)]) + dec + kWs[src.below(7)]), dec);
+      const char* after = kWs[src.below(7)];  // read before `before`: the decoding pinned inputs use
+      const char* before = kWs[src.below(7)];
+      return ok(jstr(before + dec + after), dec);
     }
     case 9: return ok(jstr((v >= 0 ? "+" : "") + dec), dec);
     case 10: {  // single underscores between digits
@@ -210,7 +212,10 @@ JsonDoc any_value(ChoiceSource& src, int depth) {
     }
     default: {
       std::vector<std::pair<std::string, JsonDoc>> ms;
-      for (std::uint64_t i = 0, n = src.below(4); i < n; ++i) ms.emplace_back(any_text(src, 3), any_value(src, depth - 1));
+      for (std::uint64_t i = 0, n = src.below(4); i < n; ++i) {
+        JsonDoc value = any_value(src, depth - 1);  // before the key: one choice a statement
+        ms.emplace_back(any_text(src, 3), std::move(value));
+      }
       return jobj(std::move(ms));
     }
   }
