@@ -57,7 +57,7 @@ class Name {
   // Byte order (= code point order for UTF-8), against a Name or anything that reads as a string_view.
   friend constexpr bool operator==(const Name& a, const Name& b) noexcept { return a.view() == b.view(); }
   friend constexpr std::strong_ordering operator<=>(const Name& a, const Name& b) noexcept {
-    return a.view() <=> b.view();
+    return a.view().compare(b.view()) <=> 0;  // libc++ 14 has no <=> for string_view
   }
   template <class S>
     requires(std::is_convertible_v<const S&, std::string_view> && !std::is_same_v<S, Name>)
@@ -67,7 +67,7 @@ class Name {
   template <class S>
     requires(std::is_convertible_v<const S&, std::string_view> && !std::is_same_v<S, Name>)
   friend constexpr std::strong_ordering operator<=>(const Name& a, const S& b) noexcept {
-    return a.view() <=> std::string_view(b);
+    return a.view().compare(std::string_view(b)) <=> 0;
   }
 
   friend std::string operator+(const Name& a, std::string_view b) { return std::string(a.view()).append(b); }
