@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gen/properties.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
 #include "support/python.hpp"
@@ -53,25 +54,6 @@ const json::Value& field(const json::Value& v, std::string_view key) {
   return f != nullptr ? *f : kNull;
 }
 
-// Exact structural equality (kinds, int text, float bits with NaN == NaN, member order).
-bool same_json(const json::Value& a, const json::Value& b) {
-  if (a.kind != b.kind) return false;
-  switch (a.kind) {
-    case json::Kind::Null: return true;
-    case json::Kind::Bool: return a.boolean == b.boolean;
-    case json::Kind::Int: case json::Kind::String: return a.text == b.text;
-    case json::Kind::Float: return (a.number != a.number && b.number != b.number) || std::memcmp(&a.number, &b.number, 8) == 0;
-    case json::Kind::Array:
-      return a.items.size() == b.items.size() && std::equal(a.items.begin(), a.items.end(), b.items.begin(), same_json);
-    case json::Kind::Object:
-      if (a.members.size() != b.members.size()) return false;
-      for (std::size_t i = 0; i < a.members.size(); ++i)
-        if (a.members[i].first != b.members[i].first || !same_json(a.members[i].second, b.members[i].second)) return false;
-      return true;
-  }
-  return false;
-}
-
 // Empty when the result matches the expected verdict, else a description of the difference.
 std::string compare(const json::Value& expected, const Status& got, const Report* report) {
   const bool want_ok = field(expected, "ok").boolean;
@@ -95,7 +77,7 @@ std::string compare(const json::Value& expected, const Status& got, const Report
   for (std::size_t i = 0; i < r.layers.size(); ++i) {
     if (layers.members[i].first != r.layers[i].prefix) return "layer order differs at " + r.layers[i].prefix;
     // Whole markers, derived keys included, exactly as the wheel returned them.
-    if (!same_json(layers.members[i].second, r.layers[i].marker))
+    if (!gen::same_json(layers.members[i].second, r.layers[i].marker))
       return "marker differs: " + r.layers[i].prefix + "\n  expected: " + json::dump(layers.members[i].second) +
              "\n  got:      " + json::dump(r.layers[i].marker);
   }
