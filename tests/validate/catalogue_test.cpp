@@ -115,6 +115,7 @@ std::string replay(const fs::path& dir) {
   std::vector<std::string> names;
   for (const json::Value& f : field(*doc, "files").items) names.push_back(f.text);
   std::vector<std::vector<std::uint8_t>> bytes;
+  bytes.reserve(names.size());
   for (const std::string& n : names) bytes.push_back(read_all(dir / n));
   std::vector<InputFile> in;
   for (std::size_t i = 0; i < names.size(); ++i) in.push_back({names[i], bytes[i]});
@@ -126,7 +127,7 @@ std::string replay(const fs::path& dir) {
   for (upstream::Sglang v : profiles) {
     const std::string at = "sglang " + std::string(upstream::profile(v).version) + ", ";
     auto note = [&](const std::string& what, const std::string& diff) {
-      if (!diff.empty()) out += at + what + ": " + diff + "\n";
+      if (!diff.empty()) out.append(at).append(what).append(": ").append(diff).append("\n");
     };
     Options opt;
     opt.strict = strict;
