@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "cli/commands.hpp"
+#include "cli/heap_pages.hpp"
 #include "cli/report.hpp"
 #include "core/version.hpp"
 #include "io/atomic_file.hpp"
@@ -42,6 +43,7 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  w4a8::cli::reserve_heap_in_huge_pages(std::size_t{32} << 20);
   w4a8::io::install_output_cleanup();
   w4a8::cli::Reporter report(std::cout, std::cerr);
   try {

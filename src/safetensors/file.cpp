@@ -1,7 +1,9 @@
 // File::open: the whole file is mapped read-only; only the header pages are ever touched by parse().
 // Opened with O_NONBLOCK and fstat'ed before any read, so a FIFO or device given as a checkpoint is
 // refused at once instead of blocking.
+#include <bit>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include <fcntl.h>
@@ -35,6 +37,23 @@ struct Fd {
   }
 };
 
+// The header is read front to back right away: map its pages in one call instead of one fault per
+// 64 KiB of fault-around (a 2.4 MB header: ~40 faults). Only the header, never the tensor data.
+// MADV_POPULATE_READ is Linux 5.14+; older kernels refuse it and the faults happen as before.
+void prefault_header(void* p, std::size_t len) {
+#ifdef __linux__
+  constexpr int kPopulateRead = 22;  // MADV_POPULATE_READ (absent from older headers)
+  if (len < 8) return;
+  std::uint64_t n = 0;
+  std::memcpy(&n, p, 8);  // little-endian length; a bad one is parse()'s to report
+  n = std::endian::native == std::endian::little ? n : __builtin_bswap64(n);
+  const std::uint64_t want = n < len - 8 ? n + 8 : len;
+  if (want > (64u << 10)) (void)::madvise(p, static_cast<std::size_t>(want), kPopulateRead);
+#else
+  (void)p, (void)len;
+#endif
+}
+
 }  // namespace
 
 Result<File> File::open(const std::string& path) {
@@ -59,6 +78,7 @@ Result<File> File::open(const std::string& path) {
     void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd.fd, 0);
     if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
     f.mapping_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+    prefault_header(p, len);
   }
   // Names view the mapping, which the Header then shares.
   auto h = detail::parse_prefix_viewing(f.bytes(), f.size_, f.mapping_);

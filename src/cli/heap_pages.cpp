@@ -1,0 +1,35 @@
+#include "cli/heap_pages.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+
+#if defined(__GLIBC__) && defined(__linux__)
+#include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+namespace w4a8::cli {
+
+void reserve_heap_in_huge_pages(std::size_t bytes) {
+#if defined(__GLIBC__) && defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  constexpr std::size_t kProbe = std::size_t{256} << 10;  // larger than any free top chunk at start
+  // Blocks up to 64 MiB from the heap; the top is not given back below 256 MiB (it would be refaulted).
+  if (mallopt(M_MMAP_THRESHOLD, 64 << 20) == 0 || mallopt(M_TRIM_THRESHOLD, 256 << 20) == 0) return;
+  if (mallopt(M_TOP_PAD, static_cast<int>(bytes)) == 0) return;
+  void* probe = std::malloc(kProbe);  // makes glibc extend the heap by kProbe + bytes now
+  if (probe == nullptr) return;
+  const auto p = reinterpret_cast<std::uintptr_t>(probe);
+  const auto top = reinterpret_cast<std::uintptr_t>(::sbrk(0));
+  const std::uintptr_t start = (p + kHuge - 1) & ~(kHuge - 1);
+  // Only when the probe sits in the brk heap just below its top (else it came from elsewhere).
+  if (p < top && top - p <= kProbe + bytes + kHuge && start < top)
+    (void)::madvise(reinterpret_cast<void*>(start), top - start, MADV_HUGEPAGE);
+  std::free(probe);
+#else
+  (void)bytes;
+#endif
+}
+
+}  // namespace w4a8::cli
