@@ -4,6 +4,8 @@
 // consumer matrix (consumer_matrix.hpp) instead of one release's verdict.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -37,23 +39,43 @@ std::string rules_text(const ValidateArgs& a) {
 }
 
 void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) {
-  static const char* const kSuffixes[] = {"weight", "weight_s_rel", "weight_s_channel", "weight_scale",
-                                          "weight_scale_2", "weight_codebook", "weight_correction",
-                                          "bias", "input_scale", "pre_quant_scale"};
-  std::string name;
+  static constexpr std::string_view kSuffixes[] = {"weight", "weight_s_rel", "weight_s_channel", "weight_scale",
+                                                   "weight_scale_2", "weight_codebook", "weight_correction",
+                                                   "bias", "input_scale", "pre_quant_scale"};
+  constexpr std::size_t kFlushAt = std::size_t{1} << 16;
+  std::string buf;  // written in 64 KiB blocks: one stream call per line item cost more than the rest
+  buf.reserve(kFlushAt + 4096);
+  std::string head;
+  const auto& ts = r.tensors;  // sorted by name: a layer's tensors are the run starting with prefix + "."
   for (const validate::Layer& l : r.layers) {
-    out << "  " << py::repr_str(l.prefix, pv) << "  format=" << marker_format(l.marker);
+    buf += "  ";
+    buf += py::repr_str(l.prefix, pv);
+    buf += "  format=";
+    buf += marker_format(l.marker);
     for (const auto& [key, value] : l.marker.members) {
       if (key == "format") continue;
-      out << " " << key << "=" << json::dump(value);
+      buf.append(" ").append(key).append("=").append(json::dump(value));
     }
-    out << "\n";
-    for (const char* s : kSuffixes) {
-      name.assign(l.prefix).append(".").append(s);
-      if (const validate::TensorMeta* t = r.find(name))
-        out << "    " << s << ": " << st::dtype_name(t->dtype) << py::repr_shape(t->shape) << "\n";
+    buf += '\n';
+    head.assign(l.prefix).append(".");
+    const validate::TensorMeta* found[std::size(kSuffixes)] = {};
+    auto it = std::lower_bound(ts.begin(), ts.end(), std::string_view(head),
+                               [](const validate::TensorMeta* t, std::string_view n) { return t->name < n; });
+    for (; it != ts.end() && std::string_view((*it)->name).starts_with(head); ++it)
+      for (std::size_t k = 0; k < std::size(kSuffixes); ++k)
+        if (std::string_view((*it)->name).substr(head.size()) == kSuffixes[k]) found[k] = *it;
+    for (std::size_t k = 0; k < std::size(kSuffixes); ++k) {
+      if (found[k] == nullptr) continue;
+      buf.append("    ").append(kSuffixes[k]).append(": ").append(st::dtype_name(found[k]->dtype));
+      buf += py::repr_shape(found[k]->shape);
+      buf += '\n';
+    }
+    if (buf.size() >= kFlushAt) {
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
     }
   }
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
 // Layers per marker format, in first-seen order.

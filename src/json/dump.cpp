@@ -53,6 +53,15 @@ void dump_string_to(std::string& out, std::string_view s) {
   out.push_back('"');
   std::size_t pos = 0;
   while (pos < s.size()) {
+    // Printable ASCII other than '"' and '\\' is written as is: copy such runs whole (names and
+    // marker strings are nearly all of it).
+    std::size_t run = pos;
+    while (run < s.size() && s[run] >= ' ' && s[run] <= '~' && s[run] != '"' && s[run] != '\\') ++run;
+    if (run > pos) {
+      out.append(s.data() + pos, run - pos);
+      pos = run;
+      continue;
+    }
     char32_t cp = 0;
     if (!decode_wtf8(s, pos, cp, /*allow_surrogates=*/true)) {
       cp = 0xFFFD;
