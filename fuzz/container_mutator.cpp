@@ -66,7 +66,6 @@ struct Scratch {
   std::vector<std::uint8_t> buf;   // room for a raw byte mutation
   std::string header;              // the emitted header
   std::vector<Id> all, containers;
-  std::vector<bool> is_key;        // parallel to all
 };
 
 Scratch& scratch() {
@@ -168,14 +167,21 @@ Id fresh_value(Tree& t, Rng& r, int depth = 0) {
   }
 }
 
-void collect(const Tree& t, Id n, bool key, Scratch& s) {
+void collect(const Tree& t, Id n, Scratch& s) {
   s.all.push_back(n);
-  s.is_key.push_back(key);
   if (t[n].kind == Kind::Array || t[n].kind == Kind::Object) {
     s.containers.push_back(n);
-    std::size_t i = 0;
-    for (Id k = t[n].first; k != kNil; k = t[k].next, ++i) collect(t, k, t[n].kind == Kind::Object && i % 2 == 0, s);
+    for (Id k = t[n].first; k != kNil; k = t[k].next) collect(t, k, s);
   }
+}
+
+// Whether n is a member name (only asked now and then: not worth recording while collecting).
+bool is_key(const Tree& t, const std::vector<Id>& containers, Id n) {
+  for (Id c : containers)
+    if (t[c].kind == Kind::Object)
+      for (Id k = t[c].first; k != kNil && t[k].next != kNil; k = t[t[k].next].next)
+        if (k == n) return true;
+  return false;
 }
 
 // Another number near or far from a scalar's value.
@@ -206,8 +212,7 @@ void edit(Scratch& s, Id root, Rng& r, RawMutate raw) {
   Tree& t = s.t;
   s.all.clear();
   s.containers.clear();
-  s.is_key.clear();
-  collect(t, root, false, s);
+  collect(t, root, s);
   const Id c = s.containers.empty() ? kNil : s.containers[below(r, s.containers.size())];
   const std::size_t step = c != kNil && t[c].kind == Kind::Object ? 2 : 1;  // objects hold key, value pairs
   const std::size_t count = c != kNil ? kid_count(t, c) : 0, units = count / step;
@@ -259,11 +264,10 @@ void edit(Scratch& s, Id root, Rng& r, RawMutate raw) {
       break;
     default: break;
   }
-  const std::size_t pick = below(r, s.all.size());
-  const Id n = s.all[pick];
+  const Id n = s.all[below(r, s.all.size())];
   switch (below(r, 4)) {
     case 0:  // another kind of value (keys stay strings)
-      if (n != root && !s.is_key[pick]) assign(t, n, fresh_value(t, r));
+      if (n != root && !is_key(t, s.containers, n)) assign(t, n, fresh_value(t, r));
       return;
     case 1:
       if (t[n].kind == Kind::Scalar) {
