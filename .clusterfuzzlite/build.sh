@@ -43,7 +43,7 @@ for m in py json safetensors validate; do
 done
 for m in core gen; do harness+=("$SRC_ROOT"/src/$m/*.cpp); done
 harness+=("$SRC_ROOT/fuzz/targets.cpp")
-if [ "$ENGINE" = libfuzzer ]; then harness+=("$SRC_ROOT/fuzz/container_mutator.cpp"); fi
+if [ "$ENGINE" = libfuzzer ]; then harness+=("$SRC_ROOT/fuzz/container_mutator.cpp" "$SRC_ROOT/fuzz/container_mutator_tree.cpp"); fi
 compile "$under_test_flags" "W4A8_NONE=1" "${under_test[@]}"
 compile "$harness_flags" "AFL_LLVM_DENYLIST=$WORK_DIR/deny_all.txt" "${harness[@]}"
 ar rcs "$WORK_DIR/libw4a8.a" "$WORK_DIR"/obj/*.o

@@ -2,19 +2,21 @@
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
+#include <charconv>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "gen/raw_json.hpp"
+#include "fuzz/container_mutator_tree.hpp"
 
 namespace w4a8::fuzz {
 namespace {
 
-using gen::raw::Node;
-using gen::raw::Type;
+using tree::Id;
+using tree::Kind;
+using tree::kNil;
+using tree::Tree;
 using Rng = std::minstd_rand;
 
 // Dtype names and bit widths, as the safetensors format defines them (a second copy on purpose:
@@ -48,196 +50,289 @@ std::uint64_t le64(const std::uint8_t* p) {
   return v;
 }
 
-struct Container {
-  std::string header;              // the JSON text
-  std::vector<std::uint8_t> data;  // everything after it
-};
-
-std::optional<Container> split(const std::uint8_t* d, std::size_t n) {
-  if (n < 8) return std::nullopt;
-  const std::uint64_t len = le64(d);
-  if (len > n - 8) return std::nullopt;
-  return Container{std::string(reinterpret_cast<const char*>(d + 8), len), std::vector<std::uint8_t>(d + 8 + len, d + n)};
+// The header length of a container, or nothing when its prefix points past the end.
+bool header_len(const std::uint8_t* d, std::size_t n, std::size_t& len) {
+  if (n < 8 || le64(d) > n - 8) return false;
+  len = static_cast<std::size_t>(le64(d));
+  return true;
 }
 
-std::size_t assemble(const Container& c, std::uint8_t* out, std::size_t max) {
-  const std::size_t total = 8 + c.header.size() + c.data.size();
+// Everything one mutation works in, reused by the next (libFuzzer mutates from one thread), so a
+// mutation allocates nothing once these have grown.
+struct Scratch {
+  Tree t;
+  std::vector<std::uint8_t> in;    // the input, which the tree views (the output overwrites it)
+  std::vector<std::uint8_t> data;  // the data region being built
+  std::vector<std::uint8_t> buf;   // room for a raw byte mutation
+  std::string header;              // the emitted header
+  std::vector<Id> all, containers;
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+// 8-byte length prefix, header, data; 0 when that exceeds max.
+std::size_t assemble(std::string_view header, const std::vector<std::uint8_t>& data, std::uint8_t* out, std::size_t max) {
+  const std::size_t total = 8 + header.size() + data.size();
   if (total > max) return 0;
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(std::uint64_t{c.header.size()} >> (8 * i));
-  std::memcpy(out + 8, c.header.data(), c.header.size());
-  if (!c.data.empty()) std::memcpy(out + 8 + c.header.size(), c.data.data(), c.data.size());
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(std::uint64_t{header.size()} >> (8 * i));
+  std::memcpy(out + 8, header.data(), header.size());
+  if (!data.empty()) std::memcpy(out + 8 + header.size(), data.data(), data.size());
   return total;
 }
 
 std::size_t below(Rng& r, std::size_t n) { return n <= 1 ? 0 : r() % n; }
 
-Node scalar(std::string_view s) { return Node{Type::Scalar, std::string(s), {}}; }
-Node string(std::string_view s) { return Node{Type::String, "\"" + std::string(s) + "\"", {}}; }
+std::string_view number_text(Tree& t, std::uint64_t v) {
+  char b[24];
+  return t.keep({b, static_cast<std::size_t>(std::to_chars(b, b + sizeof b, v).ptr - b)});
+}
 
-Node fresh_value(Rng& r, int depth = 0) {
+// The i-th child of c (kNil past the end) and the number of children.
+Id kid(const Tree& t, Id c, std::size_t i) {
+  Id k = t[c].first;
+  while (k != kNil && i-- > 0) k = t[k].next;
+  return k;
+}
+std::size_t kid_count(const Tree& t, Id c) {
+  std::size_t n = 0;
+  for (Id k = t[c].first; k != kNil; k = t[k].next) ++n;
+  return n;
+}
+
+// Links the chain first..last (last's next is overwritten) in before c's child at index at.
+void insert_kids(Tree& t, Id c, std::size_t at, Id first, Id last) {
+  if (at == 0) {
+    t[last].next = t[c].first;
+    t[c].first = first;
+    return;
+  }
+  const Id prev = kid(t, c, at - 1);
+  t[last].next = t[prev].next;
+  t[prev].next = first;
+}
+
+// Makes slot hold value v (kind, text, children; slot keeps its place among its siblings).
+void assign(Tree& t, Id slot, Id v) {
+  const Id next = t[slot].next;
+  t[slot] = t[v];
+  t[slot].next = next;
+}
+
+Id chain(Tree& t, Id a, Id b) {
+  t[a].next = b;
+  return a;
+}
+
+Id fresh_value(Tree& t, Rng& r, int depth = 0) {
   switch (below(r, depth > 1 ? 3 : 6)) {
-    case 0: return scalar(kNumbers[below(r, std::size(kNumbers))]);
-    case 1: return string(below(r, 2) ? kDtypes[below(r, std::size(kDtypes))].name : kStrings[below(r, std::size(kStrings))]);
-    case 2: return string(kKeys[below(r, std::size(kKeys))]);
+    case 0: return t.add(Kind::Scalar, kNumbers[below(r, std::size(kNumbers))]);
+    case 1: return t.add(Kind::String, below(r, 2) ? kDtypes[below(r, std::size(kDtypes))].name : kStrings[below(r, std::size(kStrings))]);
+    case 2: return t.add(Kind::String, kKeys[below(r, std::size(kKeys))]);
     case 3: {
-      Node a{Type::Array, {}, {}};
-      for (std::size_t i = below(r, 4); i-- > 0;) a.kids.push_back(scalar(kNumbers[below(r, 12)]));
+      const Id a = t.add(Kind::Array);
+      Id last = kNil;
+      for (std::size_t i = below(r, 4); i-- > 0;) {
+        const Id item = t.add(Kind::Scalar, kNumbers[below(r, 12)]);
+        (last == kNil ? t[a].first : t[last].next) = item;
+        last = item;
+      }
       return a;
     }
     case 4: {  // a tensor entry
       const auto& dt = kDtypes[below(r, std::size(kDtypes))];
-      const std::string n(kNumbers[below(r, 12)]);
-      Node e{Type::Object, {}, {}};
-      e.kids = {string("dtype"), string(dt.name), string("shape"), Node{Type::Array, {}, {scalar(n)}},
-                string("data_offsets"), Node{Type::Array, {}, {scalar("0"), scalar(n)}}};
+      const std::string_view n = kNumbers[below(r, 12)];
+      const Id dim = t.add(Kind::Scalar, n), zero = t.add(Kind::Scalar, "0"), end = t.add(Kind::Scalar, n);
+      const Id shape = t.add(Kind::Array), offs = t.add(Kind::Array), e = t.add(Kind::Object);
+      const Id k_dtype = t.add(Kind::String, "dtype"), v_dtype = t.add(Kind::String, dt.name);
+      const Id k_shape = t.add(Kind::String, "shape"), k_offs = t.add(Kind::String, "data_offsets");
+      t[shape].first = dim;
+      t[offs].first = chain(t, zero, end);
+      t[e].first = chain(t, k_dtype, chain(t, v_dtype, chain(t, k_shape, chain(t, shape, chain(t, k_offs, offs)))));
       return e;
     }
     default: {
-      Node o{Type::Object, {}, {}};
+      const Id o = t.add(Kind::Object);
+      Id last = kNil;
       for (std::size_t i = below(r, 3); i-- > 0;) {
-        o.kids.push_back(string(kKeys[below(r, std::size(kKeys))]));
-        o.kids.push_back(fresh_value(r, depth + 1));
+        const Id k = t.add(Kind::String, kKeys[below(r, std::size(kKeys))]);
+        const Id v = fresh_value(t, r, depth + 1);
+        (last == kNil ? t[o].first : t[last].next) = chain(t, k, v);
+        last = v;
       }
       return o;
     }
   }
 }
 
-void collect(Node& n, std::vector<Node*>& all, std::vector<Node*>& containers) {
-  all.push_back(&n);
-  if (n.type == Type::Array || n.type == Type::Object) {
-    containers.push_back(&n);
-    for (Node& k : n.kids) collect(k, all, containers);
+void collect(const Tree& t, Id n, Scratch& s) {
+  s.all.push_back(n);
+  if (t[n].kind == Kind::Array || t[n].kind == Kind::Object) {
+    s.containers.push_back(n);
+    for (Id k = t[n].first; k != kNil; k = t[k].next) collect(t, k, s);
   }
 }
 
+// Whether n is a member name (only asked now and then: not worth recording while collecting).
+bool is_key(const Tree& t, const std::vector<Id>& containers, Id n) {
+  for (Id c : containers)
+    if (t[c].kind == Kind::Object)
+      for (Id k = t[c].first; k != kNil && t[k].next != kNil; k = t[t[k].next].next)
+        if (k == n) return true;
+  return false;
+}
+
 // Another number near or far from a scalar's value.
-std::string tweak_number(const std::string& s, Rng& r) {
+std::string_view tweak_number(Tree& t, std::string_view s, Rng& r) {
   std::uint64_t v = 0;
   bool plain = !s.empty() && s.size() <= 19;
-  for (char c : s) plain = plain && c >= '0' && c <= '9';
-  if (plain) v = std::stoull(s);
+  for (char c : s) {
+    plain = plain && c >= '0' && c <= '9';
+    if (plain) v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (!plain) v = 0;
   switch (below(r, plain ? 6 : 2)) {
-    case 0: return std::string(kNumbers[below(r, std::size(kNumbers))]);
-    case 1: return s + std::string(1, static_cast<char>('0' + below(r, 10)));
-    case 2: return std::to_string(v + 1);
-    case 3: return std::to_string(v - 1);
-    case 4: return std::to_string(v * 2);
-    default: return std::to_string(v / 2);
+    case 0: return kNumbers[below(r, std::size(kNumbers))];
+    case 1: {
+      std::string longer(s);  // on the stack unless long
+      longer += static_cast<char>('0' + below(r, 10));
+      return t.keep(longer);
+    }
+    case 2: return number_text(t, v + 1);
+    case 3: return number_text(t, v - 1);
+    case 4: return number_text(t, v * 2);
+    default: return number_text(t, v / 2);
   }
 }
 
 // One structural edit somewhere in the tree.
-void edit(Node& root, Rng& r, RawMutate raw) {
-  std::vector<Node*> all, containers;
-  collect(root, all, containers);
-  Node* c = containers.empty() ? nullptr : containers[below(r, containers.size())];
-  const std::size_t step = c && c->type == Type::Object ? 2 : 1;  // objects hold key, value pairs
-  const std::size_t units = c ? c->kids.size() / step : 0;
+void edit(Scratch& s, Id root, Rng& r, RawMutate raw) {
+  Tree& t = s.t;
+  s.all.clear();
+  s.containers.clear();
+  collect(t, root, s);
+  const Id c = s.containers.empty() ? kNil : s.containers[below(r, s.containers.size())];
+  const std::size_t step = c != kNil && t[c].kind == Kind::Object ? 2 : 1;  // objects hold key, value pairs
+  const std::size_t count = c != kNil ? kid_count(t, c) : 0, units = count / step;
   switch (below(r, 8)) {
     case 0:  // delete a member or item
       if (units) {
         const std::size_t i = below(r, units) * step;
-        c->kids.erase(c->kids.begin() + static_cast<std::ptrdiff_t>(i), c->kids.begin() + static_cast<std::ptrdiff_t>(i + step));
+        const Id after = kid(t, c, i + step);
+        (i == 0 ? t[c].first : t[kid(t, c, i - 1)].next) = after;
         return;
       }
       break;
     case 1:  // duplicate one (a repeated key is a case of its own for both readers)
-      if (units && c->kids.size() < 4096) {
+      if (units && count < 4096) {
         const std::size_t i = below(r, units) * step, at = below(r, units + 1) * step;
-        std::vector<Node> copy(c->kids.begin() + static_cast<std::ptrdiff_t>(i), c->kids.begin() + static_cast<std::ptrdiff_t>(i + step));
-        c->kids.insert(c->kids.begin() + static_cast<std::ptrdiff_t>(at), copy.begin(), copy.end());
+        const Id from = kid(t, c, i);
+        const Id first = t.copy(from);
+        Id last = first;
+        if (step == 2) last = t[first].next = t.copy(t[from].next);
+        insert_kids(t, c, at, first, last);
         return;
       }
       break;
     case 2:  // swap two
       if (units >= 2) {
         const std::size_t i = below(r, units) * step, j = below(r, units) * step;
-        for (std::size_t k = 0; k < step; ++k) std::swap(c->kids[i + k], c->kids[j + k]);
+        for (std::size_t k = 0; k < step; ++k) {
+          const Id a = kid(t, c, i + k), b = kid(t, c, j + k);
+          std::swap(t[a].kind, t[b].kind);
+          std::swap(t[a].text, t[b].text);
+          std::swap(t[a].first, t[b].first);
+        }
         return;
       }
       break;
     case 3:  // insert a fresh member or item
-      if (c) {
+      if (c != kNil) {
         const std::size_t at = below(r, units + 1) * step;
-        std::vector<Node> add;
-        if (step == 2) add.push_back(below(r, 3) ? string(kKeys[below(r, std::size(kKeys))]) : string("t" + std::to_string(below(r, 100))));
-        add.push_back(fresh_value(r));
-        c->kids.insert(c->kids.begin() + static_cast<std::ptrdiff_t>(at), add.begin(), add.end());
+        Id key = kNil;
+        if (step == 2) {
+          if (below(r, 3)) key = t.add(Kind::String, kKeys[below(r, std::size(kKeys))]);
+          else key = t.add(Kind::String, t.keep("t" + std::to_string(below(r, 100))));
+        }
+        const Id v = fresh_value(t, r);
+        if (key != kNil) t[key].next = v;
+        insert_kids(t, c, at, key != kNil ? key : v, v);
         return;
       }
       break;
     default: break;
   }
-  Node* n = all[below(r, all.size())];
+  const Id n = s.all[below(r, s.all.size())];
   switch (below(r, 4)) {
     case 0:  // another kind of value (keys stay strings)
-      if (n != &root) {
-        bool is_key = false;
-        for (Node* p : containers)
-          if (p->type == Type::Object)
-            for (std::size_t i = 0; i < p->kids.size(); i += 2) is_key |= &p->kids[i] == n;
-        if (!is_key) *n = fresh_value(r);
-      }
+      if (n != root && !is_key(t, s.containers, n)) assign(t, n, fresh_value(t, r));
       return;
     case 1:
-      if (n->type == Type::Scalar) n->text = tweak_number(n->text, r);
-      else if (n->type == Type::String) *n = string(below(r, 2) ? kDtypes[below(r, std::size(kDtypes))].name : kKeys[below(r, std::size(kKeys))]);
+      if (t[n].kind == Kind::Scalar) {
+        const std::string_view v = tweak_number(t, t[n].text, r);
+        t[n].text = v;
+      } else if (t[n].kind == Kind::String) {
+        t[n].text = below(r, 2) ? kDtypes[below(r, std::size(kDtypes))].name : kKeys[below(r, std::size(kKeys))];
+      }
       return;
     case 2:
-      if (n->type == Type::String) *n = string(below(r, 2) ? kBadDtypes[below(r, std::size(kBadDtypes))] : kStrings[below(r, std::size(kStrings))]);
-      else if (n->type == Type::Scalar) n->text = std::string(kNumbers[below(r, std::size(kNumbers))]);
+      if (t[n].kind == Kind::String) t[n].text = below(r, 2) ? kBadDtypes[below(r, std::size(kBadDtypes))] : kStrings[below(r, std::size(kStrings))];
+      else if (t[n].kind == Kind::Scalar) t[n].text = kNumbers[below(r, std::size(kNumbers))];
       return;
     default:  // raw bytes inside one scalar or string (quotes kept)
-      if ((n->type == Type::String || n->type == Type::Scalar) && raw) {
-        const bool q = n->type == Type::String && n->text.size() >= 2;
-        std::string inner = q ? n->text.substr(1, n->text.size() - 2) : n->text;
-        std::vector<std::uint8_t> buf(inner.begin(), inner.end());
-        buf.resize(inner.size() + 16);
-        const std::size_t len = raw(buf.data(), inner.size(), buf.size());
-        inner.assign(reinterpret_cast<const char*>(buf.data()), std::min(len, buf.size()));
-        n->text = q ? "\"" + inner + "\"" : inner;
+      if ((t[n].kind == Kind::String || t[n].kind == Kind::Scalar) && raw) {
+        const std::string_view inner = t[n].text;
+        s.buf.assign(inner.begin(), inner.end());
+        s.buf.resize(inner.size() + 16);
+        const std::size_t len = std::min(raw(s.buf.data(), inner.size(), s.buf.size()), s.buf.size());
+        const std::string_view v = t.keep({reinterpret_cast<const char*>(s.buf.data()), len});
+        t[n].text = v;
       }
       return;
   }
 }
 
-const Node* member(const Node& obj, std::string_view key) {
-  for (std::size_t i = 0; i + 1 < obj.kids.size(); i += 2)
-    if (obj.kids[i].text.size() == key.size() + 2 && obj.kids[i].text.compare(1, key.size(), key) == 0) return &obj.kids[i + 1];
-  return nullptr;
+// The value of obj's first member named key, or kNil.
+Id member(const Tree& t, Id obj, std::string_view key) {
+  for (Id k = t[obj].first; k != kNil && t[k].next != kNil; k = t[t[k].next].next)
+    if (t[k].text == key) return t[k].next;
+  return kNil;
 }
 
 // Contiguous data_offsets for every tensor entry whose size follows from its dtype and shape, in
 // document order; the data region is resized to the new end. false when it would exceed limit.
-bool repair_offsets(Node& root, std::vector<std::uint8_t>& data, std::size_t limit) {
-  if (root.type != Type::Object) return true;
+bool repair_offsets(Tree& t, Id root, std::vector<std::uint8_t>& data, std::size_t limit) {
+  if (t[root].kind != Kind::Object) return true;
   std::uint64_t offset = 0;
-  for (std::size_t i = 0; i + 1 < root.kids.size(); i += 2) {
-    Node& e = root.kids[i + 1];
-    if (e.type != Type::Object || root.kids[i].text == "\"__metadata__\"") continue;
-    const Node* dt = member(e, "dtype");
-    const Node* shape = member(e, "shape");
-    const Node* offs = member(e, "data_offsets");
-    if (!dt || !shape || !offs || dt->type != Type::String || shape->type != Type::Array || offs->type != Type::Array) continue;
+  for (Id k = t[root].first; k != kNil && t[k].next != kNil; k = t[t[k].next].next) {
+    const Id e = t[k].next;
+    if (t[e].kind != Kind::Object || t[k].text == "__metadata__") continue;
+    const Id dt = member(t, e, "dtype"), shape = member(t, e, "shape"), offs = member(t, e, "data_offsets");
+    if (dt == kNil || shape == kNil || offs == kNil || t[dt].kind != Kind::String || t[shape].kind != Kind::Array ||
+        t[offs].kind != Kind::Array)
+      continue;
     unsigned bits = 0;
     for (const auto& d : kDtypes)
-      if (dt->text.size() == d.name.size() + 2 && dt->text.compare(1, d.name.size(), d.name) == 0) bits = d.bits;
+      if (t[dt].text == d.name) bits = d.bits;
     if (bits == 0) continue;
     std::uint64_t count = 1;
     bool ok = true;
-    for (const Node& dim : shape->kids) {
-      ok = ok && dim.type == Type::Scalar && !dim.text.empty() && dim.text.size() <= 12 &&
-           dim.text.find_first_not_of("0123456789") == std::string::npos;
+    for (Id dim = t[shape].first; ok && dim != kNil; dim = t[dim].next) {
+      const std::string_view x = t[dim].text;
+      ok = t[dim].kind == Kind::Scalar && !x.empty() && x.size() <= 12 && x.find_first_not_of("0123456789") == std::string_view::npos;
       if (!ok) break;
-      count *= std::stoull(dim.text);
+      std::uint64_t v = 0;
+      for (char ch : x) v = v * 10 + static_cast<std::uint64_t>(ch - '0');
+      count *= v;
       ok = count <= limit * 8;
     }
     if (!ok || count * bits % 8 != 0) continue;
     const std::uint64_t size = count * bits / 8;
     if (offset + size > limit) return false;
-    for (std::size_t k = 0; k + 1 < e.kids.size(); k += 2)
-      if (&e.kids[k + 1] == offs) e.kids[k + 1] = Node{Type::Array, {}, {scalar(std::to_string(offset)), scalar(std::to_string(offset + size))}};
+    const Id begin = t.add(Kind::Scalar, number_text(t, offset)), end = t.add(Kind::Scalar, number_text(t, offset + size));
+    t[offs].first = chain(t, begin, end);
     offset += size;
   }
   data.resize(offset, 0);
@@ -248,15 +343,15 @@ void pad_to_8(std::string& header) {
   while ((8 + header.size()) % 8) header += ' ';
 }
 
-std::size_t raw_header_mutation(Container c, std::uint8_t* data, std::size_t max, RawMutate raw) {
-  if (max < 8 + c.data.size()) return 0;
-  std::vector<std::uint8_t> buf(c.header.begin(), c.header.end());
-  const std::size_t room = std::min<std::size_t>(max - 8 - c.data.size(), c.header.size() + 64);
-  if (room < buf.size()) return 0;
-  buf.resize(room);
-  const std::size_t len = raw(buf.data(), c.header.size(), room);
-  c.header.assign(reinterpret_cast<const char*>(buf.data()), std::min(len, room));
-  return assemble(c, data, max);
+// header (raw bytes) and data written to out, the header mutated by raw first.
+std::size_t raw_header_mutation(Scratch& s, std::string_view header, std::uint8_t* out, std::size_t max, RawMutate raw) {
+  if (max < 8 + s.data.size()) return 0;
+  const std::size_t room = std::min<std::size_t>(max - 8 - s.data.size(), header.size() + 64);
+  if (room < header.size()) return 0;
+  s.buf.assign(header.begin(), header.end());
+  s.buf.resize(room);
+  const std::size_t len = std::min(raw(s.buf.data(), header.size(), room), room);
+  return assemble({reinterpret_cast<const char*>(s.buf.data()), len}, s.data, out, max);
 }
 
 }  // namespace
@@ -264,39 +359,58 @@ std::size_t raw_header_mutation(Container c, std::uint8_t* data, std::size_t max
 std::size_t mutate_container(std::uint8_t* data, std::size_t size, std::size_t max_size, unsigned seed, RawMutate raw) {
   Rng r(seed);
   const auto plain = [&] { return raw ? raw(data, size, max_size) : size; };
-  auto c = split(data, size);
+  std::size_t len = 0;
+  const bool container = header_len(data, size, len);
   const std::size_t pick = below(r, 10);
-  if (!c || pick == 0) return plain();  // 1 in 10: raw bytes anywhere (prefix and data too)
-  std::optional<Node> tree = gen::raw::parse(c->header);
-  if (!tree || pick == 1) {
-    const std::size_t n = raw ? raw_header_mutation(*c, data, max_size, raw) : 0;
+  if (!container || pick == 0) return plain();  // 1 in 10: raw bytes anywhere (prefix and data too)
+  Scratch& s = scratch();
+  s.in.assign(data, data + size);  // the tree views it; data is the output
+  s.data.assign(s.in.begin() + static_cast<std::ptrdiff_t>(8 + len), s.in.end());
+  const std::string_view header(reinterpret_cast<const char*>(s.in.data()) + 8, len);
+  s.t.clear();
+  const Id root = s.t.parse(header);
+  if (root == kNil || pick == 1) {
+    const std::size_t n = raw ? raw_header_mutation(s, header, data, max_size, raw) : 0;
     return n ? n : plain();
   }
-  for (std::size_t edits = 1 + below(r, 3); edits-- > 0;) edit(*tree, r, raw);
-  if (below(r, 4) != 0 && !repair_offsets(*tree, c->data, max_size)) return plain();
-  c->header = gen::raw::emit(*tree);
-  if (below(r, 2)) pad_to_8(c->header);
-  const std::size_t n = assemble(*c, data, max_size);
+  for (std::size_t edits = 1 + below(r, 3); edits-- > 0;) edit(s, root, r, raw);
+  if (below(r, 4) != 0 && !repair_offsets(s.t, root, s.data, max_size)) return plain();
+  s.header.clear();
+  s.t.emit(root, s.header);
+  if (below(r, 2)) pad_to_8(s.header);
+  const std::size_t n = assemble(s.header, s.data, data, max_size);
   return n ? n : plain();
 }
 
 std::size_t cross_over_containers(const std::uint8_t* a, std::size_t na, const std::uint8_t* b, std::size_t nb,
                                   std::uint8_t* out, std::size_t max_out, unsigned seed) {
   Rng r(seed);
-  auto ca = split(a, na), cb = split(b, nb);
-  if (!ca || !cb) return 0;
-  auto ta = gen::raw::parse(ca->header), tb = gen::raw::parse(cb->header);
-  if (!ta || !tb || ta->type != Type::Object || tb->type != Type::Object || tb->kids.size() < 2) return 0;
+  std::size_t la = 0, lb = 0;
+  if (!header_len(a, na, la) || !header_len(b, nb, lb)) return 0;
+  Scratch& s = scratch();
+  s.t.clear();
+  Tree& t = s.t;
+  const Id ta = t.parse({reinterpret_cast<const char*>(a) + 8, la}), tb = t.parse({reinterpret_cast<const char*>(b) + 8, lb});
+  if (ta == kNil || tb == kNil || t[ta].kind != Kind::Object || t[tb].kind != Kind::Object) return 0;
+  const std::size_t nkb = kid_count(t, tb);
+  if (nkb < 2) return 0;
+  std::size_t nka = kid_count(t, ta);
   for (std::size_t k = 1 + below(r, 3); k-- > 0;) {
-    const std::size_t from = below(r, tb->kids.size() / 2) * 2, at = below(r, ta->kids.size() / 2 + 1) * 2;
-    ta->kids.insert(ta->kids.begin() + static_cast<std::ptrdiff_t>(at), tb->kids.begin() + static_cast<std::ptrdiff_t>(from),
-                    tb->kids.begin() + static_cast<std::ptrdiff_t>(from + 2));
+    const std::size_t from = below(r, nkb / 2) * 2, at = below(r, nka / 2 + 1) * 2;
+    const Id key = kid(t, tb, from);
+    const Id first = t.copy(key);
+    const Id value = t.copy(t[key].next);
+    t[first].next = value;
+    insert_kids(t, ta, at, first, value);
+    nka += 2;
   }
-  ca->data.insert(ca->data.end(), cb->data.begin(), cb->data.end());
-  if (!repair_offsets(*ta, ca->data, max_out)) return 0;
-  ca->header = gen::raw::emit(*ta);
-  pad_to_8(ca->header);
-  return assemble(*ca, out, max_out);
+  s.data.assign(a + 8 + la, a + na);
+  s.data.insert(s.data.end(), b + 8 + lb, b + nb);
+  if (!repair_offsets(t, ta, s.data, max_out)) return 0;
+  s.header.clear();
+  t.emit(ta, s.header);
+  pad_to_8(s.header);
+  return assemble(s.header, s.data, out, max_out);
 }
 
 }  // namespace w4a8::fuzz
