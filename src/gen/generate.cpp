@@ -462,8 +462,16 @@ void nest_to_limit(Scenario& s, ChoiceSource& src) {
   JsonDoc inner = src.flip() ? jint(0) : jstr(any_text(src, 2));
   // The marker object is one level; the chain's innermost container holds the scalar.
   JsonDoc chain = jnest(std::move(inner), total - 1, src.flip());
-  const std::string prefix = m.prefix;
-  edit::set_field(s, prefix, "nest", chain);
+  // edit::set_field's result (the member replaced in place, or appended), with the chain moved into
+  // the document rather than copied into the fields and again into the document: the marker is not
+  // edited after finish(), so its fields are dropped (a 990-level value costs a few thousand
+  // allocations a copy, and fuzzing keeps mutating inputs that carry one).
+  std::vector<std::pair<std::string, JsonDoc>> f = std::move(m.fields);
+  auto it = std::find_if(f.begin(), f.end(), [](const auto& kv) { return kv.first == "nest"; });
+  if (it != f.end()) it->second = std::move(chain);
+  else f.emplace_back("nest", std::move(chain));
+  m.doc = jobj(std::move(f));
+  m.fields.clear();
 }
 
 // Respelling choices for markers and _quantization_metadata texts (json_spell.hpp): about half of
