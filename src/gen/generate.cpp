@@ -366,6 +366,7 @@ Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
   s.options.strict = cfg.allow_strict && (h.strict >= 0 ? h.strict == 1 : src.chance(1, 3));
   const bool mx = !s.options.strict && (h.mx >= 0 ? h.mx == 1 : src.chance(1, 8));
   const std::size_t nfiles = src.chance(1, 3) ? 1 + src.below(std::max<std::size_t>(cfg.max_files, 1)) : 1;
+  s.files.reserve(nfiles);
   for (std::size_t i = 0; i < nfiles; ++i) {
     FileDesc f;
     f.path = "model-" + std::to_string(100001 + i).substr(1) + "-of-" + std::to_string(100000 + nfiles).substr(1) + ".safetensors";
@@ -374,6 +375,11 @@ Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
     s.files.push_back(std::move(f));
   }
   const std::size_t nlayers = 1 + src.below(std::max<std::size_t>(cfg.max_layers, 1));
+  // Room for every layer's tensors and markers, plus a few plain tensors, a duplicate marker and
+  // what defects add (MarkerDesc is large: regrowing the vector moves every one).
+  s.layers.reserve(nlayers);
+  s.markers.reserve(nlayers + 4);
+  s.tensors.reserve(8 * nlayers + 4);
   for (std::size_t i = 0; i < nlayers; ++i) {
     const std::string p = b.prefix();
     const std::size_t file = b.random_file();
