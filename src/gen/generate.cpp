@@ -375,10 +375,9 @@ Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
     s.files.push_back(std::move(f));
   }
   const std::size_t nlayers = 1 + src.below(std::max<std::size_t>(cfg.max_layers, 1));
-  // Room for every layer's tensors and markers, plus a few plain tensors, a duplicate marker and
-  // what defects add (MarkerDesc is large: regrowing the vector moves every one).
+  // Room for every layer's tensors, plus a few plain ones and what defects add. (Not the markers:
+  // MarkerDesc is large, and a block over 1 KiB makes glibc's malloc consolidate its fast bins.)
   s.layers.reserve(nlayers);
-  s.markers.reserve(nlayers + 4);
   s.tensors.reserve(8 * nlayers + 4);
   for (std::size_t i = 0; i < nlayers; ++i) {
     const std::string p = b.prefix();

@@ -178,7 +178,7 @@ std::vector<std::uint8_t> encode(std::string_view utf8, Encoding e) {
   if (e == Encoding::Utf8 || e == Encoding::Utf8Bom) {
     out.reserve(utf8.size() + 3);
     if (e == Encoding::Utf8Bom) out = {0xEF, 0xBB, 0xBF};
-    for (char c : utf8) out.push_back(static_cast<std::uint8_t>(c));
+    out.insert(out.end(), utf8.begin(), utf8.end());
     return out;
   }
   const bool utf16 = e == Encoding::Utf16Le || e == Encoding::Utf16Be || e == Encoding::Utf16Bom;
