@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
-#include <memory>
 
 #include "gen/byte_order.hpp"
 #include "gen/model.hpp"
