@@ -188,7 +188,9 @@ std::string check_sharding(const Scenario& s, ChoiceSource& src, const Result<va
       if (t.markers[i].place == Place::Tensor && t.markers[j].place == Place::Tensor &&
           t.markers[i].prefix == t.markers[j].prefix && t.markers[i].file == t.markers[j].file)
         return "";
-  const std::string r = compare_unordered(verdict ? *verdict : run_validator_fast(s), run_validator_fast(t));
+  std::optional<Result<validate::Report>> own;  // (a ?: of *verdict and a new result would copy the report)
+  const Result<validate::Report>& before = verdict ? *verdict : own.emplace(run_validator_fast(s));
+  const std::string r = compare_unordered(before, run_validator_fast(t));
   return r.empty() ? "" : "resharding changed the verdict: " + r + "\n  resharded:\n" + describe(t);
 }
 
@@ -219,13 +221,16 @@ std::string check_marker_placement(const Scenario& s, ChoiceSource& src, const R
     for (const auto& m : s.markers)
       if (std::none_of(u->markers.begin(), u->markers.end(), [&](const MarkerDesc& k) { return k.prefix == m.prefix; })) u->markers.push_back(m);
   }
-  const std::string r = compare_unordered(!u && verdict ? *verdict : run_validator_fast(u ? *u : s), run_validator_fast(t));
+  std::optional<Result<validate::Report>> own;  // (a ?: of *verdict and a new result would copy the report)
+  const Result<validate::Report>& before = !u && verdict ? *verdict : own.emplace(run_validator_fast(u ? *u : s));
+  const std::string r = compare_unordered(before, run_validator_fast(t));
   return r.empty() ? "" : std::string("moving markers to ") + (to_tensors ? "tensors" : "metadata") + " changed the verdict: " + r + "\n  moved:\n" + describe(t);
 }
 
 std::string check_strict_contract(const Scenario& s, const Result<validate::Report>* verdict) {
   if (!s.options.strict) return "";
-  const auto got = verdict ? *verdict : run_validator(s);
+  std::optional<Result<validate::Report>> own;  // (a ?: of *verdict and a new result would copy the report)
+  const Result<validate::Report>& got = verdict ? *verdict : own.emplace(run_validator(s));
   if (!got.ok()) return "";
   for (const auto& l : got->layers) {
     const json::Value* f = l.marker.get("format");
