@@ -131,8 +131,10 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
         // g++ and clang differ), so two reads in one call would decode differently per compiler.
         const bool objects = src.flip();
         const int depth = json::kPythonMaxDepth + static_cast<int>(src.below(2));
-        JsonDoc chain = jnest(jint(1), depth, objects);
-        m->doc = jobj({{"format", jstr("asym_w4a8_int8")}, {"nest", std::move(chain)}});
+        std::vector<std::pair<std::string, JsonDoc>> f;  // (a braced list would copy the chain)
+        f.emplace_back("format", jstr("asym_w4a8_int8"));
+        f.emplace_back("nest", jnest(jint(1), depth, objects));
+        m->doc = jobj(std::move(f));
         return true;
       }
       const std::size_t depth = 3000 + src.below(3000);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "gen/in_memory.hpp"
 #include "gen/properties.hpp"
 #include "gen/scenario.hpp"
 #include "safetensors/reader.hpp"
@@ -54,22 +55,5 @@ std::string describe_case(const ScenarioCase& c);
 // Bytes -> case -> oracle verdict == the validator's (one in-memory run; one-defect cases also
 // produce that defect's kind), then the case's metamorphic check.
 std::string check_scenario_bytes(std::span<const std::uint8_t> bytes);
-
-// ---- in-memory checkpoints ----
-// A lowered file as the reader would see it, built without serializing: the header the reader
-// would return and bytes laid out so that header.data_start() + offsets address each tensor.
-struct InMemoryFile {
-  std::string path;
-  st::Header header;
-  std::vector<std::uint8_t> bytes;
-};
-// @return one InMemoryFile a file, or nullopt when a file carries a container edit or the writer
-//         would refuse it (duplicate names or metadata keys, inconsistent sizes): serialize then.
-std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s);
-// The validator on s: in memory when possible, else through serialize + parse (run_validator).
-Result<validate::Report> run_validator_fast(const Scenario& s);
-// post: "" when in_memory(s) equals what st::parse reads from serialize(lower(s)) (same tensors,
-//       dtypes, shapes, data bytes and metadata); checked by the RoundTrip metamorphic choice.
-std::string check_in_memory_model(const Scenario& s);
 
 }  // namespace w4a8::gen

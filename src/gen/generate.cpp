@@ -366,6 +366,7 @@ Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
   s.options.strict = cfg.allow_strict && (h.strict >= 0 ? h.strict == 1 : src.chance(1, 3));
   const bool mx = !s.options.strict && (h.mx >= 0 ? h.mx == 1 : src.chance(1, 8));
   const std::size_t nfiles = src.chance(1, 3) ? 1 + src.below(std::max<std::size_t>(cfg.max_files, 1)) : 1;
+  s.files.reserve(nfiles);
   for (std::size_t i = 0; i < nfiles; ++i) {
     FileDesc f;
     f.path = "model-" + std::to_string(100001 + i).substr(1) + "-of-" + std::to_string(100000 + nfiles).substr(1) + ".safetensors";
@@ -374,6 +375,10 @@ Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
     s.files.push_back(std::move(f));
   }
   const std::size_t nlayers = 1 + src.below(std::max<std::size_t>(cfg.max_layers, 1));
+  // Room for every layer's tensors, plus a few plain ones and what defects add. (Not the markers:
+  // MarkerDesc is large, and a block over 1 KiB makes glibc's malloc consolidate its fast bins.)
+  s.layers.reserve(nlayers);
+  s.tensors.reserve(8 * nlayers + 4);
   for (std::size_t i = 0; i < nlayers; ++i) {
     const std::string p = b.prefix();
     const std::size_t file = b.random_file();
@@ -462,8 +467,16 @@ void nest_to_limit(Scenario& s, ChoiceSource& src) {
   JsonDoc inner = src.flip() ? jint(0) : jstr(any_text(src, 2));
   // The marker object is one level; the chain's innermost container holds the scalar.
   JsonDoc chain = jnest(std::move(inner), total - 1, src.flip());
-  const std::string prefix = m.prefix;
-  edit::set_field(s, prefix, "nest", chain);
+  // edit::set_field's result (the member replaced in place, or appended), with the chain moved into
+  // the document rather than copied into the fields and again into the document: the marker is not
+  // edited after finish(), so its fields are dropped (a 990-level value costs a few thousand
+  // allocations a copy, and fuzzing keeps mutating inputs that carry one).
+  std::vector<std::pair<std::string, JsonDoc>> f = std::move(m.fields);
+  auto it = std::find_if(f.begin(), f.end(), [](const auto& kv) { return kv.first == "nest"; });
+  if (it != f.end()) it->second = std::move(chain);
+  else f.emplace_back("nest", std::move(chain));
+  m.doc = jobj(std::move(f));
+  m.fields.clear();
 }
 
 // Respelling choices for markers and _quantization_metadata texts (json_spell.hpp): about half of

@@ -90,15 +90,15 @@ JsonDoc jnest(JsonDoc inner, int levels, bool objects) {
   for (std::size_t i = 0; i < n; ++i) d.text += objects ? "{\"n\": " : "[";
   d.text += inner.text;
   d.text.append(n, objects ? '}' : ']');
-  // The value from the inside out (each level moves the previous one in: linear).
-  json::Value v = std::move(inner.value);
+  // The value from the outside in: one allocation a level, each container built in place (no
+  // moves of the levels below it).
+  json::Value* at = &d.value;
   for (std::size_t i = 0; i < n; ++i) {
-    json::Value c = objects ? json::Value::object() : json::Value::array();
-    if (objects) c.members.emplace_back("n", std::move(v));
-    else c.items.push_back(std::move(v));
-    v = std::move(c);
+    at->kind = objects ? json::Kind::Object : json::Kind::Array;
+    if (objects) at = &at->members.emplace_back("n", json::Value{}).second;
+    else at = &at->items.emplace_back();
   }
-  d.value = std::move(v);
+  *at = std::move(inner.value);
   return d;
 }
 
@@ -178,7 +178,7 @@ std::vector<std::uint8_t> encode(std::string_view utf8, Encoding e) {
   if (e == Encoding::Utf8 || e == Encoding::Utf8Bom) {
     out.reserve(utf8.size() + 3);
     if (e == Encoding::Utf8Bom) out = {0xEF, 0xBB, 0xBF};
-    for (char c : utf8) out.push_back(static_cast<std::uint8_t>(c));
+    out.insert(out.end(), utf8.begin(), utf8.end());
     return out;
   }
   const bool utf16 = e == Encoding::Utf16Le || e == Encoding::Utf16Be || e == Encoding::Utf16Bom;

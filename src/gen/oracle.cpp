@@ -215,7 +215,7 @@ class Simulation {
       for (auto& [prefix, rec] : order_)
         if (auto e = check_strict(prefix, rec)) return fail(std::move(*e), x);
     x.ok = true;
-    for (auto& [prefix, rec] : order_) x.layers.emplace_back(prefix, rec.value);
+    for (auto& [prefix, rec] : order_) x.layers.emplace_back(prefix, std::move(rec.value));  // run() is the last use
     x.unordered_tail = added;
     return x;
   }

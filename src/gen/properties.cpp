@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "gen/byte_order.hpp"
+#include "gen/in_memory.hpp"
 #include "gen/model.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
@@ -186,11 +188,13 @@ std::string check_sharding(const Scenario& s, ChoiceSource& src, const Result<va
       if (t.markers[i].place == Place::Tensor && t.markers[j].place == Place::Tensor &&
           t.markers[i].prefix == t.markers[j].prefix && t.markers[i].file == t.markers[j].file)
         return "";
-  const std::string r = compare_unordered(verdict ? *verdict : run_validator(s), run_validator(t));
+  std::optional<Result<validate::Report>> own;  // (a ?: of *verdict and a new result would copy the report)
+  const Result<validate::Report>& before = verdict ? *verdict : own.emplace(run_validator_fast(s));
+  const std::string r = compare_unordered(before, run_validator_fast(t));
   return r.empty() ? "" : "resharding changed the verdict: " + r + "\n  resharded:\n" + describe(t);
 }
 
-std::string check_marker_placement(const Scenario& s, ChoiceSource& src) {
+std::string check_marker_placement(const Scenario& s, ChoiceSource& src, const Result<validate::Report>* verdict) {
   if (!keeps_verdict(s, DefectLayout::Neutral)) return "";
   // _quantization_metadata nests a marker two levels deeper: near the recursion limit, moving one
   // there changes json.loads' verdict.
@@ -208,17 +212,25 @@ std::string check_marker_placement(const Scenario& s, ChoiceSource& src) {
     m.file = src.below(t.files.size());
   }
   t.markers = std::move(kept);
-  Scenario u = s;  // the same deduplication, placement untouched, as the reference
-  u.markers.clear();
-  for (const auto& m : s.markers)
-    if (std::none_of(u.markers.begin(), u.markers.end(), [&](const MarkerDesc& k) { return k.prefix == m.prefix; })) u.markers.push_back(m);
-  const std::string r = compare_unordered(run_validator(u), run_validator(t));
+  // The reference: the same deduplication with the placement untouched (s itself when it has one
+  // marker a prefix, whose verdict the caller may have).
+  std::optional<Scenario> u;
+  if (t.markers.size() != s.markers.size()) {
+    u = s;
+    u->markers.clear();
+    for (const auto& m : s.markers)
+      if (std::none_of(u->markers.begin(), u->markers.end(), [&](const MarkerDesc& k) { return k.prefix == m.prefix; })) u->markers.push_back(m);
+  }
+  std::optional<Result<validate::Report>> own;  // (a ?: of *verdict and a new result would copy the report)
+  const Result<validate::Report>& before = !u && verdict ? *verdict : own.emplace(run_validator_fast(u ? *u : s));
+  const std::string r = compare_unordered(before, run_validator_fast(t));
   return r.empty() ? "" : std::string("moving markers to ") + (to_tensors ? "tensors" : "metadata") + " changed the verdict: " + r + "\n  moved:\n" + describe(t);
 }
 
 std::string check_strict_contract(const Scenario& s, const Result<validate::Report>* verdict) {
   if (!s.options.strict) return "";
-  const auto got = verdict ? *verdict : run_validator(s);
+  std::optional<Result<validate::Report>> own;  // (a ?: of *verdict and a new result would copy the report)
+  const Result<validate::Report>& got = verdict ? *verdict : own.emplace(run_validator(s));
   if (!got.ok()) return "";
   for (const auto& l : got->layers) {
     const json::Value* f = l.marker.get("format");
@@ -243,13 +255,19 @@ std::string check_strict_contract(const Scenario& s, const Result<validate::Repo
   return "";
 }
 
-std::string check_layers(const Scenario& s) {
-  auto bytes = serialize(lower(s));
-  if (!bytes) return "";
+std::string check_layers(const Scenario& s, const Result<validate::Report>* verdict, const InMemoryCheckpoint* mem) {
+  std::vector<std::vector<std::uint8_t>> bytes;
   std::vector<validate::InputFile> files;
-  for (std::size_t i = 0; i < s.files.size(); ++i) files.push_back({s.files[i].path, (*bytes)[i]});
-  const auto whole = validate::inspect(files, s.options);
-  const auto layers = validate::inspect_layers(files, s.options);
+  if (mem == nullptr) {
+    auto b = serialize(lower(s));
+    if (!b) return "";
+    bytes = std::move(*b);
+    for (std::size_t i = 0; i < s.files.size(); ++i) files.push_back({s.files[i].path, bytes[i]});
+  }
+  auto inspect = [&](const validate::Options& o) { return mem ? mem->inspect(o) : validate::inspect(files, o); };
+  std::optional<Result<validate::Report>> own;
+  const Result<validate::Report>& whole = verdict ? *verdict : own.emplace(inspect(s.options));
+  const auto layers = mem ? validate::inspect_layers_parsed(mem->files(), s.options) : validate::inspect_layers(files, s.options);
   if (!layers.ok()) {
     if (whole.ok() || !(whole.error() == layers.error())) return "inspect_layers failed: " + show_error(layers.error());
     return "";
@@ -269,7 +287,7 @@ std::string check_layers(const Scenario& s) {
   for (std::size_t i = 0; i < layers->verdicts.size() && i < 4; ++i) {
     validate::Options o = s.options;
     o.only_layer = layers->report.layers[i].prefix;
-    const auto one = validate::inspect(files, o);
+    const auto one = inspect(o);
     const validate::LayerVerdict& v = layers->verdicts[i];
     const Status want = !layers->checkpoint.ok() ? layers->checkpoint : !v.upstream.ok() ? v.upstream : v.strict;
     if (one.ok() != want.ok() || (!one.ok() && !(one.error() == want.error())))

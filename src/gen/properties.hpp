@@ -16,6 +16,8 @@
 
 namespace w4a8::gen {
 
+class InMemoryCheckpoint;
+
 // Serializes s and runs validate::inspect on the in-memory files (paths as in the scenario).
 Result<validate::Report> run_validator(const Scenario& s);
 // Compares a verdict with the oracle's expectation ("" when they agree).
@@ -37,13 +39,17 @@ std::string check_round_trip(const Scenario& s);
 // verdict: the validator's verdict on s when the caller has it already (else it is computed).
 std::string check_sharding(const Scenario& s, ChoiceSource& src, const Result<validate::Report>* verdict = nullptr);
 // 5. Moving every marker into tensors, or into _quantization_metadata, leaves the verdict unchanged.
-std::string check_marker_placement(const Scenario& s, ChoiceSource& src);
+//    verdict: as for check_sharding.
+std::string check_marker_placement(const Scenario& s, ChoiceSource& src, const Result<validate::Report>* verdict = nullptr);
 // 6. --strict accepts only layers inside the W4A8 kernel contract (checked on the validator's own
 //    report: N, K > 0, K % 16, K % G, K % R, G shape, R a power of 4, convrot true).
 std::string check_strict_contract(const Scenario& s, const Result<validate::Report>* verdict = nullptr);
 // 7. The per-layer API agrees with inspect(): LayersReport::overall() is inspect()'s verdict (layers
 //    included), and inspect() with only_layer = P gives the checkpoint error, else P's own verdict.
-std::string check_layers(const Scenario& s);
+//    verdict: inspect()'s verdict on s when the caller has it; mem: s in memory (in_memory.hpp) when
+//    the caller built it (the runs then skip the writer and the reader), else s is serialized.
+std::string check_layers(const Scenario& s, const Result<validate::Report>* verdict = nullptr,
+                         const InMemoryCheckpoint* mem = nullptr);
 
 // Generator configurations the structure-aware target selects by its first choice, so a case found
 // by any engine replays as fuzzer bytes (the properties record their choices behind this prefix).

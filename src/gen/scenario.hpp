@@ -37,7 +37,9 @@ struct MarkerDesc {
   Place place = Place::Tensor;
   std::size_t file = 0;
   JsonDoc doc;
-  std::vector<std::pair<std::string, JsonDoc>> fields;  // doc's members when it is a generated object
+  // doc's members when it is a generated object that defects may still edit (empty once finish()
+  // nested it to the recursion limit: nothing edits it after that).
+  std::vector<std::pair<std::string, JsonDoc>> fields;
   // int() of the fields upstream reads, for this marker's own value of the key (the oracle takes
   // them from the marker that wrote the key last); absent keys: the format's default.
   IntOutcome group_size{true, "16", {}, {}};

@@ -180,7 +180,10 @@ class Parser {
   }
 
   bool parse_document(Value& root) {
-    std::vector<Open> stack;
+    // Kept across documents: a deeply nested one would otherwise regrow it (and fault its pages in)
+    // every time.
+    thread_local std::vector<Open> stack;
+    stack.clear();
     while (true) {
       // pos_ is at a value: read a scalar or open a container.
       Value done;
