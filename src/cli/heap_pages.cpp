@@ -20,12 +20,12 @@ void reserve_heap_in_huge_pages(std::size_t bytes) {
   if (mallopt(M_TOP_PAD, static_cast<int>(bytes)) == 0) return;
   void* probe = std::malloc(kProbe);  // makes glibc extend the heap by kProbe + bytes now
   if (probe == nullptr) return;
-  const auto p = reinterpret_cast<std::uintptr_t>(probe);
-  const auto top = reinterpret_cast<std::uintptr_t>(::sbrk(0));
-  const std::uintptr_t start = (p + kHuge - 1) & ~(kHuge - 1);
+  char* const p = static_cast<char*>(probe);
+  char* const top = static_cast<char*>(::sbrk(0));
+  char* const start = p + (kHuge - reinterpret_cast<std::uintptr_t>(p) % kHuge) % kHuge;  // next 2 MiB boundary
   // Only when the probe sits in the brk heap just below its top (else it came from elsewhere).
-  if (p < top && top - p <= kProbe + bytes + kHuge && start < top)
-    (void)::madvise(reinterpret_cast<void*>(start), top - start, MADV_HUGEPAGE);
+  if (p < top && static_cast<std::size_t>(top - p) <= kProbe + bytes + kHuge && start < top)
+    (void)::madvise(start, static_cast<std::size_t>(top - start), MADV_HUGEPAGE);
   std::free(probe);
 #else
   (void)bytes;

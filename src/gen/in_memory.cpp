@@ -23,12 +23,12 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
     InMemoryFile& m = out[i];
     m.path = s.files[i].path;
     m.bytes.assign(8, 0);  // header_len 0: data_start() == 8
-    auto add = [&](const std::string& name, st::Dtype dtype, std::vector<std::uint64_t> shape, std::span<const std::uint8_t> bytes,
+    auto add = [&](const std::string& name, st::Dtype dtype, const st::Shape& shape, std::span<const std::uint8_t> bytes,
                    std::uint64_t size) {
       const std::uint64_t begin = m.bytes.size() - 8;
       if (bytes.empty()) m.bytes.resize(m.bytes.size() + size);
       else m.bytes.insert(m.bytes.end(), bytes.begin(), bytes.end());
-      m.header.tensors.push_back({st::Name(name), dtype, std::move(shape), begin, begin + size});
+      m.header.tensors.push_back({st::Name(name), dtype, shape, begin, begin + size});
     };
     for (const auto& t : s.tensors) {
       if (t.file != i) continue;
@@ -53,6 +53,7 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
     if (auto q = quant_metadata_text(s, i)) meta.emplace_back("_quantization_metadata", std::move(*q));
     if (fd.has_metadata || !meta.empty()) {
       std::vector<std::string_view> keys;
+      keys.reserve(meta.size());
       for (const auto& kv : meta) keys.push_back(kv.first);
       std::sort(keys.begin(), keys.end(), BytesLess{});
       for (std::size_t k = 1; k < keys.size(); ++k)
