@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fuzz/container_mutator_tree.hpp"
+#include "safetensors/reader.hpp"
 
 namespace w4a8::fuzz {
 namespace {
@@ -44,16 +45,10 @@ constexpr std::string_view kStrings[] = {"asym_w4a8_int8", "float8_e4m3fn", "int
                                          "mxfp8", "1.0", "{\\\"format\\\": \\\"asym_w4a8_int8\\\"}",
                                          "{\\\"layers\\\": {}}", "16", "\\ud800", "\\u0000", "x\\ny"};
 
-std::uint64_t le64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= std::uint64_t{p[i]} << (8 * i);
-  return v;
-}
-
 // The header length of a container, or nothing when its prefix points past the end.
 bool header_len(const std::uint8_t* d, std::size_t n, std::size_t& len) {
-  if (n < 8 || le64(d) > n - 8) return false;
-  len = static_cast<std::size_t>(le64(d));
+  if (n < 8 || st::declared_header_len({d, 8}) > n - 8) return false;
+  len = static_cast<std::size_t>(st::declared_header_len({d, 8}));
   return true;
 }
 

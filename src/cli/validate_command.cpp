@@ -4,7 +4,6 @@
 // consumer matrix (consumer_matrix.hpp) instead of one release's verdict.
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -45,8 +44,6 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
   constexpr std::size_t kFlushAt = std::size_t{1} << 16;
   std::string buf;  // written in 64 KiB blocks: one stream call per line item cost more than the rest
   buf.reserve(kFlushAt + 4096);
-  std::string head;
-  const auto& ts = r.tensors;  // sorted by name: a layer's tensors are the run starting with prefix + "."
   for (const validate::Layer& l : r.layers) {
     buf += "  ";
     buf += py::repr_str(l.prefix, pv);
@@ -57,13 +54,10 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
       buf.append(" ").append(key).append("=").append(json::dump(value));
     }
     buf += '\n';
-    head.assign(l.prefix).append(".");
-    const validate::TensorMeta* found[std::size(kSuffixes)] = {};
-    auto it = std::lower_bound(ts.begin(), ts.end(), std::string_view(head),
-                               [](const validate::TensorMeta* t, std::string_view n) { return t->name < n; });
-    for (; it != ts.end() && std::string_view((*it)->name).starts_with(head); ++it)
+    const validate::TensorMeta* found[std::size(kSuffixes)] = {};  // printed in kSuffixes' order
+    for (const validate::TensorMeta* t : r.under(l.prefix))
       for (std::size_t k = 0; k < std::size(kSuffixes); ++k)
-        if (std::string_view((*it)->name).substr(head.size()) == kSuffixes[k]) found[k] = *it;
+        if (t->name.substr(l.prefix.size() + 1) == kSuffixes[k]) found[k] = t;
     for (std::size_t k = 0; k < std::size(kSuffixes); ++k) {
       if (found[k] == nullptr) continue;
       buf.append("    ").append(kSuffixes[k]).append(": ").append(st::dtype_name(found[k]->dtype));

@@ -8,6 +8,7 @@
 #include "gen/raw_json.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
 
 namespace w4a8::gen {
@@ -56,8 +57,7 @@ std::string check_container_bytes(std::span<const std::uint8_t> bytes) {
   const bool sampled = sample_hash(bytes) % kContainerSampleEvery == 0;
   auto h = st::parse(bytes);
   if (sampled && bytes.size() >= 8) {
-    std::uint64_t n = 0;
-    for (int i = 0; i < 8; ++i) n |= std::uint64_t{bytes[i]} << (8 * i);
+    const std::uint64_t n = st::declared_header_len(bytes);
     if (n <= bytes.size() - 8) {
       auto hp = st::parse_prefix(bytes.first(8 + n), bytes.size());
       if (hp.ok() != h.ok() || (!h.ok() && hp.error().kind != h.error().kind))

@@ -1,7 +1,6 @@
 // File::open: the whole file is mapped read-only; only the header pages are ever touched by parse().
 // Opened with O_NONBLOCK and fstat'ed before any read, so a FIFO or device given as a checkpoint is
 // refused at once instead of blocking.
-#include <bit>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -44,9 +43,7 @@ void prefault_header(void* p, std::size_t len) {
 #ifdef __linux__
   constexpr int kPopulateRead = 22;  // MADV_POPULATE_READ (absent from older headers)
   if (len < 8) return;
-  std::uint64_t n = 0;
-  std::memcpy(&n, p, 8);  // little-endian length; a bad one is parse()'s to report
-  n = std::endian::native == std::endian::little ? n : __builtin_bswap64(n);
+  const std::uint64_t n = declared_header_len({static_cast<const std::uint8_t*>(p), 8});  // a bad one is parse()'s to report
   const std::uint64_t want = n < len - 8 ? n + 8 : len;
   if (want > (64u << 10)) (void)::madvise(p, static_cast<std::size_t>(want), kPopulateRead);
 #else

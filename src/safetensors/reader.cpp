@@ -12,12 +12,6 @@
 namespace w4a8::st {
 namespace {
 
-std::uint64_t read_le64(std::span<const std::uint8_t> b) {
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | b[std::size_t(i)];
-  return n;
-}
-
 // One tensor's own checks (Metadata::validate, after the contiguity check): element count and bit
 // count in range, whole bytes, and a byte count equal to its offsets' span.
 Status check_size(const TensorInfo& t) {
@@ -100,7 +94,7 @@ Result<Header> parse_prefix_viewing(std::span<const std::uint8_t> prefix, std::u
   if (prefix.size() < 8 || prefix.size() > file_size)
     return make_error(ErrorKind::UsageError, {"parse_prefix: prefix does not match the file size"});
   Header h;
-  h.header_len = read_le64(prefix.first(8));
+  h.header_len = declared_header_len(prefix);
   if (h.header_len > kMaxHeaderSize) return make_error(ErrorKind::StHeaderTooLarge);
   const std::uint64_t stop = 8 + h.header_len;  // cannot wrap: header_len <= 1e8
   if (stop > file_size) return make_error(ErrorKind::StInvalidHeaderLength);

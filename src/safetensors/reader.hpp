@@ -19,6 +19,14 @@ namespace w4a8::st {
 
 inline constexpr std::uint64_t kMaxHeaderSize = 100'000'000;  // crate's MAX_HEADER_SIZE
 
+// The header length n a container declares in its first 8 bytes (a little-endian u64; any value,
+// checked or not). pre: prefix.size() >= 8.
+constexpr std::uint64_t declared_header_len(std::span<const std::uint8_t> prefix) {
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[static_cast<std::size_t>(i)];
+  return n;
+}
+
 struct TensorInfo {
   Name name;                        // UTF-8 tensor key (its bytes live in the Header's storage)
   Dtype dtype{};

@@ -103,6 +103,15 @@ const TensorMeta* Report::find(std::string_view name) const {
   return it != tensors.end() && (*it)->name == name ? *it : nullptr;
 }
 
+std::span<const TensorMeta* const> Report::under(std::string_view prefix) const {
+  const std::string head = std::string(prefix) + '.';
+  const auto first = std::lower_bound(tensors.begin(), tensors.end(), std::string_view(head),
+                                      [](const TensorMeta* t, std::string_view n) { return t->name < n; });
+  auto last = first;
+  while (last != tensors.end() && (*last)->name.starts_with(head)) ++last;
+  return {first, last};
+}
+
 Result<Report> inspect(std::span<const InputFile> files, const Options& opt) {
   auto headers = std::make_shared<std::vector<st::Header>>();
   headers->reserve(files.size());  // Sources point into it: no reallocation

@@ -53,6 +53,8 @@ struct Report {
 
   // checkpoint_meta.get(name); nullptr when absent.
   const TensorMeta* find(std::string_view name) const;
+  // The tensors named prefix + "." + anything (a layer's own): one run of the sorted table.
+  std::span<const TensorMeta* const> under(std::string_view prefix) const;
 };
 
 // @return Report, or the first error upstream raises (safetensors container errors, sglang.*,

@@ -27,6 +27,22 @@ TEST(Collect, AcceptsMarkerAndSetsDerivedKey) {
   EXPECT_EQ(r->tensors[0]->name, "i.comfy_quant");
 }
 
+// Report::under: a layer's own tensors, hand-listed; names that only share the prefix's bytes
+// ("a2.x", "a_b", "a") or sort between its tensors ("a-" < "a.") are not its.
+TEST(Collect, ReportUnderListsALayersOwnTensors) {
+  Ckpt c;
+  c.w4a8("a", 4, 32, 16);
+  c.tensor("a.bias", st::Dtype::F32, {4}).tensor("a2.x", st::Dtype::F32, {1}).tensor("a_b", st::Dtype::F32, {1});
+  c.tensor("a-", st::Dtype::F32, {1}).tensor("a", st::Dtype::F32, {1});
+  auto r = run(c);
+  ASSERT_TRUE(r.ok()) << verdict(r);
+  std::vector<std::string> names;
+  for (const TensorMeta* t : r->under("a")) names.emplace_back(t->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a.bias", "a.comfy_quant", "a.weight", "a.weight_s_channel", "a.weight_s_rel"}));
+  EXPECT_TRUE(r->under("zz").empty());
+  EXPECT_TRUE(r->under("a.weight").empty());
+}
+
 TEST(Collect, MetadataJsonErrors) {
   const Ckpt base = Ckpt().w4a8("m");
   struct Case { const char* text; const char* expected; };
