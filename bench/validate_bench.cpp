@@ -1,7 +1,7 @@
 // Validator throughput on a synthetic asym_w4a8_int8 checkpoint: L layers of weight, s_rel, s_channel
 // and a .comfy_quant marker (4L tensors; tiny tensors, so the header dominates; default 20,000 tensors).
-//   validate_bench [--tensors N | --layers L] [--write FILE] [--repeats R]
-//       prints header size and best-of-R wall times of st::parse (the container alone),
+//   validate_bench [--tensors N | --layers L] [--order crate|layer] [--write FILE] [--repeats R]
+//       (--order: the header's tensor order, see Order; default crate) prints header size and best-of-R wall times of st::parse (the container alone),
 //       inspect_parsed (the validator's own work), inspect [--strict] (both, as the CLI runs them) and
 //       the heap the validator's Report holds; --write also saves the checkpoint so
 //       tools/bench_validate_py.py and tools/bench/cli_bench.py time Python and the CLI on the very
@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "safetensors/reader.hpp"
@@ -28,7 +29,13 @@ namespace {
 
 using namespace w4a8;
 
-std::vector<std::uint8_t> make_checkpoint(int layers) {
+// Tensor order in the header. Crate: what the safetensors crate (and so Python's save_file, which
+// comfy-kitchen and sglang use) writes: dtypes in descending order of its Dtype enum (F32, F8_E4M3,
+// I8, U8 here), names sorted within each. Layer: each layer's tensors together, layers in model
+// order, as a hand-rolled writer might emit (the header's names are then far from sorted).
+enum class Order { Crate, Layer };
+
+std::vector<std::uint8_t> make_checkpoint(int layers, Order order) {
   std::vector<st::TensorSpec> specs;
   specs.reserve(4 * static_cast<std::size_t>(layers));
   const float one = 1.0f;
@@ -42,6 +49,10 @@ std::vector<std::uint8_t> make_checkpoint(int layers) {
     specs.push_back({p + ".weight_s_channel", st::Dtype::F32, {4}, ones});
     specs.push_back({p + ".comfy_quant", st::Dtype::U8, {marker.size()}, {marker.begin(), marker.end()}});
   }
+  if (order == Order::Crate)  // st::Dtype lists dtypes in the crate's enum order
+    std::stable_sort(specs.begin(), specs.end(), [](const st::TensorSpec& a, const st::TensorSpec& b) {
+      return a.dtype != b.dtype ? a.dtype > b.dtype : a.name < b.name;
+    });
   auto r = st::serialize(specs);
   if (!r.ok()) {
     std::fprintf(stderr, "serialize: %s\n", r.error().message.c_str());
@@ -101,6 +112,7 @@ int main(int argc, char** argv) {
   int repeats = -1;  // default: 15, or 3 above 20,000 layers
   std::string write, file;
   int profile_runs = 0;
+  Order order = Order::Crate;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--layers" && i + 1 < argc) layers = std::max(1, std::atoi(argv[++i]));
@@ -109,16 +121,18 @@ int main(int argc, char** argv) {
     else if (a == "--profile-validator" && i + 1 < argc) profile_runs = std::atoi(argv[++i]);
     else if (a == "--write" && i + 1 < argc) write = argv[++i];
     else if (a == "--file" && i + 1 < argc) file = argv[++i];
+    else if (a == "--order" && i + 1 < argc && (std::string_view(argv[i + 1]) == "crate" || std::string_view(argv[i + 1]) == "layer"))
+      order = std::string_view(argv[++i]) == "crate" ? Order::Crate : Order::Layer;
     else {
       std::fprintf(stderr,
-                   "usage: validate_bench [--tensors N | --layers L] [--write FILE] [--repeats R]\n"
+                   "usage: validate_bench [--tensors N | --layers L] [--order crate|layer] [--write FILE] [--repeats R]\n"
                    "       validate_bench --file FILE [--repeats R]\n"
                    "       validate_bench [--layers L] --profile-validator N\n");
       return 2;
     }
   }
   if (!file.empty()) return time_file(file, std::max(1, repeats < 0 ? 15 : repeats));
-  const std::vector<std::uint8_t> bytes = make_checkpoint(layers);
+  const std::vector<std::uint8_t> bytes = make_checkpoint(layers, order);
   if (!write.empty() && !st::write_file(write, bytes).ok()) return 2;
   if (repeats == 0) return 0;
   if (repeats < 0) repeats = layers > 20000 ? 3 : 15;

@@ -5,6 +5,12 @@
 namespace w4a8::json {
 namespace {
 
+struct Scalar {
+  Kind kind = Kind::Null;
+  std::string_view lit;
+  bool boolean = false;
+};
+
 struct Cursor {
   const char* p;
   const char* end;
@@ -33,19 +39,15 @@ struct Cursor {
     p += w.size();
     return true;
   }
-  bool scalar(Value& v) {
+  // A scalar's kind and literal (a string's contents, an int's canonical text); built into a Value
+  // only once the whole object is known to be flat, so a declined input allocates nothing.
+  bool scalar(Scalar& v) {
     if (p == end) return false;
     switch (*p) {
-      case '"': {
-        std::string_view s;
-        if (!plain_string(s)) return false;
-        v.kind = Kind::String;
-        v.text.assign(s);
-        return true;
-      }
-      case 't': return word("true") && (v = Value::from_bool(true), true);
-      case 'f': return word("false") && (v = Value::from_bool(false), true);
-      case 'n': return word("null");  // v is null already
+      case '"': v.kind = Kind::String; return plain_string(v.lit);
+      case 't': v = {Kind::Bool, {}, true}; return word("true");
+      case 'f': v = {Kind::Bool, {}, false}; return word("false");
+      case 'n': v = {Kind::Null, {}, false}; return word("null");
       default: break;
     }
     // An int: what follows must end it (a '.', 'e' or digit after it is left to the general parser).
@@ -57,22 +59,29 @@ struct Cursor {
       while (p < end && *p >= '0' && *p <= '9') ++p;
     if (static_cast<std::size_t>(p - digits) > kFlatIntDigits) return false;
     if (p < end && (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9'))) return false;
-    v.kind = Kind::Int;
     const std::string_view lit(b, static_cast<std::size_t>(p - b));
-    v.text.assign(lit == "-0" ? std::string_view("0") : lit);  // Python's int text is canonical
+    v = {Kind::Int, lit == "-0" ? std::string_view("0") : lit, false};  // Python's int text is canonical
     return true;
   }
 };
 
+Value to_value(const Scalar& s) {
+  Value v;
+  v.kind = s.kind;
+  v.boolean = s.boolean;
+  if (s.kind == Kind::String || s.kind == Kind::Int) v.text.assign(s.lit);
+  return v;
+}
+
 }  // namespace
 
-std::optional<Value> loads_flat_object(std::string_view text) {
+std::optional<Value> loads_flat_object(std::string_view text, std::size_t spare) {
   Cursor c{text.data(), text.data() + text.size()};
   c.ws();
   if (!c.take('{')) return std::nullopt;
-  // Members wait here (no allocation) and move into one exactly sized vector at the end.
+  // Members wait here as views (no allocation) and are built into one vector at the end.
   std::string_view keys[kFlatMembers];
-  Value values[kFlatMembers];
+  Scalar values[kFlatMembers];
   std::size_t n = 0;
   c.ws();
   if (!c.take('}')) {
@@ -94,8 +103,8 @@ std::optional<Value> loads_flat_object(std::string_view text) {
   c.ws();
   if (c.p != c.end) return std::nullopt;
   Value out = Value::object();
-  out.members.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) out.members.emplace_back(std::string(keys[i]), std::move(values[i]));
+  out.members.reserve(n + spare);
+  for (std::size_t i = 0; i < n; ++i) out.members.emplace_back(std::string(keys[i]), to_value(values[i]));
   return out;
 }
 

@@ -481,9 +481,10 @@ ParseResult loads_str(std::string_view text) {
   return Parser(text, Dialect::Python).run();
 }
 
-ParseResult loads_bytes(std::span<const std::uint8_t> bytes) {
+ParseResult loads_bytes(std::span<const std::uint8_t> bytes, std::size_t spare_members) {
   // Printable ASCII (all the flat form accepts) is its own UTF-8 decoding: no copy needed.
-  if (auto flat = loads_flat_object({reinterpret_cast<const char*>(bytes.data()), bytes.size()})) return std::move(*flat);
+  if (auto flat = loads_flat_object({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, spare_members))
+    return std::move(*flat);
   std::string text;
   std::size_t err = 0;
   if (!decode_json_bytes(bytes, text, err)) return fail_unicode(err);

@@ -59,7 +59,8 @@ using ParseResult = Expected<Value, ParseError>;
 // json.loads(s) for a Python str given as UTF-8/WTF-8 text (a leading U+FEFF is an error).
 ParseResult loads_str(std::string_view text);
 // json.loads(b) for Python bytes: detect UTF-8(-sig)/UTF-16/UTF-32 and decode with surrogatepass.
-ParseResult loads_bytes(std::span<const std::uint8_t> bytes);
+// spare_members: a hint, room for that many more members in a top-level object the caller will add to.
+ParseResult loads_bytes(std::span<const std::uint8_t> bytes, std::size_t spare_members = 0);
 namespace detail {
 // The general Python-dialect parser alone, on text already decoded and checked (what loads_str
 // runs when loads_flat_object declines): for tests of the fast path against it.

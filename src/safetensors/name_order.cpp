@@ -43,6 +43,16 @@ bool less_from(const Entry& a, const Entry& b, std::size_t depth) {
   return a.n != b.n ? a.n < b.n : a.index < b.index;
 }
 
+// Strict name order for names that agree on their first `depth` bytes (equal names: false).
+bool name_less_from(const Entry& a, const Entry& b, std::size_t depth) {
+  const std::size_t m = std::min(a.n, b.n);
+  for (; depth < m; depth += 8) {
+    const std::uint64_t x = chunk(a, depth), y = chunk(b, depth);
+    if (x != y) return x < y;
+  }
+  return a.n < b.n;
+}
+
 bool same_name(const Entry& a, const Entry& b) { return a.n == b.n && std::memcmp(a.p, b.p, a.n) == 0; }
 
 void insertion_sort(Entry* b, Entry* e, std::size_t depth) {
@@ -77,11 +87,12 @@ std::size_t common_prefix(const Entry* e, std::size_t n) {
 
 // Most-significant-digit refinement on 8-byte chunks with an explicit work list, so the cost is
 // linear in the bytes that tell names apart (names share long prefixes such as "model.diffusion_model.").
-void chunked_sort(Entry* all, std::size_t n) {
+// pre: every name starts with the same `lcp` bytes.
+void chunked_sort(Entry* all, std::size_t n, std::size_t lcp) {
   struct Range {
     std::size_t begin, end, depth;  // entries whose names agree on bytes [0, depth)
   };
-  std::vector<Range> work = {{0, n, common_prefix(all, n)}};
+  std::vector<Range> work = {{0, n, lcp}};
   while (!work.empty()) {
     const Range r = work.back();
     work.pop_back();
@@ -117,15 +128,17 @@ bool sort_by_name(std::vector<TensorInfo>& v) {
   std::unique_ptr<Entry[]> e(new Entry[n]);
   for (std::size_t i = 0; i < n; ++i)
     e[i] = {0, v[i].name.data(), static_cast<std::uint32_t>(v[i].name.size()), static_cast<std::uint32_t>(i)};
+  // Names share long prefixes ("model.diffusion_model."): every comparison starts after them.
+  const std::size_t lcp = common_prefix(e.get(), n);
   // Ascending runs (strictly: a repeat starts a new one). One run: sorted, no repeats, nothing to do.
   std::vector<std::size_t> runs = {0};
   for (std::size_t i = 1; i < n && runs.size() <= kMaxMergedRuns; ++i)
-    if (!(std::string_view(v[i - 1].name) < std::string_view(v[i].name))) runs.push_back(i);
+    if (!name_less_from(e[i - 1], e[i], lcp)) runs.push_back(i);
   if (runs.size() == 1) return false;
   if (runs.size() <= kMaxMergedRuns) {
     // The crate's writer emits names sorted within each dtype group: a few runs, merged pairwise.
     runs.push_back(n);
-    const auto less = [](const Entry& x, const Entry& y) { return less_from(x, y, 0); };
+    const auto less = [lcp](const Entry& x, const Entry& y) { return less_from(x, y, lcp); };
     while (runs.size() > 2) {
       std::vector<std::size_t> merged = {0};
       for (std::size_t r = 0; r + 2 < runs.size(); r += 2) {
@@ -136,7 +149,7 @@ bool sort_by_name(std::vector<TensorInfo>& v) {
       runs = std::move(merged);
     }
   } else {
-    chunked_sort(e.get(), n);
+    chunked_sort(e.get(), n, lcp);
   }
   // Equal names are adjacent, in input order, and the last of them stays.
   bool dropped = false;
@@ -154,6 +167,9 @@ bool sort_by_name(std::vector<TensorInfo>& v) {
         v[j] = std::move(held);
         break;
       }
+      // The next entry of the cycle is known a step ahead: fetch it while this one moves (the
+      // table is larger than L2 at 20,000 tensors, and these moves are otherwise cache misses).
+      __builtin_prefetch(&v[e[src].index]);
       v[j] = std::move(v[src]);
       j = src;
     }

@@ -13,7 +13,8 @@ namespace {
 
 constexpr std::string_view kWeightSuffix = ".weight";
 constexpr std::string_view kMarkerSuffix = ".comfy_quant";
-constexpr std::size_t kDerivedKeysMax = 2;  // most keys one rule adds to a marker (rules_*.cpp)
+constexpr std::size_t kDerivedKeysMax = 2;
+constexpr std::size_t kLinearRange = 16;  // a layer with more tensors than this: found by galloping  // most keys one rule adds to a marker (rules_*.cpp)
 
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
@@ -85,7 +86,7 @@ Status collect_marker(State& s, const Source& src, const st::TensorInfo& t) {
   // parse() validated begin <= end <= data size, so this view is in bounds.
   const std::span<const std::uint8_t> raw =
       src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
-  json::ParseResult parsed = json::loads_bytes(raw);
+  json::ParseResult parsed = json::loads_bytes(raw, kDerivedKeysMax);
   if (!parsed.ok())
     return json_failure(parsed.error(),
                         make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name, s.opt.python), src.path}));
@@ -149,7 +150,24 @@ const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) 
     return i < ts.size() && compare_joined(ts[i]->name, prefix, suffix) == 0 ? ts[i] : nullptr;
   }
   if (!range_.valid || range_.prefix != prefix) {
-    // Layers are mostly checked in name order: gallop forward from the previous range, else search all.
+    auto under = [&](std::size_t i) {  // ts[i] starts with prefix + "."
+      const std::string_view n = ts[i]->name;
+      return n.size() > prefix.size() && n[prefix.size()] == '.' && n.starts_with(prefix);
+    };
+    // Layers are mostly checked in name order, each right after the previous one's tensors: try
+    // there first (its names and the one before it tell), then gallop forward, else search all.
+    if (const std::size_t i = range_.valid ? range_.last : 0; i < ts.size() && under(i) &&
+                                                                (i == 0 || compare_joined(ts[i - 1]->name, prefix, ".") < 0)) {
+      std::size_t end = i + 1;
+      while (end < ts.size() && end - i < kLinearRange && under(end)) ++end;
+      if (end == ts.size() || !under(end)) {
+        range_.prefix.assign(prefix);
+        range_.first = i;
+        range_.last = end;
+        range_.valid = true;
+        return find_in_range(prefix, suffix);
+      }
+    }
     std::size_t lo = 0, hi = ts.size();
     if (range_.valid && range_.first < ts.size() && compare_joined(ts[range_.first]->name, prefix, ".") < 0) {
       lo = range_.first;
@@ -170,7 +188,20 @@ const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) 
     range_.last = search(end, std::min(ts.size(), end + step), prefix, "/");  // '/' follows '.'
     range_.valid = true;
   }
-  // Inside the range every name starts with prefix + ".": compare the rest only.
+  return find_in_range(prefix, suffix);
+}
+
+const TensorMeta* State::find_in_range(std::string_view prefix, std::string_view suffix) const {
+  const auto& ts = report.tensors;
+  // Inside the range every name starts with prefix + ".": compare the rest only. A layer's handful
+  // of tensors are scanned, lengths first (most differ); a large range is searched.
+  if (range_.last - range_.first <= kLinearRange) {
+    for (std::size_t i = range_.first; i < range_.last; ++i) {
+      const std::string_view n = ts[i]->name;
+      if (n.size() == prefix.size() + suffix.size() && n.ends_with(suffix)) return ts[i];
+    }
+    return nullptr;
+  }
   auto it = std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(range_.first),
                              ts.begin() + static_cast<std::ptrdiff_t>(range_.last), suffix,
                              [&](const TensorMeta* t, std::string_view suf) {
@@ -233,8 +264,8 @@ Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value
 Status record_marker(State& s, std::string_view prefix, json::Value marker) {
   const auto [position, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
   if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
-    // Room for the keys section 4 adds (_has_codebook, ...): the parser sized the members exactly,
-    // and growing them then would double every marker's block and strand the old one.
+    // Room for the keys section 4 adds (_has_codebook, ...), growing them then would double every
+    // marker's block and strand the old one. A no-op for markers the parser already gave the room.
     marker.members.reserve(marker.members.size() + kDerivedKeysMax);
     s.report.layers.push_back(Layer{std::string(prefix), std::move(marker)});
     return Ok{};

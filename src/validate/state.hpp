@@ -59,6 +59,8 @@ struct State {
     bool valid = false;
   };
   mutable PrefixRange range_;
+  // meta() within range_ (set for prefix).
+  const TensorMeta* find_in_range(std::string_view prefix, std::string_view suffix) const;
 
  public:
 

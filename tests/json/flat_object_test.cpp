@@ -102,5 +102,17 @@ TEST(JsonFlatObject, HandPickedBoundaries) {
   EXPECT_TRUE(loads_str(many + "}").ok());
 }
 
+TEST(JsonFlatObject, SpareRoomIsRoomOnly) {
+  const std::string t = "{\"format\": \"asym_w4a8_int8\", \"group_size\": 64}";
+  const auto plain = loads_flat_object(t);
+  const auto roomy = loads_flat_object(t, 2);
+  ASSERT_TRUE(plain && roomy);
+  EXPECT_TRUE(same(*plain, *roomy));
+  EXPECT_GE(roomy->members.capacity(), 4u);
+  const auto b = loads_bytes({reinterpret_cast<const std::uint8_t*>(t.data()), t.size()}, 2);
+  ASSERT_TRUE(b.ok());
+  EXPECT_GE(b->members.capacity(), 4u);
+}
+
 }  // namespace
 }  // namespace w4a8::json
