@@ -23,6 +23,14 @@ std::string repr_str(std::string_view s, Version v) {
   out.reserve(s.size() + 2);
   std::size_t pos = 0;
   while (pos < s.size()) {
+    // A run of printable ASCII other than the quote and '\\' is its own repr: copied whole (names
+    // are mostly that; the text report prints one per layer).
+    const std::size_t run = pos;
+    while (pos < s.size() && s[pos] >= ' ' && s[pos] < 0x7F && s[pos] != quote && s[pos] != '\\') ++pos;
+    if (pos != run) {
+      out.append(s.substr(run, pos - run));
+      continue;
+    }
     const std::size_t start = pos;
     char32_t cp = 0;
     if (!json::decode_wtf8(s, pos, cp, /*allow_surrogates=*/true)) {

@@ -6,7 +6,8 @@ with process start included for both, and in process (C++ File::open + inspect v
 bench/validate_bench --file; Python json.loads in this interpreter).
 
     python3 tools/bench/cli_bench.py [--build build] [--sizes 1000,10000,20000,100000,500000]
-                                     [--runs 5] [--baseline OTHER/w4a8check] [--out table.md]
+                                     [--orders crate,layer] [--runs 5] [--baseline OTHER/w4a8check]
+                                     [--out table.md]
 
 Times are the minimum over --runs (each a fresh process, measured with wait4: wall clock and the
 child's peak RSS). --baseline times another w4a8check binary on the same files (e.g. the 0.1
@@ -124,6 +125,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--sizes", default="1000,10000,20000,100000,500000")
+    ap.add_argument("--orders", default="crate,layer",
+                    help="header tensor orders to time (validate_bench --order): crate = as the safetensors "
+                         "crate writes (dtype groups, names sorted in each), layer = each layer's tensors together")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--baseline", default="")
     ap.add_argument("--out", default="")
@@ -158,37 +162,40 @@ def main():
         row("baseline validate (tiny file)", w, c, r)
 
     tmp = tempfile.mkdtemp(prefix="w4a8-cli-bench-")
-    for n in [int(s) for s in a.sizes.split(",")]:
-        path = os.path.join(tmp, "bench-%d.safetensors" % n)
-        subprocess.run([bench, "--tensors", str(n), "--write", path, "--repeats", "0"], check=True)
+    for n, order in [(int(s), o) for s in a.sizes.split(",") for o in a.orders.split(",")]:
+        path = os.path.join(tmp, "bench-%d-%s.safetensors" % (n, order))
+        subprocess.run([bench, "--tensors", str(n), "--order", order, "--write", path, "--repeats", "0"], check=True)
+        tag = "%dk %s" % (n // 1000, order)
         hl = header_len(path)
         mb = hl / 1e6
         runs_n = a.runs if n <= 100000 else max(1, min(a.runs, 3))
-        print("\n%d tensors: header %.2f MB, file %.1f MB" % (n, mb, os.path.getsize(path) / 1e6), flush=True)
+        print("\n%d tensors, %s order: header %.2f MB, file %.1f MB" % (n, order, mb, os.path.getsize(path) / 1e6), flush=True)
         results = {}
         for label, extra in [("validate (text)", []), ("validate --json", ["--json"]),
                              ("validate --strict", ["--strict"]), ("validate --summary", ["--summary"]),
                              ("validate --quiet", ["--quiet"])]:
             w, c, r = best([cli, "validate"] + extra + [path], runs_n)
             results[label] = (w, c)
-            row("%dk: w4a8check %s" % (n // 1000, label), w, c, r, "%.0f MB/s of header (wall)" % (mb / w))
+            row("%s: w4a8check %s" % (tag, label), w, c, r, "%.0f MB/s of header (wall)" % (mb / w))
         w_py, c_py, r_py = best([sys.executable, "-c", PY_LOADS, path], runs_n)
-        row("%dk: python3 process: json.loads(header)" % (n // 1000), w_py, c_py, r_py, "%.0f MB/s of header (wall)" % (mb / w_py))
+        row("%s: python3 process: json.loads(header)" % tag, w_py, c_py, r_py, "%.0f MB/s of header (wall)" % (mb / w_py))
         if a.baseline:
             for label, extra in [("validate (text)", []), ("validate --json", ["--json"]), ("validate --quiet", ["--quiet"])]:
                 if n > 100000 and extra == ["--json"]:  # 0.1 (a baseline used before) was quadratic there
-                    rows.append(("%dk: baseline %s" % (n // 1000, label), "not run (quadratic: minutes)", "", "", ""))
+                    rows.append(("%s: baseline %s" % (tag, label), "not run (quadratic: minutes)", "", "", ""))
                     continue
                 w, c, r = best([a.baseline, "validate"] + extra + [path], runs_n)
-                row("%dk: baseline %s" % (n // 1000, label), w, c, r, "%.0f MB/s of header (wall)" % (mb / w))
+                row("%s: baseline %s" % (tag, label), w, c, r, "%.0f MB/s of header (wall)" % (mb / w))
         t_open, t_all = cpp_inprocess(bench, path, runs_n)
         t_py = py_inprocess(path, runs_n)
-        row("%dk: in process: C++ File::open (mmap + header parse)" % (n // 1000), t_open, None, 0, "%.0f MB/s" % (mb / t_open))
-        row("%dk: in process: C++ File::open + validate::inspect" % (n // 1000), t_all, None, 0, "%.0f MB/s" % (mb / t_all))
-        row("%dk: in process: Python json.loads(header)" % (n // 1000), t_py, None, 0, "%.0f MB/s" % (mb / t_py))
+        row("%s: in process: C++ File::open (mmap + header parse)" % tag, t_open, None, 0, "%.0f MB/s" % (mb / t_open))
+        row("%s: in process: C++ File::open + validate::inspect" % tag, t_all, None, 0, "%.0f MB/s" % (mb / t_all))
+        row("%s: in process: Python json.loads(header)" % tag, t_py, None, 0, "%.0f MB/s" % (mb / t_py))
         w_txt, c_txt = results["validate (text)"]
-        ratio = ("%dk: python3 json.loads process / w4a8check validate: %.1fx wall, %.1fx CPU; in process "
-                 "json.loads / C++ open+inspect: %.1fx" % (n // 1000, w_py / w_txt, c_py / c_txt, t_py / t_all))
+        w_q = results["validate --quiet"][0]
+        ratio = ("%s: python3 json.loads process / w4a8check validate: %.1fx wall (text), %.1fx wall (--quiet), "
+                 "%.1fx CPU (text); in process json.loads / C++ open+inspect: %.1fx"
+                 % (tag, w_py / w_txt, w_py / w_q, c_py / c_txt, t_py / t_all))
         ratios.append(ratio)
         print("  " + ratio, flush=True)
         os.unlink(path)
