@@ -230,7 +230,7 @@ Error conflict(std::string_view prefix, py::Version v) {
 // 0.5.20+: a key already recorded with a value that `!=` the new one conflicts (Python's `!=` on the
 // values themselves: a top-level NaN differs from itself); then dict.update. Large markers get a key
 // index so a hostile one stays linear.
-Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value marker, py::Version v) {
+Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value&& marker, py::Version v) {
   constexpr std::size_t kLinearMax = 16;
   const bool indexed = recorded.members.size() + marker.members.size() > kLinearMax;
   std::unordered_map<std::string_view, std::size_t> index;
