@@ -1,6 +1,6 @@
 // AVX2 panel kernel: maddubs on (|x|, sign(w, x)) keeps each pair sum within int16 (2 * 128 * 127),
 // then madd widens to int32: 32 multiply-adds per vpmaddubsw. Compiled for AVX2 by target attribute
-// only, so the binary still runs on older CPUs (dispatch checks __builtin_cpu_supports first).
+// only, so the binary still runs on older CPUs (dispatch checks cpu_features() first).
 #include <immintrin.h>
 
 #include <cstdint>

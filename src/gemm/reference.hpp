@@ -19,7 +19,7 @@
 namespace w4a8::gemm {
 
 enum class Impl : std::uint8_t { Literal, Fast };
-// Instruction sets of the fast path; Auto picks the best the CPU has (__builtin_cpu_supports).
+// Instruction sets of the fast path; Auto picks the best the CPU has (gemm/cpu_features.hpp).
 enum class Isa : std::uint8_t { Auto, Scalar, Avx2, Avx512Vnni };
 
 struct GemmOptions {

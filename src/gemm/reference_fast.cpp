@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "gemm/convrot_simd.hpp"
+#include "gemm/cpu_features.hpp"
 #include "gemm/int_kernels.hpp"
 #include "gemm/operands.hpp"
 #include "gemm/parallel.hpp"
@@ -179,11 +180,9 @@ void decode_weights_fast(const Layer& layer, unsigned threads, std::int8_t* w) {
 
 Isa best_isa() {
   static const Isa best = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vnni"))
-      return Isa::Avx512Vnni;
-    if (__builtin_cpu_supports("avx2")) return Isa::Avx2;
+    const CpuFeatures& f = cpu_features();
+    if (f.avx512f && f.avx512bw && f.avx512vnni) return Isa::Avx512Vnni;
+    if (f.avx2) return Isa::Avx2;
     return Isa::Scalar;
   }();
   return best;

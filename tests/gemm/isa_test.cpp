@@ -5,15 +5,29 @@
 // including int32 wrap-around.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 
 #include "gemm/convrot_simd.hpp"
+#include "gemm/cpu_features.hpp"
 #include "gemm/int_kernels.hpp"
 #include "gemm/reference.hpp"
 
 namespace w4a8::gemm {
 namespace {
+
+// Our CPUID/XCR0 reading answers as GCC's runtime does for the same feature names (this test, not the
+// library, links libgcc's detector).
+TEST(CpuFeatures, AgreeWithGccRuntime) {
+  __builtin_cpu_init();
+  const CpuFeatures& f = cpu_features();
+  EXPECT_EQ(f.avx2, __builtin_cpu_supports("avx2") != 0);
+  EXPECT_EQ(f.avx512f, __builtin_cpu_supports("avx512f") != 0);
+  EXPECT_EQ(f.avx512bw, __builtin_cpu_supports("avx512bw") != 0);
+  EXPECT_EQ(f.avx512vnni, __builtin_cpu_supports("avx512vnni") != 0);
+  std::printf("avx2=%d avx512f=%d avx512bw=%d avx512vnni=%d\n", f.avx2, f.avx512f, f.avx512bw, f.avx512vnni);
+}
 
 class IsaVariant : public ::testing::TestWithParam<Isa> {
  protected:
