@@ -86,9 +86,10 @@ Result<validate::Report> run_validator_fast(const Scenario& s) {
   return run_validator(s);
 }
 
-std::string check_in_memory_model(const Scenario& s) {
-  const auto mem = in_memory(s);
-  if (!mem) return "";
+std::string check_in_memory_model(const Scenario& s, const InMemoryCheckpoint* given) {
+  std::optional<std::vector<InMemoryFile>> built;
+  if (!given && !(built = in_memory(s))) return "";
+  const std::vector<InMemoryFile>* mem = given ? &given->model() : &*built;
   auto bytes = serialize(lower(s));
   if (!bytes) return "the writer refused a checkpoint the in-memory model took: " + show_error(bytes.error());
   for (std::size_t i = 0; i < mem->size(); ++i) {

@@ -35,6 +35,8 @@ class InMemoryCheckpoint {
   // nullopt where in_memory(s) is.
   static std::optional<InMemoryCheckpoint> of(const Scenario& s);
   std::span<const validate::ParsedFile> files() const { return views_; }
+  // The lowered files themselves (headers and bytes).
+  const std::vector<InMemoryFile>& model() const { return *owned_; }
   // validate::inspect_parsed; an accepted report keeps the files alive (it points into them).
   Result<validate::Report> inspect(const validate::Options& opt) const;
 
@@ -47,6 +49,7 @@ class InMemoryCheckpoint {
 Result<validate::Report> run_validator_fast(const Scenario& s);
 // post: "" when in_memory(s) equals what st::parse reads from serialize(lower(s)) (same tensors,
 //       dtypes, shapes, data bytes and metadata); checked by the RoundTrip metamorphic choice.
-std::string check_in_memory_model(const Scenario& s);
+//       mem: InMemoryCheckpoint::of(s) when the caller has it (else it is built here).
+std::string check_in_memory_model(const Scenario& s, const InMemoryCheckpoint* mem = nullptr);
 
 }  // namespace w4a8::gen
