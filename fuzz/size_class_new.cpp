@@ -1,0 +1,67 @@
+// Global operator new/delete for the structure-aware target's libFuzzer binary WITHOUT sanitizers
+// (never linked into a sanitized build: ASan's own new/delete find the memory errors there).
+// Each execution builds and frees thousands of small blocks (scenario descriptions, JSON values,
+// markers nested to the recursion limit a thousand levels deep), and glibc keeps only 7 freed
+// blocks a size in its thread cache: the rest go to its bins and are merged again by the next large
+// request. Here freed blocks of up to 1 KiB stay on a per-thread list of their size (16-byte
+// classes, never returned to malloc: the next execution needs about as many again), so the next
+// execution takes them back without a search. Larger blocks go to malloc and free.
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+namespace {
+
+constexpr std::size_t kHeader = 16;  // keeps the block 16-byte aligned, like malloc's
+constexpr std::size_t kClasses = 64;  // class c holds blocks of 16 * c bytes (1 <= c < kClasses)
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+thread_local FreeBlock* t_free[kClasses] = {};
+
+void* allocate(std::size_t n) {
+  const std::size_t c = n == 0 ? 1 : (n + 15) / 16;
+  if (c < kClasses) {
+    if (FreeBlock* b = t_free[c]) {
+      t_free[c] = b->next;
+      return b;
+    }
+  }
+  auto* h = static_cast<unsigned char*>(std::malloc(kHeader + (c < kClasses ? 16 * c : n)));
+  if (h == nullptr) return nullptr;
+  *reinterpret_cast<std::size_t*>(h) = c < kClasses ? c : 0;  // 0: from malloc, given back to free
+  return h + kHeader;
+}
+
+void release(void* p) noexcept {
+  if (p == nullptr) return;
+  auto* h = static_cast<unsigned char*>(p) - kHeader;
+  const std::size_t c = *reinterpret_cast<std::size_t*>(h);
+  if (c == 0) {
+    std::free(h);
+    return;
+  }
+  auto* b = static_cast<FreeBlock*>(p);
+  b->next = t_free[c];
+  t_free[c] = b;
+}
+
+void* allocate_or_throw(std::size_t n) {
+  void* p = allocate(n);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return allocate_or_throw(n); }
+void* operator new[](std::size_t n) { return allocate_or_throw(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate(n); }
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t) noexcept { release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
