@@ -43,7 +43,7 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
     st::own_names(m.header);  // the names viewed the scenario's strings and marker_names
     std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const auto& a, const auto& b) { return bytes_less(a.name, b.name); });
     for (std::size_t k = 1; k < m.header.tensors.size(); ++k)
-      if (m.header.tensors[k].name == m.header.tensors[k - 1].name) return std::nullopt;
+      if (bytes_equal(m.header.tensors[k].name, m.header.tensors[k - 1].name)) return std::nullopt;
     const FileDesc& fd = s.files[i];
     std::vector<std::pair<std::string, std::string>> meta = fd.metadata;
     if (auto q = quant_metadata_text(s, i)) meta.emplace_back("_quantization_metadata", std::move(*q));
@@ -53,7 +53,7 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
       for (const auto& kv : meta) keys.push_back(kv.first);
       std::sort(keys.begin(), keys.end(), BytesLess{});
       for (std::size_t k = 1; k < keys.size(); ++k)
-        if (keys[k] == keys[k - 1]) return std::nullopt;
+        if (bytes_equal(keys[k], keys[k - 1])) return std::nullopt;
       m.header.has_metadata = true;
       m.header.metadata = std::move(meta);
     }
