@@ -1,6 +1,7 @@
 // The validator's properties (issue #3 item 3), each a thin RapidCheck wrapper around a check_* body
 // in src/gen/properties.cpp (the same bodies the fuzz targets run). Counts add up to > 10,000
 // generated checkpoints per ctest run.
+#include "gen/in_memory.hpp"
 #include "props/prop_runner.hpp"
 
 using w4a8::gen::ConfigVariant;
@@ -27,10 +28,12 @@ W4A8_PROP(ValidatorProps, SeveralDefectsFirstByPrecedence, 2000) {
   c.require(w4a8::gen::check_verdict(c.scenario));
 }
 
-// Writer/reader round trip of every generated file.
+// Writer/reader round trip of every generated file, and the in-memory build equals what the reader
+// returns.
 W4A8_PROP(ValidatorProps, WriterReaderRoundTrip, 1000) {
   Case c(ConfigVariant::Any);
-  c.require(w4a8::gen::check_round_trip(c.scenario));
+  const auto mem = w4a8::gen::InMemoryCheckpoint::of(c.scenario);
+  c.require(w4a8::gen::check_round_trip(c.scenario, mem ? &*mem : nullptr));
 }
 
 // Sharding across files does not change the verdict.

@@ -1,4 +1,4 @@
-// String ordering for the generator, oracle and fuzz bodies without memcmp: libFuzzer intercepts
+// String ordering and equality for the generator, oracle and fuzz bodies without memcmp: libFuzzer intercepts
 // every memcmp in the process (uninstrumented code too) and records each unequal one for its
 // mutators, which costs far more than the comparison and tells it nothing about the code under test.
 #pragma once
@@ -16,6 +16,14 @@ inline bool bytes_less(std::string_view a, std::string_view b) {
   return a.size() < b.size();
 }
 
+// a == b, byte by byte.
+inline bool bytes_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // s ends with suffix (compared byte by byte).
 inline bool bytes_ends_with(std::string_view s, std::string_view suffix) {
   if (s.size() < suffix.size()) return false;
@@ -27,6 +35,11 @@ inline bool bytes_ends_with(std::string_view s, std::string_view suffix) {
 struct BytesLess {
   using is_transparent = void;
   bool operator()(std::string_view a, std::string_view b) const { return bytes_less(a, b); }
+};
+
+// Equality for hashed containers of strings (std::equal_to<std::string> compares with memcmp).
+struct BytesEqual {
+  bool operator()(std::string_view a, std::string_view b) const { return bytes_equal(a, b); }
 };
 
 }  // namespace w4a8::gen

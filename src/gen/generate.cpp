@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "core/checked.hpp"
+#include "gen/byte_order.hpp"
 #include "gen/defect_edit.hpp"
 #include "gen/marker_fields.hpp"
 #include "gen/names.hpp"
@@ -38,7 +39,7 @@ std::optional<std::uint64_t> tensor_bytes(Dtype d, const std::vector<std::uint64
 
 TensorDesc* Scenario::find(std::string_view name) {
   for (auto& t : tensors)
-    if (t.name == name) return &t;
+    if (bytes_equal(t.name, name)) return &t;
   return nullptr;
 }
 const TensorDesc* Scenario::find(std::string_view name) const {
@@ -51,7 +52,7 @@ struct Builder {
   Scenario& s;
   ChoiceSource& src;
   const GenConfig& cfg;
-  std::unordered_set<std::string> names;
+  std::unordered_set<std::string, std::hash<std::string>, BytesEqual> names;
   bool force_tensor_marker = false;  // the next marker goes into a tensor (a defect needs one)
 
   std::size_t random_file() { return s.files.size() == 1 || src.chance(2, 3) ? 0 : src.below(s.files.size()); }
@@ -60,7 +61,7 @@ struct Builder {
     for (const char* suf : {".weight", ".comfy_quant", ".weight_scale", ".bias"})
       if (names.count(p + suf)) return false;
     for (const auto& l : s.layers)
-      if (l.prefix == p) return false;
+      if (bytes_equal(l.prefix, p)) return false;
     return true;
   }
 

@@ -6,18 +6,14 @@
 #include "gen/byte_order.hpp"
 #include "gen/model.hpp"
 #include "gen/properties.hpp"
-#include "safetensors/writer.hpp"
 
 namespace w4a8::gen {
-namespace {
-std::string show_error(const Error& e) { return std::string(e.code()) + " " + std::string(e.type()) + ": " + e.message; }
-}  // namespace
 
 std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
   for (const auto& f : s.files)
     if (f.container.defect != Defect::kCount) return std::nullopt;
   // lower()'s layout (plain tensors, then marker tensors, in scenario order), written straight into
-  // the file bytes (check_in_memory_model holds the two against each other).
+  // the file bytes (check_round_trip holds the two against each other).
   std::vector<InMemoryFile> out(s.files.size());
   for (std::size_t i = 0; i < s.files.size(); ++i) {
     InMemoryFile& m = out[i];
@@ -47,7 +43,7 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
     st::own_names(m.header);  // the names viewed the scenario's strings and marker_names
     std::sort(m.header.tensors.begin(), m.header.tensors.end(), [](const auto& a, const auto& b) { return bytes_less(a.name, b.name); });
     for (std::size_t k = 1; k < m.header.tensors.size(); ++k)
-      if (m.header.tensors[k].name == m.header.tensors[k - 1].name) return std::nullopt;
+      if (bytes_equal(m.header.tensors[k].name, m.header.tensors[k - 1].name)) return std::nullopt;
     const FileDesc& fd = s.files[i];
     std::vector<std::pair<std::string, std::string>> meta = fd.metadata;
     if (auto q = quant_metadata_text(s, i)) meta.emplace_back("_quantization_metadata", std::move(*q));
@@ -57,7 +53,7 @@ std::optional<std::vector<InMemoryFile>> in_memory(const Scenario& s) {
       for (const auto& kv : meta) keys.push_back(kv.first);
       std::sort(keys.begin(), keys.end(), BytesLess{});
       for (std::size_t k = 1; k < keys.size(); ++k)
-        if (keys[k] == keys[k - 1]) return std::nullopt;
+        if (bytes_equal(keys[k], keys[k - 1])) return std::nullopt;
       m.header.has_metadata = true;
       m.header.metadata = std::move(meta);
     }
@@ -86,25 +82,16 @@ Result<validate::Report> run_validator_fast(const Scenario& s) {
   return run_validator(s);
 }
 
-std::string check_in_memory_model(const Scenario& s) {
-  const auto mem = in_memory(s);
-  if (!mem) return "";
-  auto bytes = serialize(lower(s));
-  if (!bytes) return "the writer refused a checkpoint the in-memory model took: " + show_error(bytes.error());
-  for (std::size_t i = 0; i < mem->size(); ++i) {
-    const InMemoryFile& m = (*mem)[i];
-    auto h = st::parse((*bytes)[i]);
-    if (!h) return m.path + ": written file rejected: " + show_error(h.error());
-    if (h->has_metadata != m.header.has_metadata || h->metadata != m.header.metadata) return m.path + ": in-memory metadata differs";
-    if (h->tensors.size() != m.header.tensors.size()) return m.path + ": in-memory tensor count differs";
-    for (std::size_t k = 0; k < h->tensors.size(); ++k) {
-      const st::TensorInfo &a = h->tensors[k], &b = m.header.tensors[k];
-      if (a.name != b.name || a.dtype != b.dtype || a.shape != b.shape || a.end - a.begin != b.end - b.begin ||
-          !std::equal((*bytes)[i].begin() + static_cast<std::ptrdiff_t>(h->data_start() + a.begin),
-                      (*bytes)[i].begin() + static_cast<std::ptrdiff_t>(h->data_start() + a.end),
-                      m.bytes.begin() + static_cast<std::ptrdiff_t>(m.header.data_start() + b.begin)))
-        return m.path + ": in-memory tensor " + b.name + " differs from the written one";
-    }
+std::string compare_in_memory_file(const InMemoryFile& m, std::span<const std::uint8_t> bytes, const st::Header& h) {
+  if (h.has_metadata != m.header.has_metadata || h.metadata != m.header.metadata) return m.path + ": in-memory metadata differs";
+  if (h.tensors.size() != m.header.tensors.size()) return m.path + ": in-memory tensor count differs";
+  for (std::size_t k = 0; k < h.tensors.size(); ++k) {
+    const st::TensorInfo &a = h.tensors[k], &b = m.header.tensors[k];
+    if (a.name != b.name || a.dtype != b.dtype || a.shape != b.shape || a.end - a.begin != b.end - b.begin ||
+        !std::equal(bytes.begin() + static_cast<std::ptrdiff_t>(h.data_start() + a.begin),
+                    bytes.begin() + static_cast<std::ptrdiff_t>(h.data_start() + a.end),
+                    m.bytes.begin() + static_cast<std::ptrdiff_t>(m.header.data_start() + b.begin)))
+      return m.path + ": in-memory tensor " + b.name + " differs from the written one";
   }
   return "";
 }

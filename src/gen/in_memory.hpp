@@ -1,6 +1,6 @@
 // In-memory checkpoints: a scenario's files as the reader would return them (headers and data
 // bytes), built without the writer or the reader, so the fuzz bodies and the layout properties run
-// the validator straight on them. check_in_memory_model holds the model against writer + reader.
+// the validator straight on them. check_round_trip holds the model against writer + reader.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +35,8 @@ class InMemoryCheckpoint {
   // nullopt where in_memory(s) is.
   static std::optional<InMemoryCheckpoint> of(const Scenario& s);
   std::span<const validate::ParsedFile> files() const { return views_; }
+  // The lowered files themselves (headers and bytes).
+  const std::vector<InMemoryFile>& model() const { return *owned_; }
   // validate::inspect_parsed; an accepted report keeps the files alive (it points into them).
   Result<validate::Report> inspect(const validate::Options& opt) const;
 
@@ -45,8 +47,9 @@ class InMemoryCheckpoint {
 
 // The validator on s: in memory when possible, else through serialize + parse (run_validator).
 Result<validate::Report> run_validator_fast(const Scenario& s);
-// post: "" when in_memory(s) equals what st::parse reads from serialize(lower(s)) (same tensors,
-//       dtypes, shapes, data bytes and metadata); checked by the RoundTrip metamorphic choice.
-std::string check_in_memory_model(const Scenario& s);
+// post: "" when m, one file of in_memory(s), equals h, what st::parse read from that file's bytes
+//       as serialize(lower(s)) wrote them (same tensors, dtypes, shapes, data bytes and metadata);
+//       check_round_trip holds each file to it when given the in-memory build.
+std::string compare_in_memory_file(const InMemoryFile& m, std::span<const std::uint8_t> bytes, const st::Header& h);
 
 }  // namespace w4a8::gen

@@ -1,6 +1,7 @@
 #include "gen/json_doc.hpp"
 
 #include "core/hex.hpp"
+#include "gen/byte_order.hpp"
 
 #include "json/parse.hpp"
 
@@ -71,7 +72,7 @@ JsonDoc jobj(std::vector<std::pair<std::string, JsonDoc>> members) {
     // Python dict semantics by hand: a repeated key keeps its position, takes the new value.
     bool replaced = false;
     for (auto& m : d.value.members)
-      if (m.first == members[i].first) { m.second = members[i].second.value; replaced = true; }
+      if (bytes_equal(m.first, members[i].first)) { m.second = members[i].second.value; replaced = true; }
     if (!replaced) d.value.members.emplace_back(members[i].first, std::move(members[i].second.value));
   }
   d.text += "}";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gen/byte_order.hpp"
 #include "gen/json_spell.hpp"
 #include "gen/repr_oracle.hpp"
 #include "json/wtf8.hpp"
@@ -228,7 +229,7 @@ void extra_fields(std::vector<std::pair<std::string, JsonDoc>>& f, ChoiceSource&
   const std::uint64_t n = many ? 14 + src.below(8) : 1 + src.below(3);
   for (std::uint64_t i = 0; i < n; ++i) {
     std::string key = many ? "k" + std::to_string(i) : kKeys[src.below(std::size(kKeys))];
-    if (std::any_of(f.begin(), f.end(), [&](const auto& m) { return m.first == key; })) continue;
+    if (std::any_of(f.begin(), f.end(), [&](const auto& m) { return bytes_equal(m.first, key); })) continue;
     f.emplace_back(std::move(key), any_value(src, 2));
   }
 }

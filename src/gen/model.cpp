@@ -54,7 +54,12 @@ std::vector<std::uint8_t> marker_bytes(const MarkerDesc& m) {
     while (b.size() % elem) b.push_back(' ');
     return b;
   }
-  const std::string text = marker_text(m);
+  // The document's own text is encoded in place (marker_text would copy it first: markers nested to
+  // the recursion limit are kilobytes, and every in-memory build and lowering encodes each marker).
+  std::string spelled;
+  const bool respell = !m.spelling.empty() && m.doc.outcome == JsonDoc::Outcome::Ok;
+  if (respell) spelled = marker_text(m);
+  const std::string& text = respell ? spelled : m.doc.text;
   std::vector<std::uint8_t> b = encode(text, m.encoding);
   if (b.size() % elem) b = encode(text + std::string(elem - b.size() % elem, ' '), m.encoding);
   return b;

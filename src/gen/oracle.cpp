@@ -192,10 +192,9 @@ class Simulation {
         if (!good)
           return fail(make_error(ErrorKind::SgMxfp8Incompatible, {py::repr_str(p, s_.options.python), meta_str(w, p + ".weight"), meta_str(sc, p + ".weight_scale")}), x);
         if (!index_.count(p)) {
-          json::Value v = json::Value::object();
-          v.set("format", json::Value::from_string("mxfp8"));
           index_[p] = order_.size();
-          order_.push_back({p, {v, {}}});
+          order_.push_back({p, {}});
+          order_.back().second.set("format", json::Value::from_string("mxfp8"));
           ++added;
         }
       }
@@ -215,15 +214,31 @@ class Simulation {
       for (auto& [prefix, rec] : order_)
         if (auto e = check_strict(prefix, rec)) return fail(std::move(*e), x);
     x.ok = true;
-    for (auto& [prefix, rec] : order_) x.layers.emplace_back(prefix, std::move(rec.value));  // run() is the last use
+    for (auto& [prefix, rec] : order_) x.layers.emplace_back(prefix, std::move(rec).value());  // run() is the last use
     x.unordered_tail = added;
     return x;
   }
 
  private:
+  // A recorded marker value: a marker's document (not copied: most verdicts fail before the layers
+  // are needed, and a marker nested to the recursion limit is ~1000 allocations a copy) with the
+  // members later set on it (merges, the derived flags), in order. value() builds the dict.
   struct Record {
-    json::Value value;
+    const json::Value* base = nullptr;  // nullptr: an empty dict (the MXFP8 shortcut's)
+    json::Members sets;                 // Value::set calls on top of *base, in order
     std::vector<const MarkerDesc*> descs;  // recorded into it, in order (empty: the MXFP8 shortcut's)
+
+    const json::Value* get(std::string_view key) const {
+      for (auto it = sets.rbegin(); it != sets.rend(); ++it)
+        if (it->first == key) return &it->second;
+      return base ? base->get(key) : nullptr;
+    }
+    void set(std::string key, json::Value v) { sets.emplace_back(std::move(key), std::move(v)); }
+    json::Value value() && {
+      json::Value v = base ? *base : json::Value::object();
+      for (auto& [k, x] : sets) v.set(std::move(k), std::move(x));
+      return v;
+    }
   };
 
   static Expectation fail(Error e, Expectation& x) {
@@ -253,19 +268,22 @@ class Simulation {
     auto it = index_.find(m.prefix);
     if (it == index_.end()) {
       index_[m.prefix] = order_.size();
-      order_.push_back({m.prefix, {m.doc.value, {&m}}});
+      order_.push_back({m.prefix, {&m.doc.value, {}, {&m}}});
       return std::nullopt;
     }
     Record& r = order_[it->second].second;
     const Error conflict = make_error(ErrorKind::SgConflictingMarkers, {py::repr_str(m.prefix, s_.options.python)});
     if (upstream::profile(s_.options.sglang).merge == upstream::MarkerMerge::WholeMarker) {
-      if (!py_eq(r.value, m.doc.value, true)) return conflict;  // dicts: values compared as nested
-      r = {m.doc.value, {&m}};  // replaced, position kept
+      // dicts: values compared as nested (records get members set only after collect(), so the
+      // copy is never made)
+      const bool plain = r.base && r.sets.empty();
+      if (!py_eq(plain ? *r.base : Record(r).value(), m.doc.value, true)) return conflict;
+      r = {&m.doc.value, {}, {&m}};  // replaced, position kept
       return std::nullopt;
     }
     for (const auto& [k, v] : m.doc.value.members)
-      if (const json::Value* old = r.value.get(k); old && !py_eq(*old, v, true)) return conflict;
-    for (const auto& [k, v] : m.doc.value.members) r.value.set(k, v);
+      if (const json::Value* old = r.get(k); old && !py_eq(*old, v, true)) return conflict;
+    for (const auto& [k, v] : m.doc.value.members) r.set(k, v);
     r.descs.push_back(&m);
     return std::nullopt;
   }
@@ -350,7 +368,7 @@ class Simulation {
   }
 
   std::optional<Error> check_layer(const std::string& p, Record& rec) {
-    const json::Value* fmt = rec.value.get("format");
+    const json::Value* fmt = rec.get("format");
     if (!fmt || !fmt->is_string()) return std::nullopt;
     const std::string& f = fmt->text;
     const std::string rp = py::repr_str(p, s_.options.python);
@@ -371,13 +389,13 @@ class Simulation {
         return make_error(ErrorKind::SgW4a8Shapes, {rp, repr_shape(w.shape), repr_shape(sr.shape), repr_shape(ch.shape)});
       const Meta* cb = find(p + ".weight_codebook");
       const Meta* co = find(p + ".weight_correction");
-      rec.value.set("_has_codebook", json::Value::from_bool(cb != nullptr));
-      rec.value.set("_has_correction", json::Value::from_bool(co != nullptr));
+      rec.set("_has_codebook", json::Value::from_bool(cb != nullptr));
+      rec.set("_has_correction", json::Value::from_bool(co != nullptr));
       if (cb && !(cb->dtype == Dtype::F32 && shape_is(cb->shape, {16}))) return make_error(ErrorKind::SgW4a8Codebook, {rp});
       if (co && !(co->dtype == Dtype::F32 && shape_is(co->shape, {groups, rows}))) return make_error(ErrorKind::SgW4a8Correction, {rp});
     } else if (f == "float8_e4m3fn") {
       if (auto e = require(p, {".weight", ".weight_scale"})) return e;
-      rec.value.set("_activation_scheme", json::Value::from_string(find(p + ".input_scale") ? "static" : "dynamic"));
+      rec.set("_activation_scheme", json::Value::from_string(find(p + ".input_scale") ? "static" : "dynamic"));
     } else if (f == "convrot_w4a4") {
       if (auto e = require(p, {".weight", ".weight_scale"})) return e;
       const Meta &w = *find(p + ".weight"), &sc = *find(p + ".weight_scale");
@@ -401,7 +419,7 @@ class Simulation {
       if (k % 16 || !shape_is(sc.shape, {w.shape[0], k / 16}))
         return make_error(ErrorKind::SgNvfp4Shapes, {rp, repr_shape(w.shape), repr_shape(sc.shape)});
       const Meta* pq = find(p + ".pre_quant_scale");
-      rec.value.set("_has_pre_quant_scale", json::Value::from_bool(pq != nullptr));
+      rec.set("_has_pre_quant_scale", json::Value::from_bool(pq != nullptr));
       if (pq && !((pq->dtype == Dtype::BF16 || pq->dtype == Dtype::F16 || pq->dtype == Dtype::F32) && shape_is(pq->shape, {k})))
         return make_error(ErrorKind::SgNvfp4PreQuantScale, {rp, dt(pq->dtype), repr_shape(pq->shape)});
     } else if (f == "int8_tensorwise") {
@@ -409,12 +427,12 @@ class Simulation {
       const Meta &w = *find(p + ".weight"), &sc = *find(p + ".weight_scale");
       if (w.dtype == Dtype::I8 && sc.dtype == Dtype::F32 && sc.shape.empty()) {
         if (w.shape.size() != 2) return make_error(ErrorKind::SgTensorwiseRank, {rp, repr_shape(w.shape)});
-        rec.value.set("_is_tensorwise_scalar", json::Value::from_bool(true));
+        rec.set("_is_tensorwise_scalar", json::Value::from_bool(true));
       } else {
         if (w.dtype != Dtype::I8 || sc.dtype != Dtype::F32) return make_error(ErrorKind::SgInt8Dtypes, {rp, dt(w.dtype), dt(sc.dtype)});
         if (w.shape.size() != 2 || !shape_is(sc.shape, {w.shape[0], 1}))
           return make_error(ErrorKind::SgInt8Shapes, {rp, repr_shape(w.shape), repr_shape(sc.shape)});
-        rec.value.set("_is_rowwise", json::Value::from_bool(true));
+        rec.set("_is_rowwise", json::Value::from_bool(true));
       }
     }
     return std::nullopt;
@@ -434,7 +452,7 @@ class Simulation {
 
 // --strict on one asym_w4a8_int8 layer (validate.md's order: contract, then data).
 std::optional<Error> Simulation::check_strict(const std::string& p, Record& rec) {
-  const json::Value* fmt = rec.value.get("format");
+  const json::Value* fmt = rec.get("format");
   if (!fmt || !fmt->is_string() || fmt->text != "asym_w4a8_int8") return std::nullopt;
   const std::string rp = py::repr_str(p, s_.options.python);
   const Meta& w = *find(p + ".weight");

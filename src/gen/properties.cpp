@@ -112,7 +112,7 @@ std::string check_single_defect(const Scenario& s) {
   return compare(want, run_validator(s));
 }
 
-std::string check_round_trip(const Scenario& s) {
+std::string check_round_trip(const Scenario& s, const InMemoryCheckpoint* mem) {
   const Checkpoint c = lower(s);
   auto bytes = serialize(c);
   if (!bytes) return "serialize failed: " + show_error(bytes.error());
@@ -140,6 +140,10 @@ std::string check_round_trip(const Scenario& s) {
       std::sort(a.begin(), a.end());
       std::sort(m.begin(), m.end());
       if (a != m) return f.path + ": metadata differs";
+    }
+    // (mem exists only when no file has a container edit, so every file gets here.)
+    if (mem) {
+      if (std::string e = compare_in_memory_file(mem->model()[i], b, *h); !e.empty()) return e;
     }
   }
   return "";

@@ -32,8 +32,10 @@ std::string check_single_defect(const Scenario& s);
 //     under the scenario's sglang release, acceptance where it does not ("" when consistent).
 std::string check_defect_fires(const Scenario& s, const Expectation& want);
 // 3. Writer/reader round trip: every file without a container edit parses back to the same
-//    tensors (name, dtype, shape, bytes) and metadata.
-std::string check_round_trip(const Scenario& s);
+//    tensors (name, dtype, shapes, bytes) and metadata.
+// mem: InMemoryCheckpoint::of(s), when the caller has it: each parsed file must also equal its
+//      in-memory build (compare_in_memory_file).
+std::string check_round_trip(const Scenario& s, const InMemoryCheckpoint* mem = nullptr);
 // 4. Moving tensors between (possibly new) files leaves the verdict unchanged (for scenarios whose
 //    verdict cannot depend on layout: at most one layer-level defect).
 // verdict: the validator's verdict on s when the caller has it already (else it is computed).
