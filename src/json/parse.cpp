@@ -184,6 +184,8 @@ class Parser {
     // every time.
     thread_local std::vector<Open> stack;
     stack.clear();
+    items_.clear();  // a failed document leaves its partial values behind
+    members_.clear();
     while (true) {
       // pos_ is at a value: read a scalar or open a container.
       Value done;
@@ -450,8 +452,19 @@ class Parser {
   Dialect d_;
   std::size_t pos_ = 0;
   ParseError err_;
-  std::vector<Value> items_;  // children of the open arrays, innermost last
-  Members members_;           // members of the open objects, innermost last
+  // Children of the open arrays / members of the open objects, innermost last. Shared by every
+  // document this thread parses (emptied at each start), so their blocks are allocated once, not
+  // once per marker.
+  static std::vector<Value>& items_scratch() {
+    thread_local std::vector<Value> v;
+    return v;
+  }
+  static Members& members_scratch() {
+    thread_local Members m;
+    return m;
+  }
+  std::vector<Value>& items_ = items_scratch();
+  Members& members_ = members_scratch();
 };
 
 ParseError fail_unicode(std::size_t offset) {

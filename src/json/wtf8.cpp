@@ -1,5 +1,8 @@
 #include "json/wtf8.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 namespace w4a8::json {
 
 void append_wtf8(std::string& out, char32_t cp) {
@@ -50,6 +53,13 @@ std::size_t find_invalid_wtf8(std::string_view s, bool allow_surrogates) {
   std::size_t pos = 0;
   char32_t cp = 0;
   while (pos < s.size()) {
+    // ASCII eight bytes at a time (JSON text mostly is; a marker nested to the recursion limit is
+    // thousands of brackets).
+    for (std::uint64_t w = 0; pos + 8 <= s.size(); pos += 8) {
+      std::memcpy(&w, s.data() + pos, 8);
+      if ((w & 0x8080808080808080ULL) != 0) break;
+    }
+    if (pos == s.size()) break;
     if (static_cast<unsigned char>(s[pos]) < 0x80) {
       ++pos;
       continue;
