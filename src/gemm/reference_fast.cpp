@@ -166,7 +166,7 @@ void decode_weights_fast(const Layer& layer, unsigned threads, std::int8_t* w) {
   std::vector<std::int8_t> table(std::size_t(256) * std::size_t(codes));
   for (int b = 0; b < 256; ++b)
     for (int c = 0; c < codes; ++c)
-      table[std::size_t(b * codes + c)] = decode_weight_value(value[c], fp8_e4m3fn_to_f32(std::uint8_t(b)));
+      table[(std::size_t(b) * std::size_t(codes)) + std::size_t(c)] = decode_weight_value(value[c], fp8_e4m3fn_to_f32(std::uint8_t(b)));
   parallel_for(n, threads, [&](std::uint64_t i) {
     const std::uint8_t* row = layer.weight.data() + (i * row_bytes);
     const std::uint8_t* sr = layer.s_rel.data() + (i * groups);
