@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -55,10 +56,12 @@ class Parser {
   // the shared scratch stacks from base on and move into one exactly sized vector when it closes
   // (one allocation a container instead of a growing vector's several).
   struct Open {
-    Value value;
+    bool array = false;
     std::string key;
     std::size_t base = 0;
-    std::unordered_map<std::string, std::size_t> index;  // Python objects: key -> scratch position, once large
+    // Python objects: key -> scratch position, made once the object is large (most never are, and a
+    // marker nested to the recursion limit opens ~1,000 containers).
+    std::unique_ptr<std::unordered_map<std::string, std::size_t>> index;
   };
 
   bool python() const { return d_ == Dialect::Python; }
@@ -137,7 +140,7 @@ class Parser {
     closed = false;
     if (array && eof_at(pos_)) return fail(ParseFailure::Syntax, pos_, "expecting value", kEofList, pos_);
     stack.emplace_back();
-    stack.back().value.kind = array ? Kind::Array : Kind::Object;
+    stack.back().array = array;
     stack.back().base = array ? items_.size() : members_.size();
     return array || parse_member_name(stack.back(), /*first=*/true);
   }
@@ -203,16 +206,17 @@ class Parser {
           return true;
         }
         Open& top = stack.back();
-        const bool array = top.value.kind == Kind::Array;
+        const bool array = top.array;
         if (array) items_.push_back(std::move(done));
         else if (python()) insert_python(top, std::move(done));
         else members_.emplace_back(std::move(top.key), std::move(done));
         skip_ws();
         if (at(array ? ']' : '}')) {
           ++pos_;
-          if (array) take(items_, top.base, top.value.items);
-          else take(members_, top.base, top.value.members);
-          done = std::move(top.value);
+          // The container's value is built here, in the slot its last child left (moved from).
+          done = array ? Value::array() : Value::object();
+          if (array) take(items_, top.base, done.items);
+          else take(members_, top.base, done.members);
           stack.pop_back();
           continue;
         }
@@ -248,11 +252,13 @@ class Parser {
       for (std::size_t i = obj.base; i < members_.size(); ++i)
         if (members_[i].first == obj.key) { members_[i].second = std::move(val); return; }
       members_.emplace_back(std::move(obj.key), std::move(val));
-      if (count + 1 == kIndexedObjectMin)
-        for (std::size_t i = obj.base; i < members_.size(); ++i) obj.index.emplace(members_[i].first, i);
+      if (count + 1 == kIndexedObjectMin) {
+        obj.index = std::make_unique<std::unordered_map<std::string, std::size_t>>();
+        for (std::size_t i = obj.base; i < members_.size(); ++i) obj.index->emplace(members_[i].first, i);
+      }
       return;
     }
-    auto [it, inserted] = obj.index.emplace(obj.key, members_.size());
+    auto [it, inserted] = obj.index->emplace(obj.key, members_.size());
     if (!inserted) {
       members_[it->second].second = std::move(val);
       return;
