@@ -215,7 +215,7 @@ class Parser {
           ++pos_;
           // The container's value is built in the slot its last child left: moved from, so only
           // reset here (assigning a fresh Value showed in profiles of deeply nested markers).
-          done.kind = array ? Kind::Array : Kind::Object;
+          done.kind = array ? Kind::Array : Kind::Object;  // NOLINT(bugprone-use-after-move): reset
           done.boolean = false;
           done.number = 0.0;
           done.text.clear();
