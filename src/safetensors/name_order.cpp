@@ -31,26 +31,25 @@ std::uint64_t chunk(const Entry& e, std::size_t depth) {
   return k;
 }
 
-// Name order, then input order, for names that agree on their first `depth` bytes: 8-byte chunks
-// compared as big-endian integers until they differ or a name ends (zero padding compares below
-// every byte but NUL, so a tie there is settled by length).
-bool less_from(const Entry& a, const Entry& b, std::size_t depth) {
+// Name order for names that agree on their first `depth` bytes: 8-byte chunks compared as big-endian
+// integers until they differ or a name ends (zero padding compares below every byte but NUL, so a
+// tie there is settled by length). Negative, zero (equal names) or positive.
+int compare_from(const Entry& a, const Entry& b, std::size_t depth) {
   const std::size_t m = std::min(a.n, b.n);
   for (; depth < m; depth += 8) {
     const std::uint64_t x = chunk(a, depth), y = chunk(b, depth);
-    if (x != y) return x < y;
+    if (x != y) return x < y ? -1 : 1;
   }
-  return a.n != b.n ? a.n < b.n : a.index < b.index;
+  return a.n == b.n ? 0 : (a.n < b.n ? -1 : 1);
 }
 
-// Strict name order for names that agree on their first `depth` bytes (equal names: false).
-bool name_less_from(const Entry& a, const Entry& b, std::size_t depth) {
-  const std::size_t m = std::min(a.n, b.n);
-  for (; depth < m; depth += 8) {
-    const std::uint64_t x = chunk(a, depth), y = chunk(b, depth);
-    if (x != y) return x < y;
-  }
-  return a.n < b.n;
+// Strict name order (equal names: false).
+bool name_less_from(const Entry& a, const Entry& b, std::size_t depth) { return compare_from(a, b, depth) < 0; }
+
+// Name order, then input order.
+bool less_from(const Entry& a, const Entry& b, std::size_t depth) {
+  const int c = compare_from(a, b, depth);
+  return c != 0 ? c < 0 : a.index < b.index;
 }
 
 bool same_name(const Entry& a, const Entry& b) { return a.n == b.n && std::memcmp(a.p, b.p, a.n) == 0; }

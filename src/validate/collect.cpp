@@ -13,8 +13,8 @@ namespace {
 
 constexpr std::string_view kWeightSuffix = ".weight";
 constexpr std::string_view kMarkerSuffix = ".comfy_quant";
-constexpr std::size_t kDerivedKeysMax = 2;
-constexpr std::size_t kLinearRange = 16;  // a layer with more tensors than this: found by galloping  // most keys one rule adds to a marker (rules_*.cpp)
+constexpr std::size_t kDerivedKeysMax = 2;  // most keys one rule adds to a marker (rules_*.cpp)
+constexpr std::size_t kLinearRange = 16;     // a layer with more tensors than this: found by galloping
 
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
@@ -127,14 +127,6 @@ void finalize_meta(State& s) {
   out.resize(w);
 }
 
-// a < prefix + suffix, byte order (Python's str order for UTF-8), without concatenating.
-int compare_joined(std::string_view a, std::string_view prefix, std::string_view suffix) {
-  const std::size_t n = std::min(a.size(), prefix.size());
-  if (const int c = a.substr(0, n).compare(prefix.substr(0, n)); c != 0) return c;
-  if (a.size() < prefix.size()) return -1;
-  return a.substr(prefix.size()).compare(suffix);
-}
-
 }  // namespace
 
 const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) const {
@@ -150,10 +142,7 @@ const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) 
     return i < ts.size() && compare_joined(ts[i]->name, prefix, suffix) == 0 ? ts[i] : nullptr;
   }
   if (!range_.valid || range_.prefix != prefix) {
-    auto under = [&](std::size_t i) {  // ts[i] starts with prefix + "."
-      const std::string_view n = ts[i]->name;
-      return n.size() > prefix.size() && n[prefix.size()] == '.' && n.starts_with(prefix);
-    };
+    auto under = [&](std::size_t i) { return is_under(ts[i]->name, prefix); };
     // Layers are mostly checked in name order, each right after the previous one's tensors: try
     // there first (its names and the one before it tell), then gallop forward, else search all.
     if (const std::size_t i = range_.valid ? range_.last : 0; i < ts.size() && under(i) &&

@@ -104,19 +104,11 @@ const TensorMeta* Report::find(std::string_view name) const {
 }
 
 std::span<const TensorMeta* const> Report::under(std::string_view prefix) const {
-  // Names n < prefix + "." and names starting with it, compared without building that string.
-  const auto below = [prefix](const TensorMeta* t, int) {
-    const std::string_view n = t->name;
-    const int c = n.substr(0, prefix.size()).compare(prefix);
-    return c != 0 ? c < 0 : n.substr(prefix.size()) < ".";
-  };
-  const auto inside = [prefix](const TensorMeta* t) {
-    const std::string_view n = t->name;
-    return n.size() > prefix.size() && n[prefix.size()] == '.' && n.starts_with(prefix);
-  };
-  const auto first = std::lower_bound(tensors.begin(), tensors.end(), 0, below);
+  const auto first = std::lower_bound(tensors.begin(), tensors.end(), 0, [prefix](const TensorMeta* t, int) {
+    return detail::compare_joined(t->name, prefix, ".") < 0;
+  });
   auto last = first;
-  while (last != tensors.end() && inside(*last)) ++last;
+  while (last != tensors.end() && detail::is_under((*last)->name, prefix)) ++last;
   return {first, last};
 }
 

@@ -2,6 +2,7 @@
 // Python-formatting helpers its messages share ("('F8_E4M3', (4, 64))", "None", exact ints).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -95,6 +96,19 @@ Status check_strict(const State& s, std::size_t layer);
 // replaces an equal marker; PerKey merges key by key. prefix must point into storage that outlives s.
 // @return Ok, or sglang.conflicting_markers.
 Status record_marker(State& s, std::string_view prefix, json::Value marker);
+
+// ---- Name order (checkpoint_meta is sorted by name, byte order = Python's str order for UTF-8) -----
+// a <=> prefix + suffix (negative, zero, positive), without concatenating.
+inline int compare_joined(std::string_view a, std::string_view prefix, std::string_view suffix) {
+  const std::size_t n = std::min(a.size(), prefix.size());
+  if (const int c = a.substr(0, n).compare(prefix.substr(0, n)); c != 0) return c;
+  if (a.size() < prefix.size()) return -1;
+  return a.substr(prefix.size()).compare(suffix);
+}
+// name starts with prefix + "." (a tensor of layer `prefix`).
+inline bool is_under(std::string_view name, std::string_view prefix) {
+  return name.size() > prefix.size() && name[prefix.size()] == '.' && name.starts_with(prefix);
+}
 
 // ---- Python formatting -----------------------------------------------------------------------------
 // repr((dtype, shape)) for a checkpoint_meta entry, "None" for nullptr.
