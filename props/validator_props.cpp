@@ -54,6 +54,14 @@ W4A8_PROP(ValidatorProps, PerLayerVerdictsAgreeWithInspect, 1000) {
   c.require(w4a8::gen::check_layers(c.scenario));
 }
 
+// The same, the way the structure-aware fuzz target runs it: one only_layer run, on a layer the
+// choices pick (any layer, not only the first four), on the in-memory build.
+W4A8_PROP(ValidatorProps, PickedLayerVerdictAgreesWithInspect, 500) {
+  Case c(ConfigVariant::Any);
+  const auto mem = w4a8::gen::InMemoryCheckpoint::of(c.scenario);
+  c.require(w4a8::gen::check_layers(c.scenario, nullptr, mem ? &*mem : nullptr, &c.rec));
+}
+
 // --strict accepts only what the kernel contract allows (and agrees with the oracle).
 W4A8_PROP(ValidatorProps, StrictAcceptsOnlyKernelContract, 1000) {
   Case c(ConfigVariant::Any);

@@ -14,12 +14,19 @@ unsigned width(std::uint64_t n) {
 
 std::uint64_t ByteChoiceSource::below(std::uint64_t n) {
   if (n <= 1) return 0;
+  if (n <= 256) {  // one byte (most choices): the general path below, without its loop
+    if (pos_ >= bytes_.size()) return 0;
+    const unsigned v = bytes_[pos_++];
+    return v < n ? v : v % static_cast<unsigned>(n);
+  }
   const unsigned w = width(n);
   std::uint64_t v = 0;
   for (unsigned i = 0; i < w; ++i) {
     if (pos_ >= bytes_.size()) break;
     v |= std::uint64_t{bytes_[pos_++]} << (8 * i);
   }
+  // (A 32-bit division when both fit: the same remainder, several times cheaper than a 64-bit one.)
+  if (n <= UINT32_MAX) return static_cast<std::uint32_t>(v) % static_cast<std::uint32_t>(n);
   return v % n;
 }
 

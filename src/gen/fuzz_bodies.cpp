@@ -195,7 +195,7 @@ std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
       case MetaCheck::Strict: r = check_strict_contract(s, &got); break;
       case MetaCheck::Sharding: r = check_sharding(s, src, &got); break;
       case MetaCheck::Placement: r = check_marker_placement(s, src, &got); break;
-      case MetaCheck::Layers: r = check_layers(s, &got, mem ? &*mem : nullptr); break;
+      case MetaCheck::Layers: r = check_layers(s, &got, mem ? &*mem : nullptr, &src); break;
       default: break;
     }
   }

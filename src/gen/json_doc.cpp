@@ -113,8 +113,20 @@ JsonDoc jraw_invalid(std::string text, JsonDoc::Outcome outcome) {
 }
 
 std::string json_literal(std::string_view s) {
-  std::string out = "\"";
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
   for (std::size_t i = 0; i < s.size(); ++i) {
+    // A run of characters that need no escape is copied whole.
+    std::size_t j = i;
+    while (j < s.size()) {
+      const auto c = static_cast<unsigned char>(s[j]);
+      if (c < 0x20 || c == '"' || c == '\\' || c == 0x7f || c == 0xED) break;
+      ++j;
+    }
+    out.append(s, i, j - i);
+    if (j == s.size()) break;
+    i = j;
     const auto c = static_cast<unsigned char>(s[i]);
     if (c == 0xED && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0xA0) {  // a surrogate
       const unsigned cp = 0xD000 | ((static_cast<unsigned char>(s[i + 1]) & 0x3F) << 6) | (static_cast<unsigned char>(s[i + 2]) & 0x3F);
@@ -153,6 +165,7 @@ namespace {
 // Decodes well-formed UTF-8 (the generator only encodes text it built itself).
 std::vector<char32_t> code_points(std::string_view s) {
   std::vector<char32_t> out;
+  out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     const unsigned char c = s[i];
     int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
@@ -182,6 +195,7 @@ std::vector<std::uint8_t> encode(std::string_view utf8, Encoding e) {
     out.insert(out.end(), utf8.begin(), utf8.end());
     return out;
   }
+  out.reserve(4 * utf8.size() + 4);  // UTF-32 of ASCII: the most any encoding takes
   const bool utf16 = e == Encoding::Utf16Le || e == Encoding::Utf16Be || e == Encoding::Utf16Bom;
   const bool be = e == Encoding::Utf16Be || e == Encoding::Utf32Be;  // BOM forms: little endian
   if (e == Encoding::Utf16Bom) put16(out, 0xFEFF, false);

@@ -259,7 +259,8 @@ std::string check_strict_contract(const Scenario& s, const Result<validate::Repo
   return "";
 }
 
-std::string check_layers(const Scenario& s, const Result<validate::Report>* verdict, const InMemoryCheckpoint* mem) {
+std::string check_layers(const Scenario& s, const Result<validate::Report>* verdict, const InMemoryCheckpoint* mem,
+                         ChoiceSource* pick) {
   std::vector<std::vector<std::uint8_t>> bytes;
   std::vector<validate::InputFile> files;
   if (mem == nullptr) {
@@ -287,8 +288,11 @@ std::string check_layers(const Scenario& s, const Result<validate::Report>* verd
     for (std::size_t i = 0; i < a.size(); ++i)
       if (a[i].prefix != b[i].prefix || !same_json(a[i].marker, b[i].marker)) return "inspect_layers differs at " + a[i].prefix;
   }
-  // Each layer alone (a few of them: every only_layer run repeats sections 1-3).
-  for (std::size_t i = 0; i < layers->verdicts.size() && i < 4; ++i) {
+  // Each layer alone (a few of them, or the one picked: every only_layer run repeats sections 1-3).
+  const std::size_t n = layers->verdicts.size();
+  const std::size_t first = pick && n > 0 ? pick->below(n) : 0;
+  const std::size_t end = pick ? std::min(n, first + 1) : std::min<std::size_t>(n, 4);
+  for (std::size_t i = first; i < end; ++i) {
     validate::Options o = s.options;
     o.only_layer = layers->report.layers[i].prefix;
     const auto one = inspect(o);

@@ -50,8 +50,10 @@ std::string check_strict_contract(const Scenario& s, const Result<validate::Repo
 //    included), and inspect() with only_layer = P gives the checkpoint error, else P's own verdict.
 //    verdict: inspect()'s verdict on s when the caller has it; mem: s in memory (in_memory.hpp) when
 //    the caller built it (the runs then skip the writer and the reader), else s is serialized.
+//    pick: which layer gets the only_layer run, drawn from it (the fuzz target: one run an input,
+//    each layer as likely); nullptr: the first four layers (each run repeats the marker parsing).
 std::string check_layers(const Scenario& s, const Result<validate::Report>* verdict = nullptr,
-                         const InMemoryCheckpoint* mem = nullptr);
+                         const InMemoryCheckpoint* mem = nullptr, ChoiceSource* pick = nullptr);
 
 // Generator configurations the structure-aware target selects by its first choice, so a case found
 // by any engine replays as fuzzer bytes (the properties record their choices behind this prefix).

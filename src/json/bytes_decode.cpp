@@ -34,7 +34,8 @@ bool decode_utf16(std::span<const std::uint8_t> b, bool big_endian, std::size_t 
     err = base + b.size() - 1;
     return false;
   }
-  out.reserve(b.size() / 2 * 3);
+  out.resize(b.size() / 2 * 3);  // a unit takes at most 3 bytes, a pair of them 4
+  char* p = out.data();
   auto unit = [&](std::size_t i) -> char32_t {
     return big_endian ? char32_t(b[i] << 8 | b[i + 1]) : char32_t(b[i + 1] << 8 | b[i]);
   };
@@ -44,8 +45,9 @@ bool decode_utf16(std::span<const std::uint8_t> b, bool big_endian, std::size_t 
       cp = 0x10000 + ((cp - 0xD800) << 10) + (unit(i + 2) - 0xDC00);
       i += 2;
     }
-    append_wtf8(out, cp);
+    p = put_wtf8(p, cp);
   }
+  out.resize(static_cast<std::size_t>(p - out.data()));
   return true;
 }
 
@@ -55,17 +57,20 @@ bool decode_utf32(std::span<const std::uint8_t> b, bool big_endian, std::size_t 
     err = base + b.size() - b.size() % 4;
     return false;
   }
-  out.reserve(b.size());
+  out.resize(b.size());  // a code point takes at most 4 bytes
+  char* p = out.data();
   for (std::size_t i = 0; i < b.size(); i += 4) {
     const std::uint32_t cp = big_endian
         ? std::uint32_t(b[i]) << 24 | std::uint32_t(b[i + 1]) << 16 | std::uint32_t(b[i + 2]) << 8 | b[i + 3]
         : std::uint32_t(b[i + 3]) << 24 | std::uint32_t(b[i + 2]) << 16 | std::uint32_t(b[i + 1]) << 8 | b[i];
     if (cp > kMaxCodePoint) {
       err = base + i;
+      out.clear();
       return false;
     }
-    append_wtf8(out, cp);
+    p = put_wtf8(p, cp);
   }
+  out.resize(static_cast<std::size_t>(p - out.data()));
   return true;
 }
 

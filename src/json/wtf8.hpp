@@ -15,7 +15,28 @@ constexpr bool is_surrogate(char32_t cp) { return cp >= 0xD800 && cp <= 0xDFFF; 
 constexpr bool is_high_surrogate(char32_t cp) { return cp >= 0xD800 && cp <= 0xDBFF; }
 constexpr bool is_low_surrogate(char32_t cp) { return cp >= 0xDC00 && cp <= 0xDFFF; }
 
-// Appends cp (<= kMaxCodePoint, surrogates included) in its shortest encoding.
+// Writes cp (<= kMaxCodePoint, surrogates included) at p in its shortest encoding (1 to 4 bytes);
+// returns the end. For decoders that size their output once instead of appending byte by byte.
+inline char* put_wtf8(char* p, char32_t cp) {
+  if (cp < 0x80) {
+    *p++ = static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    *p++ = static_cast<char>(0xC0 | (cp >> 6));
+    *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    *p++ = static_cast<char>(0xE0 | (cp >> 12));
+    *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    *p++ = static_cast<char>(0xF0 | (cp >> 18));
+    *p++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    *p++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    *p++ = static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return p;
+}
+
+// Appends cp (as put_wtf8).
 void append_wtf8(std::string& out, char32_t cp);
 
 // Decodes the code point at s[pos] and advances pos. Rejects overlong forms, > U+10FFFF, truncated

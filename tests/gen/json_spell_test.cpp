@@ -105,6 +105,44 @@ TEST(JsonSpell, EveryFloatSpellingReadsBackExactly) {
   freelocale(c);
 }
 
+std::u32string wtf8_code_points(const std::string& text) {
+  std::u32string out;
+  for (std::size_t k = 0; k < text.size();) {
+    const auto b = static_cast<unsigned char>(text[k]);
+    const int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    char32_t cp = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
+    for (int j = 1; j < len; ++j) cp = (cp << 6) | (static_cast<unsigned char>(text[k + j]) & 0x3F);
+    out.push_back(cp);
+    k += len;
+  }
+  return out;
+}
+
+// json_literal: the generator's plain spelling of a string (what markers hold before respelling)
+// reads back as the same code points; only what JSON requires is escaped (plus DEL and lone
+// surrogates, which must not reach a file raw), everything else stays as it was.
+TEST(JsonSpell, LiteralDecodesToTheTextAndEscapesOnlyWhatItMust) {
+  SeededChoiceSource src(5);
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = any_text(src, 10);
+    if (i % 3 == 0) text += std::string("\"\\\n\t\r\x01\x7f", 7).substr(src.below(7));  // the escaped ones
+    const std::string lit = json_literal(text);
+    const auto got = raw::decode_string(lit);
+    ASSERT_TRUE(got) << lit;
+    ASSERT_EQ(*got, wtf8_code_points(text)) << lit;
+    for (std::size_t k = 0; k < lit.size(); ++k) {
+      const auto ch = static_cast<unsigned char>(lit[k]);
+      ASSERT_TRUE(ch >= 0x20 && ch != 0x7f) << "raw control byte in " << lit;
+      ASSERT_FALSE(ch == 0xED && k + 1 < lit.size() && static_cast<unsigned char>(lit[k + 1]) >= 0xA0) << "raw surrogate in " << lit;
+    }
+    bool plain = true;
+    for (unsigned char ch : text) plain = plain && ch >= 0x20 && ch != '"' && ch != '\\' && ch != 0x7f && ch != 0xED;
+    if (plain) {
+      ASSERT_EQ(lit, "\"" + text + "\"");
+    }
+  }
+}
+
 TEST(JsonSpell, StringSpellingsDecodeToTheSameCodePoints) {
   SeededChoiceSource src(11);
   std::size_t escaped_pairs = 0;
@@ -113,16 +151,7 @@ TEST(JsonSpell, StringSpellingsDecodeToTheSameCodePoints) {
     const std::string lit = spell_string(text, src);
     const auto got = raw::decode_string(lit);
     ASSERT_TRUE(got) << lit;
-    std::u32string want;
-    for (std::size_t k = 0; k < text.size();) {  // WTF-8 decode of the generated text
-      const auto b = static_cast<unsigned char>(text[k]);
-      const int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-      char32_t cp = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
-      for (int j = 1; j < len; ++j) cp = (cp << 6) | (static_cast<unsigned char>(text[k + j]) & 0x3F);
-      want.push_back(cp);
-      k += len;
-    }
-    ASSERT_EQ(*got, want) << lit;
+    ASSERT_EQ(*got, wtf8_code_points(text)) << lit;
     for (unsigned char ch : lit) ASSERT_TRUE(ch >= 0x20) << "raw control byte in " << lit;
     escaped_pairs += lit.find("\\ud83d\\ude00") != std::string::npos || lit.find("\\uD83D\\uDE00") != std::string::npos;
   }
