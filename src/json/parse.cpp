@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -52,14 +53,14 @@ class Parser {
   }
 
  private:
-  // A container being filled; key is the pending member name of an object. Its children wait on
-  // the shared scratch stacks from base on and move into one exactly sized vector when it closes
-  // (one allocation a container instead of a growing vector's several).
+  // A container being filled, built in place where its value goes (the root, or the slot its
+  // parent made for it): a slot stays put while it is open, because its parent only grows after
+  // it closes. Values are never moved after they are made (a marker nested to the recursion limit
+  // costs one allocation a level and nothing else).
   struct Open {
+    Value* v = nullptr;
     bool array = false;
-    std::string key;
-    std::size_t base = 0;
-    // Python objects: key -> scratch position, made once the object is large (most never are, and a
+    // Python objects: key -> member position, made once the object is large (most never are, and a
     // marker nested to the recursion limit opens ~1,000 containers).
     std::unique_ptr<std::unordered_map<std::string, std::size_t>> index;
   };
@@ -99,8 +100,9 @@ class Parser {
     return true;
   }
 
-  // After '{' (first) or ',' inside an object: "key" ws ':' ws, leaving pos_ at the member's value.
-  bool parse_member_name(Open& obj, bool first) {
+  // After '{' (first) or ',' inside an object: "key" ws ':' ws into key_, leaving pos_ at the
+  // member's value.
+  bool parse_member_name(bool first) {
     if (!at('"')) {
       const bool trailing_comma = !python() && at('}') && !first;
       const std::string_view serde = eof_at(pos_) ? (first ? kEofObject : kEofValue)
@@ -108,8 +110,8 @@ class Parser {
       return fail(ParseFailure::Syntax, pos_, trailing_comma ? "trailing comma" : "expecting property name",
                   serde, peeked(pos_));
     }
-    obj.key.clear();
-    if (!parse_string(obj.key)) return false;
+    key_.clear();
+    if (!parse_string(key_)) return false;
     skip_ws();
     if (!at(':'))
       return fail(ParseFailure::Syntax, pos_, "expecting ':'", eof_at(pos_) ? kEofObject : kExpectedColon,
@@ -119,9 +121,9 @@ class Parser {
     return true;
   }
 
-  // At '[' or '{': checks the depth limit, opens the container and, when it is empty, closes it
-  // again (closed = true, out = the empty container); else leaves pos_ at its first value.
-  bool open_container(std::vector<Open>& stack, Value& out, bool& closed) {
+  // At '[' or '{': checks the depth limit and makes out the container; when it is empty, closes it
+  // again (slot = nullptr), else opens it and leaves pos_ and slot at its first value.
+  bool open_container(std::vector<Open>& stack, Value& out, Value*& slot) {
     const bool array = s_[pos_] == '[';
     const int limit = python() ? kPythonMaxDepth : kSerdeMaxDepth;
     const std::size_t depth = stack.size() + 1;
@@ -131,18 +133,23 @@ class Parser {
     }
     ++pos_;
     skip_ws();
+    out.kind = array ? Kind::Array : Kind::Object;
+    slot = nullptr;
     if (at(array ? ']' : '}')) {
       ++pos_;
-      out = array ? Value::array() : Value::object();
-      closed = true;
       return true;
     }
-    closed = false;
     if (array && eof_at(pos_)) return fail(ParseFailure::Syntax, pos_, "expecting value", kEofList, pos_);
-    stack.emplace_back();
-    stack.back().array = array;
-    stack.back().base = array ? items_.size() : members_.size();
-    return array || parse_member_name(stack.back(), /*first=*/true);
+    Open& top = stack.emplace_back();
+    top.v = &out;
+    top.array = array;
+    if (array) {
+      slot = &out.items.emplace_back();
+      return true;
+    }
+    if (!parse_member_name(/*first=*/true)) return false;
+    slot = member_slot(top);
+    return true;
   }
 
   // serde_json's parse_ident after the first letter: each later byte is consumed, then compared.
@@ -187,42 +194,23 @@ class Parser {
     // every time.
     thread_local std::vector<Open> stack;
     stack.clear();
-    items_.clear();  // a failed document leaves its partial values behind
-    members_.clear();
+    Value* slot = &root;  // where the next value goes: a fresh Value
     while (true) {
       // pos_ is at a value: read a scalar or open a container.
-      Value done;
       if (at('[') || at('{')) {
-        bool closed = false;
-        if (!open_container(stack, done, closed)) return false;
-        if (!closed) continue;
-      } else if (!parse_scalar(done)) {
+        if (!open_container(stack, *slot, slot)) return false;
+        if (slot != nullptr) continue;
+      } else if (!parse_scalar(*slot)) {
         return false;
       }
-      // A value is complete: hand it to its container; close every container that ends here.
+      // A value is complete: close every container that ends here, then find the next slot.
       while (true) {
-        if (stack.empty()) {
-          root = std::move(done);
-          return true;
-        }
+        if (stack.empty()) return true;
         Open& top = stack.back();
         const bool array = top.array;
-        if (array) items_.push_back(std::move(done));
-        else if (python()) insert_python(top, std::move(done));
-        else members_.emplace_back(std::move(top.key), std::move(done));
         skip_ws();
         if (at(array ? ']' : '}')) {
           ++pos_;
-          // The container's value is built in the slot its last child left: moved from, so only
-          // reset here (assigning a fresh Value showed in profiles of deeply nested markers).
-          done.kind = array ? Kind::Array : Kind::Object;  // NOLINT(bugprone-use-after-move): reset
-          done.boolean = false;
-          done.number = 0.0;
-          done.text.clear();
-          done.items.clear();
-          done.members.clear();
-          if (array) take(items_, top.base, done.items);
-          else take(members_, top.base, done.members);
           stack.pop_back();
           continue;
         }
@@ -235,41 +223,49 @@ class Parser {
         skip_ws();
         if (array) {
           if (!python() && at(']')) return fail(ParseFailure::Syntax, pos_, "trailing comma", kTrailingComma, peeked(pos_));
-        } else if (!parse_member_name(top, /*first=*/false)) {
-          return false;
+          slot = &top.v->items.emplace_back();
+        } else {
+          if (!parse_member_name(/*first=*/false)) return false;
+          slot = member_slot(top);
         }
         break;
       }
     }
   }
 
-  // Moves scratch[base..] into dst (exactly sized) and drops them from scratch.
-  template <class T>
-  static void take(std::vector<T>& scratch, std::size_t base, std::vector<T>& dst) {
-    dst.reserve(scratch.size() - base);
-    for (std::size_t i = base; i < scratch.size(); ++i) dst.push_back(std::move(scratch[i]));
-    scratch.resize(base);
-  }
-
-  // dict[key] = val: a repeated key keeps its first position and takes the new value.
-  void insert_python(Open& obj, Value val) {
-    const std::size_t count = members_.size() - obj.base;
+  // The slot for member key_ of obj, a fresh Value. Python: dict[key] = val, so a repeated key
+  // keeps its first position and takes the new value (the old one is dropped now; a failure later
+  // fails the whole document). The Serde dialect keeps every member in document order (the
+  // header reference maps duplicates as the crate does).
+  Value* member_slot(Open& obj) {
+    Members& m = obj.v->members;
+    if (!python()) return &append_member(m);
+    const std::size_t count = m.size();
     if (count < kIndexedObjectMin) {
-      for (std::size_t i = obj.base; i < members_.size(); ++i)
-        if (members_[i].first == obj.key) { members_[i].second = std::move(val); return; }
-      members_.emplace_back(std::move(obj.key), std::move(val));
+      for (auto& [k, v] : m)
+        if (k == key_) {
+          v = Value{};
+          return &v;
+        }
+      append_member(m);
       if (count + 1 == kIndexedObjectMin) {
         obj.index = std::make_unique<std::unordered_map<std::string, std::size_t>>();
-        for (std::size_t i = obj.base; i < members_.size(); ++i) obj.index->emplace(members_[i].first, i);
+        for (std::size_t i = 0; i < m.size(); ++i) obj.index->emplace(m[i].first, i);
       }
-      return;
+      return &m.back().second;
     }
-    auto [it, inserted] = obj.index->emplace(obj.key, members_.size());
+    auto [it, inserted] = obj.index->emplace(key_, m.size());
     if (!inserted) {
-      members_[it->second].second = std::move(val);
-      return;
+      m[it->second].second = Value{};
+      return &m[it->second].second;
     }
-    members_.emplace_back(std::move(obj.key), std::move(val));
+    return &append_member(m);
+  }
+
+  // A member named key_ with a fresh value made in place.
+  Value& append_member(Members& m) {
+    return m.emplace_back(std::piecewise_construct, std::forward_as_tuple(std::move(key_)), std::forward_as_tuple())
+        .second;
   }
 
   bool read_hex4(std::size_t at, char32_t& out) const { return hex::read_u16(s_, at, out); }
@@ -464,19 +460,7 @@ class Parser {
   Dialect d_;
   std::size_t pos_ = 0;
   ParseError err_;
-  // Children of the open arrays / members of the open objects, innermost last. Shared by every
-  // document this thread parses (emptied at each start), so their blocks are allocated once, not
-  // once per marker.
-  static std::vector<Value>& items_scratch() {
-    thread_local std::vector<Value> v;
-    return v;
-  }
-  static Members& members_scratch() {
-    thread_local Members m;
-    return m;
-  }
-  std::vector<Value>& items_ = items_scratch();
-  Members& members_ = members_scratch();
+  std::string key_;  // the member name just read (one at a time: its slot is made before its value)
 };
 
 ParseError fail_unicode(std::size_t offset) {
