@@ -6,6 +6,15 @@
 
 namespace w4a8::gen {
 
+namespace {
+// repr of text cut at `keep` bytes; a cut text gets its full size, so pins (fuzz/pins.hpp) still
+// see a change past the cut (a marker that lost its 1,000-level "nest" chain).
+std::string shortened(const std::string& text, std::size_t keep) {
+  if (text.size() <= keep) return py::repr_str(text);
+  return py::repr_str(text.substr(0, keep) + "...") + " (" + std::to_string(text.size()) + " bytes)";
+}
+}  // namespace
+
 std::string describe(const Scenario& s) {
   std::string out = "  options: strict=" + std::string(s.options.strict ? "true" : "false") + " sglang=" +
                     std::string(upstream::profile(s.options.sglang).version) + "\n  defects:";
@@ -19,7 +28,7 @@ std::string describe(const Scenario& s) {
       out += " [container " + std::string(defect_name(f.container.defect)) + " param=" + std::to_string(f.container.param) + "]";
     out += "\n";
     for (const auto& [k, v] : f.metadata) out += "    meta " + py::repr_str(k) + " = " + py::repr_str(v) + "\n";
-    if (auto q = quant_metadata_text(s, i)) out += "    meta '_quantization_metadata' = " + py::repr_str(q->size() > 300 ? q->substr(0, 300) + "..." : *q) + "\n";
+    if (auto q = quant_metadata_text(s, i)) out += "    meta '_quantization_metadata' = " + shortened(*q, 300) + "\n";
     for (const auto& t : s.tensors) {
       if (t.file != i) continue;
       out += "    " + py::repr_str(t.name) + " " + std::string(st::dtype_name(t.dtype)) + py::repr_shape(t.shape);
@@ -28,10 +37,8 @@ std::string describe(const Scenario& s) {
     }
     for (const auto& m : s.markers) {
       if (m.file != i) continue;
-      const std::string full = marker_text(m);
-      const std::string text = full.size() > 200 ? full.substr(0, 200) + "..." : full;
       out += "    marker " + py::repr_str(m.prefix) + (m.place == Place::Tensor ? " tensor " + std::string(st::dtype_name(m.dtype)) + " " + std::string(encoding_name(m.encoding)) : std::string(" metadata")) +
-             (m.raw.empty() ? "" : " raw") + (m.spelling.empty() ? "" : " respelled") + ": " + py::repr_str(text) + "\n";
+             (m.raw.empty() ? "" : " raw") + (m.spelling.empty() ? "" : " respelled") + ": " + shortened(marker_text(m), 200) + "\n";
     }
   }
   return out;
