@@ -6,8 +6,9 @@
 // sglang_upstream.py) and comfy-kitchen's w4a8_int8_linear from the 0.2.35 and 0.2.40 packages
 // (tests/cli/ck_operands_check.py, in ~/.cache/w4a8check/ck-venv). Those two are skipped, saying why,
 // when their environment is missing.
-#include <map>
+#include <algorithm>
 #include <sstream>
+#include <string_view>
 
 #include "cli_fixture.hpp"
 #include "gemm/layer.hpp"
@@ -275,43 +276,59 @@ TEST_F(ConsumersCli, SglangCellsMatchEachReleaseWheel) {
   }
 }
 
-// comfy-kitchen's own w4a8_int8_linear (0.2.35 and 0.2.40 packages) on zero tensors of each layer's
-// dtypes and shapes with an F32 input [1, K]: its first exception is the cell's message, byte for byte.
-TEST_F(ConsumersCli, ComfyKitchenCellsMatchTheRealPackages) {
+// comfy-kitchen's own w4a8_int8_linear, one test per release (so a missing older package cannot
+// hide the newer one's result), on zero tensors of each layer's dtypes and shapes with an F32 input
+// [1, K]: its first exception is the cell's message, byte for byte. The venv of
+// tools/upstream/ck_env.sh holds its default release; another one is a --target install beside it.
+constexpr std::string_view kCkVenvRelease = "0.2.40";
+
+class ConsumersCliCk : public ConsumersCli, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ConsumersCliCk, CellsMatchTheRealPackage) {
 #ifdef W4A8_SANITIZED
   GTEST_SKIP() << "sanitizer build: the comfy-kitchen comparison runs in the plain build (torch import time)";
 #endif
+  const std::string version = GetParam();
   if (kCkPy.empty() || !fs::exists(kCkPy) || run_command(kCkPy + " -c 'import torch, comfy_kitchen' 2>/dev/null").rc != 0)
     GTEST_SKIP() << "no Python with torch + comfy-kitchen at '" << kCkPy << "' (tools/upstream/ck_env.sh builds it)";
+  std::string path;  // PYTHONPATH: empty for the venv's own release
+  if (version != kCkVenvRelease) {
+    path = fs::path(kCkPy).parent_path().parent_path().parent_path().string() + "/ck-pkgs/" + version;
+    if (!fs::exists(path))
+      GTEST_SKIP() << "no comfy-kitchen " << version << " at " << path << " (tools/upstream/ck_env.sh " << version << ")";
+  }
   write_cases();
-  const std::string pkgs = fs::path(kCkPy).parent_path().parent_path().parent_path().string() + "/ck-pkgs/0.2.35";
-  for (const auto& [version, path] : std::map<std::string, std::string>{{"0.2.35", pkgs}, {"0.2.40", ""}}) {
-    if (!path.empty() && !fs::exists(path)) GTEST_SKIP() << "no comfy-kitchen 0.2.35 at " << path << " (tools/upstream/ck_env.sh 0.2.35)";
-    std::string files;
-    for (const Case& c : cases()) files += " " + p(c.name + ".safetensors");
-    const CliRun o = run_command("PYTHONPATH=" + path + " " + kCkPy + " " + kRoot + "/tests/cli/ck_operands_check.py" + files + " 2>&1");
-    ASSERT_EQ(o.rc, 0) << o.out;
-    auto verdicts = json::loads_str(o.out.substr(o.out.find('{')));
-    ASSERT_TRUE(verdicts.ok()) << o.out;
-    EXPECT_EQ(verdicts->get("comfy_kitchen")->text, version);
-    for (const Case& c : cases()) {
-      int rc = -1;
-      const json::Value m = matrix(p(c.name + ".safetensors"), rc);
-      const json::Value* v = verdicts->get("layers")->get(p(c.name + ".safetensors"));
-      ASSERT_NE(v, nullptr) << c.name;
-      const json::Value* upstream = v->get("blk." + c.name);
-      const std::string ours = message(m, "blk." + c.name, "comfy-kitchen " + version);
-      if (upstream == nullptr) {  // not an asym_w4a8_int8 layer: not loaded by the W4A8 GEMM
-        EXPECT_EQ(codes(m, "blk." + c.name)[version == "0.2.35" ? 5 : 6], "n/a") << c.name;
-      } else if (upstream->text.rfind("missing ", 0) == 0) {
-        EXPECT_NE(ours.find(upstream->text.substr(8)), std::string::npos) << c.name << " " << ours;
-      } else {
-        EXPECT_EQ(upstream->text == "ok" ? "ok" : upstream->text, ours == "ok" ? "ok" : "ValueError: " + ours)
-            << c.name << " under comfy-kitchen " << version;
-      }
+  std::string files;
+  for (const Case& c : cases()) files += " " + p(c.name + ".safetensors");
+  const CliRun o = run_command("PYTHONPATH=" + path + " " + kCkPy + " " + kRoot + "/tests/cli/ck_operands_check.py" + files + " 2>&1");
+  ASSERT_EQ(o.rc, 0) << o.out;
+  auto verdicts = json::loads_str(o.out.substr(o.out.find('{')));
+  ASSERT_TRUE(verdicts.ok()) << o.out;
+  ASSERT_EQ(verdicts->get("comfy_kitchen")->text, version);
+  for (const Case& c : cases()) {
+    int rc = -1;
+    const json::Value m = matrix(p(c.name + ".safetensors"), rc);
+    const json::Value* v = verdicts->get("layers")->get(p(c.name + ".safetensors"));
+    ASSERT_NE(v, nullptr) << c.name;
+    const json::Value* upstream = v->get("blk." + c.name);
+    const std::string ours = message(m, "blk." + c.name, "comfy-kitchen " + version);
+    if (upstream == nullptr) {  // not an asym_w4a8_int8 layer: not loaded by the W4A8 GEMM
+      EXPECT_EQ(codes(m, "blk." + c.name)[version == "0.2.35" ? 5 : 6], "n/a") << c.name;
+    } else if (upstream->text.rfind("missing ", 0) == 0) {
+      EXPECT_NE(ours.find(upstream->text.substr(8)), std::string::npos) << c.name << " " << ours;
+    } else {
+      EXPECT_EQ(upstream->text == "ok" ? "ok" : upstream->text, ours == "ok" ? "ok" : "ValueError: " + ours)
+          << c.name << " under comfy-kitchen " << version;
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(ComfyKitchen, ConsumersCliCk, ::testing::Values("0.2.40", "0.2.35"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string n = i.param;
+                           std::replace(n.begin(), n.end(), '.', '_');
+                           return n;
+                         });
 
 // --python: U+0CF3 (KANNADA SIGN COMBINING ANUSVARA ABOVE RIGHT) was added in Unicode 15.0, so
 // Python 3.11 (Unicode 14.0) finds it unprintable and repr() escapes it, while 3.12+ print it.
