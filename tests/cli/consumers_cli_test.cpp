@@ -258,8 +258,10 @@ TEST_F(ConsumersCli, SglangCellsMatchEachReleaseWheel) {
     std::string jobs;
     for (const Case& c : cases()) jobs += "{\"dir\": \"" + dir_.string() + "\", \"files\": [\"" + c.name + ".safetensors\"]}\n";
     spit(p("jobs.txt"), jobs);
-    const CliRun o = run_command("W4A8_OFFLINE=${W4A8_OFFLINE:-} " + kPy + " " + kRoot + "/tools/upstream/sglang_upstream.py --sglang " +
-                                 kSglang[v] + " --batch < " + p("jobs.txt") + " 2>&1");
+    std::string cmd = "W4A8_OFFLINE=${W4A8_OFFLINE:-} ";
+    cmd.append(kPy).append(" ").append(kRoot).append("/tools/upstream/sglang_upstream.py --sglang ").append(kSglang[v]);
+    cmd.append(" --batch < ").append(p("jobs.txt")).append(" 2>&1");
+    const CliRun o = run_command(cmd);
     if (o.rc != 0 && o.out.find("Wheel") != std::string::npos) GTEST_SKIP() << "no sglang " << kSglang[v] << " wheel: " << o.out;
     ASSERT_EQ(o.rc, 0) << o.out;
     std::istringstream in(o.out);
