@@ -1,5 +1,6 @@
-/* A dlopen'd module with 40 bytes of thread-local data: its dynamic TLS block falls in the sanitizer
- * allocator's 48-byte size class, where the probe can steer where it lands (lsan_dtls_test.sh).
+/* A dlopen'd module with 40 bytes of thread-local data: its dynamic TLS block takes a chunk of the
+ * same size class as the probe's 48-byte mallocs (64 bytes with the sanitizer's header), so the
+ * probe steers where it lands (lsan_dtls_test.sh).
  * The block's address is returned so that no optimizer can drop the variable, and with it the
  * __tls_get_addr call. */
 static _Thread_local char t_text[40];

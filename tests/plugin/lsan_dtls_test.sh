@@ -13,6 +13,11 @@ run_all() {  # run_all ASAN_OPTIONS: prints the first K whose run fails, or noth
 }
 tmp=$(mktemp) && trap 'rm -f "$tmp"' EXIT
 k=$(run_all "detect_leaks=1:intercept_tls_get_addr=1")
+if [ -n "$k" ] && ! grep -q "Tracer caught signal" "$tmp"; then
+  echo "FAIL: the probe failed at K=$k, but not in LeakSanitizer's tracer:"
+  cat "$tmp"
+  exit 1
+fi
 if [ -z "$k" ]; then
   echo "SKIP: no placement crashes the tracer with the interceptor on (this runtime lacks the bug)"
   exit 77
