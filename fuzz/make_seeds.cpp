@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     RecordingChoiceSource rec(inner);
     const auto v = static_cast<ConfigVariant>(seed % 2 ? 2 : 1);  // OneDefect, Valid
     rec.note(static_cast<std::uint64_t>(ConfigVariant::kCount), static_cast<std::uint64_t>(v));
-    const Scenario s = generate(rec, config_variant(v));
+    const Scenario s = generate(rec, case_config(v));
     if (!done.insert(case_name(s)).second) continue;
     rec.note(kMetaCheckChoices, checks++ % static_cast<std::uint64_t>(MetaCheck::kCount));
     write(root / "validator_struct" / ("seed-" + case_name(s)), rec.bytes());

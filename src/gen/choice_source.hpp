@@ -26,6 +26,13 @@ class ChoiceSource {
   bool flip() { return below(2) == 1; }
   // True with probability about num/den (false is the simpler answer).
   bool chance(std::uint64_t num, std::uint64_t den) { return below(den) < num; }
+  // A count in [1, max] (max <= 16), each value half as likely as the one before (1: 1/2, 2: 1/4,
+  // ...): one choice of 2**max - 1 values; 0 gives 1.
+  std::uint64_t halving(std::uint64_t max) {
+    std::uint64_t v = below((std::uint64_t{1} << max) - 1), n = 1;
+    for (std::uint64_t span = std::uint64_t{1} << (max - 1); v >= span && span > 1; span >>= 1, ++n) v -= span;
+    return n;
+  }
   template <class T>
   const T& pick(std::span<const T> items) { return items[below(items.size())]; }
   template <class T>

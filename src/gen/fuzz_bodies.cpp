@@ -160,10 +160,16 @@ std::string_view meta_check_name(MetaCheck c) {
   return c < MetaCheck::kCount ? kNames[static_cast<std::size_t>(c)] : "none";
 }
 
+GenConfig case_config(ConfigVariant v) {
+  GenConfig cfg = config_variant(v);
+  cfg.fewer_layers = true;
+  return cfg;
+}
+
 ScenarioCase decode_case(ChoiceSource& src) {
   ScenarioCase c;
   c.variant = static_cast<ConfigVariant>(src.below(static_cast<std::uint64_t>(ConfigVariant::kCount)));
-  c.scenario = generate(src, config_variant(c.variant));
+  c.scenario = generate(src, case_config(c.variant));
   const std::uint64_t m = src.below(kMetaCheckChoices);
   c.check = m < static_cast<std::uint64_t>(MetaCheck::kCount) ? static_cast<MetaCheck>(m) : MetaCheck::None;
   return c;

@@ -49,6 +49,9 @@ struct ScenarioCase {
   MetaCheck check = MetaCheck::None;
 };
 ScenarioCase decode_case(ChoiceSource& src);
+// The generator configuration of a variant as the case decodes it: config_variant's, with fewer
+// layers (each layer costs execution time; the properties keep the uniform count).
+GenConfig case_config(ConfigVariant v);
 // The text pinned for a choice-byte input (corpus/validator_struct.pins): variant, check, scenario.
 std::string describe_case(const ScenarioCase& c);
 

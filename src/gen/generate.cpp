@@ -375,7 +375,8 @@ Scenario build_valid(ChoiceSource& src, const GenConfig& cfg, const Hint& h) {
     if (src.chance(1, 4)) { f.has_metadata = true; f.metadata.emplace_back("format", "pt"); }
     s.files.push_back(std::move(f));
   }
-  const std::size_t nlayers = 1 + src.below(std::max<std::size_t>(cfg.max_layers, 1));
+  const std::size_t max_layers = std::clamp<std::size_t>(cfg.max_layers, 1, 16);
+  const std::size_t nlayers = cfg.fewer_layers ? src.halving(max_layers) : 1 + src.below(max_layers);
   // Room for every layer's tensors, plus a few plain ones and what defects add. (Not the markers:
   // MarkerDesc is large, and a block over 1 KiB makes glibc's malloc consolidate its fast bins.)
   s.layers.reserve(nlayers);

@@ -90,6 +90,9 @@ struct GenConfig {
   // past it. Only for engines judged by our model: a real interpreter's limit depends on its stack.
   bool recursion_boundary = false;
   std::size_t max_layers = 6;
+  // Layer counts from ChoiceSource::halving (mean 1.9 of 6) instead of uniform (3.5): the fuzz
+  // target's scenarios, where each layer costs an execution time and multi-layer cases still get half.
+  bool fewer_layers = false;
   std::size_t max_files = 3;
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gen/choice_source.hpp"
+#include "gen/fuzz_bodies.hpp"
 #include "gen/properties.hpp"
 
 namespace w4a8::gen {
@@ -87,6 +88,44 @@ TEST(ChoiceSource, ExhaustedChoicesDoNotNestToTheRecursionLimit) {
   }
   EXPECT_GT(nested, 4);
   EXPECT_LT(nested, 60);
+}
+
+// halving(6): one byte, 63 values; by hand, 32 of them give 1, 16 give 2, 8, 4, 2 and 1 give 3 to 6
+// (values 0-31, 32-47, 48-55, 56-59, 60-61, 62), and 0 (an exhausted stream) gives 1.
+TEST(ChoiceSource, HalvingCountsHalveFromOne) {
+  std::vector<int> seen(8, 0);
+  for (unsigned b = 0; b < 63; ++b) {
+    const std::uint8_t byte[] = {static_cast<std::uint8_t>(b)};
+    ByteChoiceSource s(byte);
+    const std::uint64_t n = s.halving(6);
+    ASSERT_GE(n, 1u);
+    ASSERT_LE(n, 6u);
+    ++seen[n];
+    EXPECT_EQ(s.consumed(), 1u);
+  }
+  EXPECT_EQ(seen, (std::vector<int>{0, 32, 16, 8, 4, 2, 1, 0}));
+  const std::uint8_t last[] = {62}, first_two[] = {32}, first_three[] = {48};
+  EXPECT_EQ(ByteChoiceSource(last).halving(6), 6u);
+  EXPECT_EQ(ByteChoiceSource(first_two).halving(6), 2u);
+  EXPECT_EQ(ByteChoiceSource(first_three).halving(6), 3u);
+  EXPECT_EQ(ByteChoiceSource({}).halving(6), 1u);
+  ByteChoiceSource one(last);
+  EXPECT_EQ(one.halving(1), 1u);  // a forced choice: nothing read
+  EXPECT_EQ(one.consumed(), 0u);
+}
+
+// The fuzz target's configuration draws layer counts by halving; the properties' stays uniform.
+TEST(ChoiceSource, FuzzCasesHaveFewerLayersThanProperties) {
+  SeededChoiceSource a(5), b(5);
+  std::vector<int> fuzz(8, 0), props(8, 0);
+  for (int i = 0; i < 600; ++i) {
+    ++fuzz[std::min<std::size_t>(generate(a, case_config(ConfigVariant::Valid)).layers.size(), 7)];
+    ++props[std::min<std::size_t>(generate(b, config_variant(ConfigVariant::Valid)).layers.size(), 7)];
+  }
+  // 1/2 against 1/6 single-layer scenarios (binomial, n = 600: both bounds > 5 sigma away).
+  EXPECT_GT(fuzz[1], 240);
+  EXPECT_LT(props[1], 160);
+  EXPECT_GT(fuzz[6] + props[6], 0);
 }
 
 }  // namespace
