@@ -26,7 +26,7 @@ class ChoiceSource {
   bool flip() { return below(2) == 1; }
   // True with probability about num/den (false is the simpler answer).
   bool chance(std::uint64_t num, std::uint64_t den) { return below(den) < num; }
-  // A count in [1, max] (max <= 16), each value half as likely as the one before (1: 1/2, 2: 1/4,
+  // A count in [1, max] (1 <= max <= 16), each value half as likely as the one before (1: 1/2, 2: 1/4,
   // ...): one choice of 2**max - 1 values; 0 gives 1.
   std::uint64_t halving(std::uint64_t max) {
     std::uint64_t v = below((std::uint64_t{1} << max) - 1), n = 1;

@@ -91,7 +91,7 @@ struct GenConfig {
   bool recursion_boundary = false;
   std::size_t max_layers = 6;
   // Layer counts from ChoiceSource::halving (mean 1.9 of 6) instead of uniform (3.5): the fuzz
-  // target's scenarios, where each layer costs an execution time and multi-layer cases still get half.
+  // target's scenarios, where each layer costs execution time and multi-layer cases still get half.
   bool fewer_layers = false;
   std::size_t max_files = 3;
 };
