@@ -252,3 +252,31 @@ TEST(ParseContract, WideObjectsAndArraysStayLinear) {
 
 }  // namespace
 }  // namespace w4a8::json
+
+// serde_json's position: hand-derived cases, then a character walk (line += 1 and column = 0 at
+// each newline before the index, column += 1 otherwise) over random texts of newlines and bytes.
+TEST(SerdePosition, HandCasesAndACharacterWalk) {
+  auto pos = [](std::string_view t, std::size_t i) {
+    const auto p = w4a8::json::serde_position(t, i);
+    return std::pair{p.line, p.column};
+  };
+  using P = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(pos("", 0), (P{1, 0}));
+  EXPECT_EQ(pos("ab\ncd", 2), (P{1, 2}));
+  EXPECT_EQ(pos("ab\ncd", 3), (P{2, 0}));
+  EXPECT_EQ(pos("ab\ncd", 4), (P{2, 1}));
+  EXPECT_EQ(pos("\n\n", 2), (P{3, 0}));
+  EXPECT_EQ(pos("\n\n", 1), (P{2, 0}));
+  EXPECT_EQ(pos("ab\ncd", 99), (P{2, 2}));  // clamped to the end
+  std::uint32_t state = 12345;
+  for (int round = 0; round < 2000; ++round) {
+    std::string t;
+    const std::size_t n = (state = state * 1664525u + 1013904223u) >> 26;
+    for (std::size_t k = 0; k < n; ++k) t += ((state = state * 1664525u + 1013904223u) >> 29) == 0 ? '\n' : 'x';
+    for (std::size_t i = 0; i <= t.size(); ++i) {
+      P walk{1, 0};
+      for (std::size_t k = 0; k < i; ++k) walk = t[k] == '\n' ? P{walk.first + 1, 0} : P{walk.first, walk.second + 1};
+      ASSERT_EQ(pos(t, i), walk) << "text of " << t.size() << " bytes, index " << i;
+    }
+  }
+}
