@@ -154,8 +154,8 @@ TEST(ParseOracle, ByteLevelEncodings) {
   std::vector<std::string> raw = {
       "", "1", "12", "123", std::string("\0", 1), std::string("\0\0", 2), std::string("1\0", 2),
       std::string("\0" "1", 2), std::string("1\0\0", 3), std::string("\0\0\0", 3),
-      "\xff\xfe", "\xfe\xff", "\xff\xfe\x00\x00", std::string("\x00\x00\xfe\xff", 4), "\xef\xbb\xbf",
-      "\xef\xbb", "\xef\xbb\xbf\xef\xbb\xbf" "1", "\xed\xa0\x80", "\"\xed\xa0\x80\"", "\"\xed\xa0\"",
+      "\xff\xfe", "\xfe\xff", std::string("\xff\xfe\x00\x00", 4), std::string("\x00\x00\xfe\xff", 4), "\xef\xbb\xbf",
+      "\xef\xbb", std::string("\xef\xbb\xbf\xef\xbb\xbf") + "1", "\xed\xa0\x80", "\"\xed\xa0\x80\"", "\"\xed\xa0\"",
       "\"\xed\xa0\x41\"", "\"\xc0\x80\"", "\"\xe0\x80\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xf5\x80\x80\x80\"",
       "\"\x80\"", "\"\xc3\"", "\"\xff\"", "\"\xf0\x9f\x98\"", "[\"\xed\xbf\xbf\"]",
       std::string("\"\0\0\xd8\"\0", 6), std::string("\"\0\0\xdc\"\0", 6), std::string("\"\0\0\xd8\0\xdc\"\0", 8),
@@ -173,6 +173,7 @@ TEST(ParseOracle, ByteLevelEncodings) {
       std::string("[\0" "1\0]\0", 6), std::string("\0[\0" "1\0]", 6), std::string("[\0\0\0]\0\0\0", 8),
       std::string("\0\0\0[\0\0\0]", 8), std::string(" \0\0\0" "1\0\0\0", 8), std::string(" \0 \0" "1\0", 6)};
   std::vector<Case> cases;
+  cases.reserve(std::size(raw));
   for (const auto& r : raw) cases.push_back({true, r});
   unsigned outcomes = 0;
   EXPECT_EQ(run_cases(cases, &outcomes), 0) << cases.size() << " cases";
