@@ -507,7 +507,10 @@ TextPosition serde_position(std::string_view text, std::size_t index) {
   // one comparison hook per header byte in the fuzz builds (7 % of fuzz_container's time).
   TextPosition p;
   std::size_t line_start = 0;
-  while (const void* nl = std::memchr(text.data() + line_start, '\n', index - line_start)) {
+  // (line_start < index first: memchr must not see the null data() of an empty view)
+  while (line_start < index) {
+    const void* nl = std::memchr(text.data() + line_start, '\n', index - line_start);
+    if (nl == nullptr) break;
     ++p.line;
     line_start = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) + 1;
   }

@@ -263,6 +263,7 @@ TEST(SerdePosition, HandCasesAndACharacterWalk) {
   };
   using P = std::pair<std::size_t, std::size_t>;
   EXPECT_EQ(pos("", 0), (P{1, 0}));
+  EXPECT_EQ(pos(std::string_view{}, 0), (P{1, 0}));  // null data(): memchr is never called on it
   EXPECT_EQ(pos("ab\ncd", 2), (P{1, 2}));
   EXPECT_EQ(pos("ab\ncd", 3), (P{2, 0}));
   EXPECT_EQ(pos("ab\ncd", 4), (P{2, 1}));
