@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "json/slim_vector.hpp"
+
 namespace w4a8::json {
 
 enum class Kind { Null, Bool, Int, Float, String, Array, Object };
@@ -16,7 +18,9 @@ enum class Kind { Null, Bool, Int, Float, String, Array, Object };
 struct Value;
 // Insertion-ordered members with unique keys (a duplicate key replaces the value, keeps the first
 // position, as a Python dict does).
-using Members = std::vector<std::pair<std::string, Value>>;
+// (SlimVector: one pointer wide, see slim_vector.hpp.)
+using Members = SlimVector<std::pair<std::string, Value>>;
+using Items = SlimVector<Value>;
 
 struct Value {
   Kind kind = Kind::Null;
@@ -24,7 +28,7 @@ struct Value {
   double number = 0.0;           // Kind::Float (may be NaN or +-inf, as Python's json yields)
   std::string text;              // Kind::Int: canonical decimal ("-12", "0"; no "+", no leading 0)
                                  // Kind::String: WTF-8 text
-  std::vector<Value> items;      // Kind::Array
+  Items items;                   // Kind::Array
   Members members;               // Kind::Object
 
   // Declared here, defaulted below the class: with Value still incomplete, clang 14 cannot check the

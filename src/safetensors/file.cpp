@@ -1,4 +1,5 @@
 // File::open: the whole file is mapped read-only; only the header pages are ever touched by parse().
+// A large header's pages are released after parsing (its names copied out first).
 // Opened with O_NONBLOCK and fstat'ed before any read, so a FIFO or device given as a checkpoint is
 // refused at once instead of blocking.
 #include <cerrno>
@@ -51,6 +52,25 @@ void prefault_header(void* p, std::size_t len) {
 #endif
 }
 
+// A header this large is mostly JSON punctuation around the names: past it, the names are copied into
+// one buffer of their own and the header's pages are handed back, so a big checkpoint does not hold
+// its whole header for the rest of the run (500,000 tensors: 62 MB of header, 27 MB of names).
+// Smaller headers keep viewing the mapping (the copy would cost more than the pages).
+constexpr std::uint64_t kReleaseHeaderFrom = std::uint64_t{4} << 20;
+
+// The header's whole pages only: the last one may hold tensor bytes. Read-only private pages of a
+// file are dropped from this process and fault back in from the file if anything reads them again.
+void release_header_pages(const void* p, std::uint64_t header_end) {
+#ifdef __linux__
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  const std::uint64_t whole = header_end / static_cast<std::uint64_t>(page) * static_cast<std::uint64_t>(page);
+  if (whole > 0) (void)::madvise(const_cast<void*>(p), static_cast<std::size_t>(whole), MADV_DONTNEED);
+#else
+  (void)p, (void)header_end;
+#endif
+}
+
 }  // namespace
 
 Result<File> File::open(const std::string& path) {
@@ -81,6 +101,10 @@ Result<File> File::open(const std::string& path) {
   auto h = detail::parse_prefix_viewing(f.bytes(), f.size_, f.mapping_);
   if (!h.ok()) return std::move(h).error();
   f.header_ = std::move(*h);
+  if (f.header_.header_len >= kReleaseHeaderFrom) {
+    own_names(f.header_);  // the names no longer view the mapping: its header pages can go
+    release_header_pages(f.mapping_.get(), f.header_.data_start());
+  }
   return f;
 }
 

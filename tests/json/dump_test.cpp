@@ -44,7 +44,7 @@ rc::Gen<Value> gen_value(int depth) {
       rc::gen::map(rc::gen::container<std::vector<Value>>(rc::gen::resize(4, gen_value(depth - 1))),
                    [](std::vector<Value> items) {
                      Value v = Value::array();
-                     v.items = std::move(items);
+                     for (Value& item : items) v.items.push_back(std::move(item));
                      return v;
                    }),
       rc::gen::map(rc::gen::container<std::vector<std::pair<std::string, Value>>>(
