@@ -1,9 +1,12 @@
 // File::open: read-only mapping, empty files, I/O errors, files above 4 GiB.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -51,6 +54,44 @@ TEST_F(StFile, OpensAndViewsTensorBytes) {
   File copy = *f;
   f = Error{};
   EXPECT_EQ(std::string(copy.data(*copy.header().find("b")).begin(), copy.data(*copy.header().find("b")).end()), "xyz");
+}
+
+// Past 4 MiB of header, File::open copies the names out and hands the header's pages back: every
+// name (escaped ones too) must still read as written, none may point into the mapping, and the
+// mapping's bytes (header included, faulted back in) and tensor data stay readable.
+TEST_F(StFile, LargeHeaderNamesLeaveTheMapping) {
+  constexpr int kTensors = 60000;  // about 5.5 MB of header
+  std::string json = "{";
+  std::string data;
+  std::vector<std::string> names;
+  for (int i = 0; i < kTensors; ++i) {
+    const std::string stem = "model.diffusion_model.blocks." + std::to_string(i) + ".attn.qkv.w";
+    names.push_back(stem + "\xc3\xa9ight");  // written below as the JSON escape \u00e9
+    if (i) json += ',';
+    json += "\"" + stem + "\\u00e9ight\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" + std::to_string(i) + "," +
+            std::to_string(i + 1) + "]}";
+    data += static_cast<char>(i % 251);
+  }
+  json += "}";
+  ASSERT_GT(json.size(), std::size_t{4} << 20);
+  ASSERT_TRUE(write_file(path("big.safetensors"), test::container(json, data)).ok());
+  auto f = File::open(path("big.safetensors"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  std::sort(names.begin(), names.end());
+  ASSERT_EQ(f->header().tensors.size(), names.size());
+  const auto bytes = f->bytes();
+  const auto* lo = reinterpret_cast<const char*>(bytes.data());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const TensorInfo& t = f->header().tensors[i];
+    ASSERT_EQ(t.name.view(), names[i]);
+    ASSERT_FALSE(t.name.data() >= lo && t.name.data() < lo + bytes.size()) << "name " << i << " views the mapping";
+  }
+  EXPECT_EQ(declared_header_len(bytes.first(8)), json.size());
+  EXPECT_EQ(std::string(lo + 8, 30), json.substr(0, 30));
+  const TensorInfo* t = f->header().find(names.back());
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(f->data(*t).size(), 1u);
+  EXPECT_EQ(f->data(*t)[0], static_cast<std::uint8_t>(data[t->begin]));
 }
 
 TEST_F(StFile, EmptyFileIsHeaderTooSmall) {
