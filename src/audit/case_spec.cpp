@@ -1,11 +1,13 @@
 #include "audit/case_spec.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
 #include "gemm/tensor_io.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "py/repr.hpp"
 
 namespace w4a8::audit {
 
@@ -97,6 +99,12 @@ Result<CaseSpec> case_from_json(const json::Value& v, std::string_view man) {
   CaseSpec c;
   if (!v.is_object()) return bad(man, "a case is not an object");
   if (!get_str(v, "id", c.id) || c.id.empty()) return bad(man, "case without an id");
+  // The id names the adapter's output file in the work directory and is pasted into the printed
+  // repro command line: letters, digits, '_', '-', '.' only, not starting with '.' (no "..", no '/').
+  const bool id_ok = c.id.size() <= 200 && c.id.front() != '.' && std::all_of(c.id.begin(), c.id.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+  });
+  if (!id_ok) return bad(man, "case id " + py::repr_str(c.id) + " must be 1-200 of [A-Za-z0-9_.-], not starting with '.'");
   const std::string where = "case '" + c.id + "': ";
   std::uint64_t g = 0, r = 0, bits = 0;
   std::string sd, bd, xd, od, data;

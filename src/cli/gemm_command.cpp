@@ -179,6 +179,7 @@ void run(const GemmArgs& given, Reporter& report) {
   for (const std::string& s : ck->shards().shards) guard.add(s);
   if (!ck->shards().index.empty()) guard.add(ck->shards().index);
   guard.add(a.input);
+  if (kernel) guard.add(kernel->path());  // the module is read too (and stays mapped)
   if (auto g = guard.check_output(a.out); !g.ok()) return report.fail(g.error());
   // 3. The layer (or everything with --check-all) through the validator, strict.
   const std::vector<std::string> names = layer_tensor_names(*ck, a.layer);

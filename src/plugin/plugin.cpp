@@ -4,7 +4,10 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "io/read_file.hpp"
 
 namespace w4a8::plugin {
 namespace {
@@ -28,7 +31,13 @@ std::string exe_dir() {
 
 }  // namespace
 
-Result<Plugin> Plugin::load(const std::string& path) {
+Result<Plugin> Plugin::load(const std::string& given) {
+  // A file, never a library search: dlopen() looks a slash-less name up in the library path, so
+  // "plug.so" would not be the one in the current directory (and "libc.so.6" would be found).
+  const std::string path = given.find('/') == std::string::npos ? "./" + given : given;
+  // dlopen() of a FIFO blocks until a writer appears; stat() does not open it.
+  if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return make_error(ErrorKind::IoNotRegularFile, {path, io::file_type_name(st.st_mode)});
   ::dlerror();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {

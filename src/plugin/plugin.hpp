@@ -15,11 +15,12 @@ namespace w4a8::plugin {
 
 class Plugin {
  public:
-  // dlopen(path) (RTLD_NOW | RTLD_LOCAL), the entry symbol, then the table: abi_version must be
+  // dlopen(path) (RTLD_NOW | RTLD_LOCAL; a name without '/' means ./name, never a library search;
+  // anything but a regular file is refused unopened), the entry symbol, then the table: abi_version must be
   // W4A8_KERNEL_ABI_VERSION, struct_size at least this build's sizeof(w4a8_kernel_plugin), name,
   // check_problem, workspace_size, run and last_error set, and for CUDA_DEVICE modules every device
   // function. The module stays loaded for the life of the process.
-  // @return Plugin, or PluginLoadFailed (dlopen/dlsym text: a missing dependency such as libcudart
+  // @return Plugin, or IoNotRegularFile, PluginLoadFailed (dlopen/dlsym text: a missing dependency such as libcudart
   //         shows here), PluginIncompatible (what does not match).
   static Result<Plugin> load(const std::string& path);
 

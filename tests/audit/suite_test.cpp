@@ -263,6 +263,15 @@ TEST(Manifest, RejectsBadEntries) {
   json::Value v = case_to_json((*c)[0]);
   v.set("file", json::Value::from_string("../../etc/passwd"));
   EXPECT_FALSE(case_from_json(v).ok());
+  // The id names a file in the work directory and appears in printed command lines.
+  for (const char* id : {"../victim", "a/b", "..", ".hidden", "x y", "x;rm -rf ~", ""}) {
+    v = case_to_json((*c)[0]);
+    v.set("id", json::Value::from_string(id));
+    EXPECT_FALSE(case_from_json(v).ok()) << id;
+  }
+  v = case_to_json((*c)[0]);
+  v.set("id", json::Value::from_string("0001_m1.n-2_custom"));
+  EXPECT_TRUE(case_from_json(v).ok());
   v = case_to_json((*c)[0]);
   v.set("bits", json::Value::from_int(5));
   EXPECT_FALSE(case_from_json(v).ok());

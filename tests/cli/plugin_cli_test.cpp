@@ -120,5 +120,28 @@ TEST_F(PluginCli, WhatAPluginCannotRunIsRefusedBeforeCallingIt) {
   EXPECT_NE(r.out.find("[plugin.load_failed]"), std::string::npos) << r.out;
 }
 
+// The module is an input like the others: an --out naming it is refused with the module untouched;
+// a FIFO given as --kernel fails at once (dlopen would block on it); a name without '/' is the file
+// in the current directory (as `audit check --kernel`), not a library-path search.
+TEST_F(PluginCli, TheModuleIsAnInputAndAFile) {
+  write(p("x.safetensors"), {gemm::float_tensor("input", gemm::FloatDtype::F32, {2, 128}, ramp(256, 1.0f))});
+  const std::string copy = p("plug.so");
+  fs::copy_file(W4A8_EXAMPLE_PLUGIN, copy);
+  const std::string before = slurp(copy);
+  const std::string head = "gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " + p("x.safetensors");
+  CliRun r = cli(head + " --kernel " + copy + " --out " + copy);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("[io.output_is_input]"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(copy), before) << "the plugin was overwritten";
+  const std::string fifo = p("fifo.so");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  r = sh("timeout 10 " + kBin + " " + head + " --out " + p("o.safetensors") + " --kernel " + fifo);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot read " + fifo + ": it is a FIFO, not a regular file"), std::string::npos) << r.out;
+  r = sh("cd " + p("") + " && exec " + kBin + " " + head + " --out " + p("o.safetensors") + " --kernel plug.so");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("impl=kernel (w4a8-example-c"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace w4a8::testing

@@ -12,7 +12,12 @@ static w4a8_kernel_plugin table = {W4A8_KERNEL_ABI_VERSION, (uint32_t)sizeof(w4a
                                    W4A8_MEMORY_HOST, W4A8_CAP_INTEGER_PATH, check, ws, run, last,
                                    NULL, NULL, NULL, NULL, NULL, NULL};
 
-__attribute__((visibility("default"))) const w4a8_kernel_plugin* w4a8_kernel_plugin_v1(void) {
+#if defined(BAD_NO_SYMBOL) /* a shared library, but no entry point: the symbol stays hidden */
+#define W4A8_ENTRY_VISIBILITY "hidden"
+#else
+#define W4A8_ENTRY_VISIBILITY "default"
+#endif
+__attribute__((visibility(W4A8_ENTRY_VISIBILITY))) const w4a8_kernel_plugin* w4a8_kernel_plugin_v1(void) {
 #if defined(BAD_NULL_TABLE)
   (void)table;
   return NULL;

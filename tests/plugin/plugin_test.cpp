@@ -42,7 +42,10 @@ TEST(PluginLoader, RefusesBrokenModulesWithTheReason) {
       {W4A8_BAD_PLUGIN_NO_RUN, ErrorKind::PluginIncompatible, "run and last_error must all be set"},
       {W4A8_BAD_PLUGIN_DEVICE_MISSING, ErrorKind::PluginIncompatible, "a CUDA_DEVICE plugin must set device_count"},
       {"/nonexistent/libnothing.so", ErrorKind::PluginLoadFailed, "/nonexistent/libnothing.so: cannot open shared object file"},
-      {"libm.so.6", ErrorKind::PluginLoadFailed, "it does not export w4a8_kernel_plugin_v1"},
+      {W4A8_BAD_PLUGIN_NO_SYMBOL, ErrorKind::PluginLoadFailed, "it does not export w4a8_kernel_plugin_v1"},
+      // A name without '/' is a file in the current directory, never a library-path search.
+      {"libm.so.6", ErrorKind::PluginLoadFailed, "./libm.so.6: cannot open shared object file"},
+      {"/dev/null", ErrorKind::IoNotRegularFile, "it is a character device, not a regular file"},
   };
   for (const Bad& b : cases) {
     auto p = Plugin::load(b.path);
