@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <charconv>
 #include <cstring>
 
 #include "gemm/operands.hpp"
@@ -149,6 +150,39 @@ double assign_grid(const float* w, std::uint64_t g, float s_channel, const float
   return err;
 }
 
+// Finite weights near FLT_MAX overflow float32 on the way (the rotation adds R of them, a scale
+// can pass FLT_MAX): the codebook, channel scales or group scales would come out inf or NaN, a layer
+// `validate --strict` and every kernel refuse, and a NaN level index would read outside the level
+// table. Refused instead, before the levels are chosen (rotated rows) and after (the scales).
+Error too_large(std::span<const float> weights) {
+  float amax = 0;
+  for (float v : weights) amax = std::max(amax, std::fabs(v));
+  char shortest[32];  // the float as written, shortest round-trip form (3.4e+38)
+  const auto end = std::to_chars(shortest, shortest + sizeof shortest, amax).ptr;
+  return make_error(ErrorKind::UsageError,
+                    {"weights too large to quantize: max |w| = " + std::string(shortest, end) +
+                     " overflows float32 in the rotation or the scales (non-finite scales would result)"});
+}
+
+bool all_finite(std::span<const float> v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
+Status check_finite_result(const Layer& l, std::span<const float> weights) {
+  bool ok = all_finite(l.codebook) && all_finite(l.s_channel);
+  if (l.scale_dtype() == ScaleDtype::Fp8E4M3) {
+    ok = ok && std::none_of(l.s_rel.begin(), l.s_rel.end(), [](std::uint8_t b) { return (b & 0x7f) == 0x7f; });
+  } else {
+    for (std::size_t i = 0; ok && i + 4 <= l.s_rel.size(); i += 4) {
+      float v;
+      std::memcpy(&v, l.s_rel.data() + i, 4);
+      ok = std::isfinite(v);
+    }
+  }
+  if (ok) return Ok{};
+  return too_large(weights);
+}
+
 }  // namespace
 
 Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, std::uint64_t k,
@@ -186,6 +220,7 @@ Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, 
   for (std::uint64_t i = 0; i < n; ++i) {
     std::copy(weights.begin() + long(i * k), weights.begin() + long((i + 1) * k), row.begin());
     convrot_row(row.data(), std::int64_t(k), opt.convrot_groupsize);
+    if (!all_finite(row)) return too_large(weights);
     for (std::uint64_t q = 0; q < groups; ++q) {
       const float* w = &row[q * g];
       int* id = &idx[q * g];
@@ -273,6 +308,7 @@ Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, 
     std::fill(packed, packed + row_bytes, std::uint8_t(0));
     for (std::uint64_t j = 0; j < k; ++j) pack_code_bits(packed, k, j, bits, std::uint8_t(idx[j]));
   }
+  W4A8_TRY(check_finite_result(l, weights));
   return l;
 }
 

@@ -159,6 +159,21 @@ TEST_F(QuantizeCli, AFailingLayerPublishesNothing) {
   EXPECT_TRUE(names("q").empty());
 }
 
+// Finite weights that overflow float32 in the rotation: refused (it used to write NaN scales and
+// report OK, or read outside the level table for 6-bit storage).
+TEST_F(QuantizeCli, WeightsOverflowingFloat32AreRefused) {
+  std::vector<float> w(16 * 256, 0.01f);
+  std::fill(w.begin(), w.begin() + 256, 0.0f);
+  w[0] = w[1] = 3.4e38f;
+  write(p("hv.safetensors"), {gemm::float_tensor("h.weight", gemm::FloatDtype::F32, {16, 256}, w)});
+  for (const std::string extra : {"", " --bits 6", " --key h.weight"}) {
+    const CliRun r = cli("quantize --weights " + p("hv.safetensors") + " --out " + p("hq.safetensors") + extra);
+    EXPECT_EQ(r.rc, 2) << extra << "\n" << r.out;
+    EXPECT_NE(r.out.find("weights too large to quantize: max |w| = 3.4e+38"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(p("hq.safetensors"))) << extra;
+  }
+}
+
 TEST_F(QuantizeCli, ASecondRunIntoTheSameDirectoryLeavesItConsistent) {
   CliRun r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --max-shard-size 600KB --quiet");
   ASSERT_EQ(r.rc, 0) << r.out;

@@ -101,6 +101,37 @@ TEST(Quantizer, StorageVariants) {
       }
 }
 
+// Finite weights near FLT_MAX (two of them in one rotation group sum past it) are refused in every
+// storage variant instead of producing inf/NaN scales; large but safe weights still quantize.
+TEST(Quantizer, WeightsThatOverflowFloat32AreRefused) {
+  const std::uint64_t n = 16, k = 256;
+  std::vector<float> w(n * k);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 37 % 29) - 14);
+  std::vector<float> huge = w;  // (the case found: a row of zeros but for two such values)
+  std::fill(huge.begin(), huge.begin() + k, 0.0f);
+  huge[0] = huge[1] = 3.4e38f;
+  std::vector<float> big = w;
+  for (float& v : big) v *= 1e30f;
+  for (int bits : {4, 6})
+    for (ScaleDtype sd : {ScaleDtype::Fp8E4M3, ScaleDtype::F32})
+      for (bool cb : {true, false}) {
+        QuantizeOptions o;
+        o.bits = bits;
+        o.scale_dtype = sd;
+        o.codebook = cb;
+        auto l = quantize_weights(huge, n, k, o);
+        ASSERT_FALSE(l.ok()) << bits << " " << cb;
+        EXPECT_NE(l.error().message.find("weights too large to quantize: max |w| = 3.4e+38"), std::string::npos)
+            << l.error().message;
+        auto ok = quantize_weights(big, n, k, o);
+        ASSERT_TRUE(ok.ok()) << ok.error().message;
+        Activations x;
+        x.shape = {1, k};
+        x.values.assign(k, 0.0f);
+        EXPECT_TRUE(validate_call(*ok, x).ok());
+      }
+}
+
 void check_gaussian(bool codebook, double limit) {
   const std::uint64_t n = 96, k = 1024;
   const auto w = gaussian(n * k, 7);
