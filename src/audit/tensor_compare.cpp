@@ -45,11 +45,20 @@ Result<Policy> parse_policy(std::string_view s) {
     out = std::strtod(t.c_str(), &end);
     return !t.empty() && end == t.c_str() + t.size() && std::isfinite(out) && out >= 0;
   };
+  // An ulp count: decimal digits only, at most 2^40 (a float32 pair is at most 2^33 ulps apart; the
+  // bound keeps it exact in the double it is stored in). "0.5", "1e3" or 2^64 + 1 are refused, never
+  // rounded or wrapped.
+  auto count = [&](std::string_view rest, double& out) {
+    std::uint64_t n = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
+    if (rest.empty() || ec != std::errc{} || end != rest.data() + rest.size() || n > (std::uint64_t{1} << 40)) return false;
+    out = double(n);
+    return true;
+  };
   if (s == "exact") return Policy{Policy::Kind::Exact, 0};
   if (s == "explained") return Policy{Policy::Kind::Explained, 1};
-  if (s.starts_with("explained:") && param(s.substr(10), p.param))
-    return Policy{Policy::Kind::Explained, std::floor(p.param)};
-  if (s.starts_with("ulp:") && param(s.substr(4), p.param)) return Policy{Policy::Kind::Ulp, std::floor(p.param)};
+  if (s.starts_with("explained:") && count(s.substr(10), p.param)) return Policy{Policy::Kind::Explained, p.param};
+  if (s.starts_with("ulp:") && count(s.substr(4), p.param)) return Policy{Policy::Kind::Ulp, p.param};
   if (s.starts_with("rel:") && param(s.substr(4), p.param)) return Policy{Policy::Kind::Rel, p.param};
   return make_error(ErrorKind::AuditPolicy, {"'" + std::string(s) + "'"});
 }
@@ -146,9 +155,10 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
   TensorStats s;
   s.name = e.name, s.dtype = e.dtype, s.shape = e.shape, s.is_float = e.is_float;
   s.count = e.size();
-  if (e.size() != a.size() || e.is_float != a.is_float) {
-    s.shape_error = "expected " + std::to_string(e.size()) + " " + e.dtype + " elements, got " +
-                    std::to_string(a.size()) + " " + a.dtype;
+  // Same dtype and same shape, not merely as many elements: a transposed output, or one written in
+  // another dtype than the case asks for, is wrong however its values compare.
+  if (e.shape != a.shape || e.dtype != a.dtype || e.is_float != a.is_float) {
+    s.shape_error = "expected " + e.dtype + " " + index_text(e.shape) + ", got " + a.dtype + " " + index_text(a.shape);
     s.mismatches = s.count;
     return s;
   }

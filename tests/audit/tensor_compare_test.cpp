@@ -41,7 +41,11 @@ TEST(Policy, ParseAndName) {
   EXPECT_EQ(parse_policy("explained")->param, 1);
   EXPECT_EQ(parse_policy("explained:2")->param, 2);
   EXPECT_EQ(policy_name(*parse_policy("rel:1e-06")), "rel:1e-06");
-  for (const char* bad : {"", "ulp", "ulp:", "ulp:-1", "rel:x", "explain", "exact:1"})
+  EXPECT_EQ(policy_name(*parse_policy("ulp:1099511627776")), "ulp:1099511627776");  // 2^40
+  // Counts are whole decimal numbers in range: nothing is rounded, wrapped or read as a float.
+  for (const char* bad : {"", "ulp", "ulp:", "ulp:-1", "rel:x", "explain", "exact:1", "ulp:0.5", "ulp:1.5", "ulp:1e3",
+                          "ulp:+1", "ulp: 1", "ulp:18446744073709551617", "ulp:99999999999999999999", "ulp:1099511627777",
+                          "explained:0.9", "explained:1e300", "rel:nan", "rel:1e400"})
     EXPECT_FALSE(parse_policy(bad).ok()) << bad;
 }
 
@@ -91,6 +95,16 @@ TEST(CompareTensors, SizeMismatchAndNan) {
                            float_tensor_data("t", FloatDtype::F32, {3}, {1, 2, 3}));
   EXPECT_FALSE(s.shape_error.empty());
   EXPECT_FALSE(passes(s, *parse_policy("rel:1")));
+  // As many elements, equal values: a transposed shape or another float dtype still fails.
+  const std::vector<float> six = {1, 2, 3, 4, 5, 6};
+  auto t = compare_tensors(float_tensor_data("t", FloatDtype::F32, {2, 3}, six),
+                           float_tensor_data("t", FloatDtype::F32, {3, 2}, six));
+  EXPECT_EQ(t.shape_error, "expected F32 [2, 3], got F32 [3, 2]");
+  EXPECT_FALSE(passes(t, *parse_policy("exact")));
+  auto d = compare_tensors(float_tensor_data("t", FloatDtype::BF16, {2, 3}, six),
+                           float_tensor_data("t", FloatDtype::F32, {2, 3}, six));
+  EXPECT_EQ(d.shape_error, "expected BF16 [2, 3], got F32 [2, 3]");
+  EXPECT_FALSE(passes(d, *parse_policy("ulp:100")));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   auto n = compare_tensors(float_tensor_data("t", FloatDtype::BF16, {2}, {1, nan}),
                            float_tensor_data("t", FloatDtype::BF16, {2}, {1, 1}));
