@@ -123,12 +123,17 @@ FailStyle ours(FailStyle s) {
   if (s.format == Format::Text) s.upstream = {};
   return s;
 }
+// The style for a failure to open the checkpoint: index.* errors (an index that is not JSON, names an
+// unsafe shard, ...) are ours too; a container error is upstream's prediction.
+FailStyle open_style(const Error& e, const FailStyle& s) {
+  return error_info(e.kind).code.starts_with("index.") ? ours(s) : s;
+}
 
 // The consumer matrix: every sglang profile on the files parsed once (a container error: each profile
 // replays the files itself, so an earlier shard's marker error still wins where upstream's would).
 void run_consumers(const ValidateArgs& a, const validate::Options& opt, const FailStyle& style, Reporter& report) {
   auto list = io::resolve_checkpoint(a.files);
-  if (!list.ok()) return report.fail(list.error(), style);
+  if (!list.ok()) return report.fail(list.error(), open_style(list.error(), style));
   const std::vector<std::string> shards = list->shards;
   std::string failed;
   std::vector<validate::LayersReport> per;
@@ -145,7 +150,7 @@ void run_consumers(const ValidateArgs& a, const validate::Options& opt, const Fa
     }
   } else {
     if (exit_status(ck.error()) != 1) {
-      FailStyle s = style;
+      FailStyle s = open_style(ck.error(), style);
       s.where = failed;
       return report.fail(ck.error(), s);
     }
@@ -174,7 +179,7 @@ void run(const ValidateArgs& a, Reporter& report) {
   auto ck = open_checkpoint(a.files, opt, &where);
   if (!ck.ok()) {
     style.where = where;
-    return report.fail(ck.error(), style);
+    return report.fail(ck.error(), open_style(ck.error(), style));
   }
   if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), ours(style));
   const auto files = parsed_files(*ck);

@@ -83,6 +83,15 @@ TEST_F(ShardsCli, IndexDefectsAreClearErrors) {
   EXPECT_EQ(r.rc, 0) << r.out;
   r = cli("gemm --checkpoint " + idx + " --layer blk.1 --check-all --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
   EXPECT_EQ(r.rc, 1) << r.out;
+  // An index that is not JSON: ours, so its code line names no release (docs/cli.md), with
+  // --consumers too.
+  spit(idx, "hello");
+  for (const std::string extra : {"", "--consumers "}) {
+    r = cli("validate " + extra + idx);
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find("  [index.invalid]\n"), std::string::npos) << extra << r.out;
+    EXPECT_EQ(r.out.find("(sglang"), std::string::npos) << extra << r.out;
+  }
   // A shard the index names is missing.
   spit(idx, text);
   ASSERT_EQ(std::rename(p("ck/model-00002-of-00002.safetensors").c_str(), p("moved.safetensors").c_str()), 0);
