@@ -132,7 +132,12 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
   guard.add(a.in);
   if (auto g = guard.check_output(a.out); !g.ok()) return report.fail(g.error());
   auto f = st::File::open(a.in);
-  if (!f.ok()) return report.fail(f.error());
+  if (!f.ok()) {
+    FailStyle s;
+    s.where = a.in;
+    s.input_file = true;  // a broken input is an input error (exit 2), named
+    return report.fail(f.error(), s);
+  }
   std::vector<st::TensorSpec> t;
   for (const auto& ti : f->header().tensors) {
     gemm::FloatDtype d;

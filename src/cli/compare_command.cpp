@@ -172,10 +172,18 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
 void run(const CompareArgs& a, Reporter& report) {
   auto policy = audit::parse_policy(a.policy);
   if (!policy.ok()) return report.fail(policy.error());
+  // A file that cannot be read is named, and is an input error (exit 2), never a failed comparison.
+  auto input_style = [&](const std::string& file) {
+    FailStyle s;
+    s.format = a.json ? Format::Json : Format::Text;
+    s.where = file;
+    s.input_file = true;
+    return s;
+  };
   auto exp = load(a.expected);
-  if (!exp.ok()) return report.fail(exp.error());
+  if (!exp.ok()) return report.fail(exp.error(), input_style(a.expected));
   auto act = load(a.actual);
-  if (!act.ok()) return report.fail(act.error());
+  if (!act.ok()) return report.fail(act.error(), input_style(a.actual));
   if (policy->kind == audit::Policy::Kind::Explained) {
     if (a.case_file.empty())
       return explained_input(report, "needs --case CASE.safetensors (the audit case both files ran)");

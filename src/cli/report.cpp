@@ -111,6 +111,7 @@ void Predicts::write(JsonWriter& w) const {
 
 void Reporter::fail(const Error& e, const FailStyle& style) {
   exit_ = exit_status(e);
+  if (style.input_file && exit_ == 1) exit_ = 2;
   if (style.format == Format::Json) {
     JsonWriter w(out_);
     w.begin_object().key("ok").boolean(false);

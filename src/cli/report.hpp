@@ -61,6 +61,9 @@ struct FailStyle {
   std::string_view where;  // the file or option the error concerns when the message does not say
   Predicts upstream;       // named by a Reject verdict (text: after the code; JSON: "upstream")
   bool one_line = false;   // --quiet: the verdict on one line
+  // The error is about a file the command only reads (compare's operands, to-f32's input): a broken
+  // container there is bad input, not a verdict, so it exits 2 like any I/O error.
+  bool input_file = false;
 };
 
 class Reporter {

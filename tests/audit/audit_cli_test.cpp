@@ -413,6 +413,23 @@ TEST(Compare, PoliciesAndExitCodes) {
   EXPECT_EQ(m.rc, 1);
   EXPECT_NE(m.out.find("MISSING"), std::string::npos);
   EXPECT_EQ(run_cli("compare " + e + " /nonexistent 2>/dev/null").rc, 2);
+  // A broken container is an input error naming the file (exit 2), not a failed comparison; also
+  // for to-f32 and in --json.
+  const std::string corrupt = d + "/corrupt.safetensors";
+  std::ofstream(corrupt, std::ios::binary) << std::string("\x10\0\0\0\0\0\0\0{\"x\":1}        ", 24);
+  for (const std::string& cmd : {"compare " + e + " " + corrupt, "compare " + corrupt + " " + e, "audit to-f32 " + corrupt + " " + d + "/o.safetensors"}) {
+    auto c = run_cli(cmd + " 2>&1");
+    EXPECT_EQ(c.rc, 2) << cmd << "\n" << c.out;
+    EXPECT_NE(c.out.find("w4a8check: " + corrupt + ": Error while deserializing header"), std::string::npos) << c.out;
+  }
+  auto cj = run_cli("compare " + e + " " + corrupt + " --json");
+  EXPECT_EQ(cj.rc, 2);
+  EXPECT_NE(cj.out.find("\"file\": \"" + corrupt + "\""), std::string::npos) << cj.out;
+  // Same values, another shape: not equal.
+  const auto t = write_file(d, "t.safetensors", {f32("out", {4, 1}, {1, 2, 3, 4}), {"q", st::Dtype::I8, {2}, {1, 2}}});
+  auto ts = run_cli("compare " + e + " " + t);
+  EXPECT_EQ(ts.rc, 1) << ts.out;
+  EXPECT_NE(ts.out.find("expected F32 [2, 2], got F32 [4, 1]"), std::string::npos) << ts.out;
   EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy bogus 2>/dev/null").rc, 2);
   EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy explained 2>/dev/null").rc, 2);  // needs --case
   // BF16 is measured on its own grid: 1.0 (0x3F80) vs 1.0078125 (0x3F81) is 1 ulp.
