@@ -55,8 +55,15 @@ class CommandImpl final : public Implementation {
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, err_log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    // Its own process group, so stop() reaches whatever the shell started (an interpreter under
+    // `sh -c` outlived a timeout before: only the shell was killed).
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     const char* argv[] = {"/bin/sh", "-c", cmd_.c_str(), nullptr};
-    const int rc = ::posix_spawn(&pid_, "/bin/sh", &fa, nullptr, const_cast<char**>(argv), environ);
+    const int rc = ::posix_spawn(&pid_, "/bin/sh", &fa, &attr, const_cast<char**>(argv), environ);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
     ::close(in[0]);
     ::close(out[1]);
@@ -68,8 +75,9 @@ class CommandImpl final : public Implementation {
       return;
     }
     to_ = in[1], from_ = out[0];
+    group_ = pid_;
     std::string line;
-    if (!read_line(line, 120.0)) {
+    if (!read_line(line, timeout_)) {  // --timeout bounds the hello too (docs/audit.md)
       fatal_ = "the command did not print its hello line: " + died_text();
       stop();
       return;
@@ -159,10 +167,13 @@ class CommandImpl final : public Implementation {
     if (pid_ > 0) {
       int st = 0;
       for (int i = 0; i < 50 && ::waitpid(pid_, &st, WNOHANG) == 0; ++i) ::usleep(100000);
-      if (::waitpid(pid_, &st, WNOHANG) == 0) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &st, 0);
-      }
+    }
+    // The whole group, the shell's children included, whether the shell exited or not: nothing the
+    // command started keeps running once the audit is done with it (ESRCH when none is left).
+    if (group_ > 0) ::kill(-group_, SIGKILL), group_ = -1;
+    if (pid_ > 0) {
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
       pid_ = -1;
     }
   }
@@ -251,6 +262,7 @@ class CommandImpl final : public Implementation {
   bool keep_;
   double timeout_;
   pid_t pid_ = -1;
+  pid_t group_ = -1;  // the command's process group (its shell's pid), kept after the shell is reaped
   int to_ = -1, from_ = -1;
   std::string buf_, name_, fatal_;
   gemm::ActPolicy policy_ = gemm::ActPolicy::F32;

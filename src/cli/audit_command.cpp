@@ -205,7 +205,19 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   check->add_option("--threads", ck->threads, "threads for --impl fast (0 = all cores)")->capture_default_str();
   check->add_option("--work-dir", ck->work_dir, "--command: where its outputs go (default: a new /tmp dir)");
   check->add_flag("--keep-outputs", ck->keep, "--command: keep its output files");
-  check->add_option("--timeout", ck->timeout, "--command: seconds per case")->capture_default_str();
+  check->add_option("--timeout", ck->timeout,
+                    "--command: seconds for its hello line and for each case (over 0, at most 1000000); then the "
+                    "command and everything it started are killed")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            char* end = nullptr;
+            const double t = std::strtod(v.c_str(), &end);
+            // (also refuses inf and nan: a deadline past the clock's range expired at once)
+            if (end == v.c_str() || *end != '\0' || !(t > 0 && t <= 1e6)) return "--timeout must be a number of seconds in (0, 1000000]";
+            return "";
+          },
+          "SECONDS"));
   check->add_flag("--json", ck->json, "print the results as JSON");
   check->add_flag("--verbose", ck->verbose, "list every case and stage, not only failures");
   check->add_flag("--no-progress", ck->no_progress, "no progress line even on a terminal");

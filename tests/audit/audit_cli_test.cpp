@@ -6,6 +6,11 @@
 // and the HTML report rendered in headless Chromium (when installed).
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -322,6 +327,49 @@ TEST(AuditCommand, MisbehavingCommandsAreReportedAsSuch) {
   for (const char* mode : {"crash", "garbage", "no-hello"}) {
     auto v = check_json(cmd(mode), 1);
     EXPECT_EQ(count(v, "broken"), count(v, "cases")) << mode;
+  }
+}
+
+// Gone: no such process, or a zombie (a container's PID 1 may never reap what it inherits).
+bool process_gone(long pid) {
+  if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close == std::string::npos || text.compare(close, 3, ") Z") == 0;
+}
+
+// --timeout bounds the hello line and every case, and a command that overruns it is killed with
+// everything it started (the interpreter under `sh -c` and its own child used to outlive the audit).
+TEST(AuditCommand, TimeoutKillsTheWholeCommand) {
+  auto manifest = json::loads_str(*io::read_small_file(small_suite() + "/manifest.json"));
+  ASSERT_TRUE(manifest.ok());
+  const std::string first = manifest->get("cases")->items[0].get("id")->text;
+  const std::string pidfile = temp_dir() + "/pids";
+  for (const char* mode : {"silent", "hang"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string args = "--case " + first + " --timeout 1 --command '" + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
+                             "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + " --mode " + mode + "'";
+    auto v = check_json(args, 1, "W4A8_TEST_PIDFILE=" + pidfile);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(count(v, "broken"), 1u) << mode;
+    EXPECT_LT(secs, 15.0) << mode << ": --timeout 1 (plus the 5 s grace after closing its stdin)";
+  }
+  std::ifstream f(pidfile);
+  long python = 0, sleeper = 0;
+  ASSERT_TRUE(f >> python >> sleeper) << "the hang command did not start";
+  for (int i = 0; i < 50 && !(process_gone(python) && process_gone(sleeper)); ++i) ::usleep(20000);
+  EXPECT_TRUE(process_gone(python)) << "the command (pid " << python << ") outlived the audit";
+  EXPECT_TRUE(process_gone(sleeper)) << "its child (pid " << sleeper << ") outlived the audit";
+  if (!process_gone(sleeper)) ::kill(pid_t(sleeper), SIGKILL);
+  if (!process_gone(python)) ::kill(pid_t(python), SIGKILL);
+}
+
+TEST(AuditCommand, TimeoutMustBeAPositiveFiniteNumber) {
+  for (const char* t : {"0", "-5", "nan", "inf", "1e300", "x", "1e7"}) {
+    auto r = run_cli(std::string("audit check ") + small_suite() + " --command true --timeout " + t + " 2>&1");
+    EXPECT_EQ(r.rc, 2) << t << "\n" << r.out;
+    EXPECT_NE(r.out.find("--timeout must be a number of seconds in (0, 1000000]"), std::string::npos) << t << r.out;
   }
 }
 

@@ -8,11 +8,15 @@ bit-exact), or misbehaves on purpose with --mode:
   crash     exit after the hello line
   garbage   answer a line that is not JSON
   no-hello  print nothing and exit
+  silent    print nothing and stay (the hello deadline is --timeout)
+  hang      say hello, start a child that sleeps (its pid written to $W4A8_TEST_PIDFILE), never answer
 Usage: via_gemm.py W4A8CHECK [--mode MODE]
 """
 import json
+import os
 import subprocess
 import sys
+import time
 
 
 def main():
@@ -20,8 +24,17 @@ def main():
     mode = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--mode" else "ok"
     if mode == "no-hello":
         return
+    if mode == "silent":
+        time.sleep(300)
+        return
     print(json.dumps({"protocol": "w4a8check-audit-1", "name": "via-gemm-" + mode, "policy": "f32"}), flush=True)
     if mode == "crash":
+        return
+    if mode == "hang":  # ignores stdin's EOF too: only a kill of its process group ends both
+        child = subprocess.Popen(["sleep", "300"])
+        with open(os.environ["W4A8_TEST_PIDFILE"], "w") as f:
+            f.write("%d %d\n" % (os.getpid(), child.pid))
+        time.sleep(300)
         return
     for line in sys.stdin:
         job = json.loads(line)
