@@ -54,9 +54,18 @@ def main(argv):
             sys.stdout.write(out)
             if r.returncode != status:
                 sys.exit("exit status %d, the README says %d: %s" % (r.returncode, status, cmd))
+            # Whole lines: every line shown is a line printed (stdout and stderr, which a terminal
+            # interleaves); and unless the README elides some with a "..." line, every line printed
+            # is shown.
+            printed = out.splitlines()
             for s in shown:
-                if subst(s) not in out:
+                if s.strip() != "..." and subst(s) not in printed:
                     sys.exit("the README shows a line this run does not print:\n  " + s)
+            if not any(s.strip() == "..." for s in shown):
+                wanted = {subst(s) for s in shown}
+                for p in printed:
+                    if p not in wanted:
+                        sys.exit("this run prints a line the README does not show (add it, or a '...' line):\n  " + p)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("worked example: %d commands as documented" % len(steps))

@@ -12,7 +12,9 @@
 #include "fuzz/pins.hpp"
 #include "gen/fuzz_bodies.hpp"
 #include "gen/model.hpp"
+#include "core/upstream.hpp"
 #include "json/dump.hpp"
+#include "py/version.hpp"
 #include "safetensors/writer.hpp"
 
 namespace {
@@ -43,8 +45,10 @@ int decode_scenario(std::span<const std::uint8_t> bytes, const std::filesystem::
       if (!st::write_file(p.string(), (*files)[i]).ok()) std::printf("cannot write %s\n", p.c_str());
       args += " " + p.string();
     }
-    std::printf("files: written to %s (inspect them with: w4a8check inspect%s%s)\n", outdir.c_str(),
-                c.scenario.options.strict ? " --strict" : "", args.c_str());
+    const auto& o = c.scenario.options;  // the release and Python the scenario predicts
+    std::printf("files: written to %s (check them with: w4a8check validate%s --sglang %s --python %s%s)\n",
+                outdir.c_str(), o.strict ? " --strict" : "", std::string(upstream::profile(o.sglang).version).c_str(),
+                std::string(py::version_name(o.python)).c_str(), args.c_str());
   }
   const gen::Expectation want = gen::expect(c.scenario);
   if (want.ok) std::printf("expected (oracle): accepted, %zu layers%s\n", want.layers.size(), show_layers(want.layers).c_str());
