@@ -15,7 +15,11 @@
 namespace w4a8::io {
 namespace {
 
-constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+// Every signal whose default action ends the process and that a user or a limit sends in practice:
+// Ctrl-C/kill/hang-up/quit/broken pipe, `timeout`'s and alarm()'s SIGALRM, `ulimit -t`'s SIGXCPU,
+// SIGVTALRM/SIGPROF timers and the user signals (SIGXFSZ is ignored instead: the write fails).
+constexpr int kCleanupSignals[] = {SIGINT,  SIGTERM,   SIGHUP,  SIGQUIT, SIGPIPE,
+                                   SIGALRM, SIGXCPU, SIGVTALRM, SIGPROF, SIGUSR1, SIGUSR2};
 
 // Temporaries alive right now, for the signal handler: malloc'd paths in lock-free slots (a handler
 // may only unlink, so nothing here allocates or locks on its path).

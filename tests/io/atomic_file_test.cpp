@@ -89,13 +89,15 @@ TEST(AtomicFile, FileSizeLimitFailsCleanly) {
 }
 
 TEST(AtomicFile, FatalSignalMidWriteRemovesTheTemporary) {
-  for (int sig : {SIGTERM, SIGINT}) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGXCPU, SIGVTALRM, SIGPROF, SIGUSR1, SIGUSR2}) {
     TempDir d("signal");
     const std::string p = d / "model.safetensors";
     spit(p, "the user's file");
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      const rlimit no_core{0, 0};  // SIGQUIT and SIGXCPU would dump core
+      ::setrlimit(RLIMIT_CORE, &no_core);
       install_output_cleanup();
       auto f = AtomicFile::create(p);
       if (!f.ok()) ::_exit(3);
