@@ -176,7 +176,15 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   make->add_option("--grid", mk->grid, "small (CI, seconds), standard (< 1 min through fast), full (long)")
       ->check(CLI::IsMember({"small", "standard", "full"}))
       ->capture_default_str();
-  make->add_option("--seed", mk->seed, "seed of every case's data")->capture_default_str();
+  make->add_option("--seed", mk->seed, "seed of every case's data (0 to 2^64 - 1)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) {  // digits only: "-1" would wrap to 2^64 - 1
+            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : std::string("--seed must be a whole number from 0 to 18446744073709551615");
+          },
+          "SEED"));
   make->add_flag("--list", mk->list, "print the grid's cases instead of writing them");
   make->callback([mk, &report] {
     if (mk->out.empty() && !mk->list) return report.fail(make_error(ErrorKind::AuditNoOutput, {}));

@@ -88,14 +88,8 @@ bool legal_options(const gemm::QuantizeOptions& q) {
   return g >= 4 && (16 % g == 0 || g % 16 == 0) && gemm::is_power_of_4(r) && (q.bits == 4 || g % 16 == 0);
 }
 
-// The marker a layer gets (it depends only on G and R): gemm::layer_tensors' own bytes.
-std::string marker_bytes(const gemm::QuantizeOptions& q) {
-  const auto lcm = std::lcm(std::lcm<std::int64_t>(16, q.group_size), q.convrot_groupsize);
-  const gemm::Layer l = gemm::make_zero_layer(1, std::uint64_t(lcm), q.group_size, q.convrot_groupsize);
-  for (const st::TensorSpec& t : gemm::layer_tensors(l, "p"))
-    if (t.name == "p.comfy_quant") return std::string(t.bytes.begin(), t.bytes.end());
-  return "{}";
-}
+// The marker a layer gets (it depends only on G and R; no layer is built: R may be huge here).
+std::string marker_bytes(const gemm::QuantizeOptions& q) { return gemm::layer_marker(q.group_size, q.convrot_groupsize); }
 
 // The tensors a quantized layer writes, in layer_tensors' order: packed rows of K * bits / 8 bytes
 // (4 bits: K/2; 6 bits: a K/2 plane of low nibbles then a K/4 plane of top bits), group scales in the
@@ -308,19 +302,36 @@ class QuantizeRun {
   bool plan_model() {
     std::vector<std::string> globs = job_.globs;
     if (globs.empty()) globs.push_back("*.weight");
+    std::size_t selected_count = 0, layers = 0;
     for (const auto& [name, ref] : ck_->tensors()) {
       const std::string n(name);
       const bool selected =
           std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return ::fnmatch(g.c_str(), n.c_str(), 0) == 0; });
       if (selected) {
+        ++selected_count;
         if (auto why = not_quantizable(*ref.info, job_.q)) {
           skipped_.push_back({n, *why});
         } else {
           add_layer(layer_prefix(n), ref);
+          ++layers;
           continue;
         }
       }
       add_copy(name, ref);
+    }
+    // A "quantized" checkpoint without a quantized layer is a copy nobody asked for: say why instead.
+    std::string pattern;
+    for (const auto& g : globs) pattern += (pattern.empty() ? "" : ", ") + py::repr_str(g);
+    if (selected_count == 0) {
+      fail(make_error(ErrorKind::UsageError, {"no tensor matches --keys " + pattern + " (nothing written)"}));
+      return false;
+    }
+    if (layers == 0) {
+      fail(make_error(ErrorKind::UsageError,
+                      {"none of the " + std::to_string(selected_count) + " tensor(s) matching " + pattern +
+                       " can be quantized with these options, e.g. " + skipped_.front().name + " (" +
+                       skipped_.front().why + ") (nothing written)"}));
+      return false;
     }
     return true;
   }

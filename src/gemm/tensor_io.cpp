@@ -126,6 +126,11 @@ st::TensorSpec float_tensor(std::string name, FloatDtype dtype, Shape shape, con
   return t;
 }
 
+std::string layer_marker(std::int64_t group_size, std::int64_t convrot_groupsize) {
+  return "{\"format\": \"asym_w4a8_int8\", \"group_size\": " + std::to_string(group_size) +
+         ", \"convrot\": true, \"convrot_groupsize\": " + std::to_string(convrot_groupsize) + "}";
+}
+
 std::vector<st::TensorSpec> layer_tensors(const Layer& l, const std::string& prefix) {
   std::vector<st::TensorSpec> out;
   out.push_back({prefix + ".weight", st::Dtype::I8, l.weight_shape, l.weight});
@@ -135,8 +140,7 @@ std::vector<st::TensorSpec> layer_tensors(const Layer& l, const std::string& pre
   if (l.has_correction())
     out.push_back(float_tensor(prefix + ".weight_correction", FloatDtype::F32, *l.correction_shape, l.correction));
   if (l.has_bias()) out.push_back(float_tensor(prefix + ".bias", l.bias_dtype, *l.bias_shape, l.bias));
-  const std::string marker = "{\"format\": \"asym_w4a8_int8\", \"group_size\": " + std::to_string(l.group_size) +
-                             ", \"convrot\": true, \"convrot_groupsize\": " + std::to_string(l.convrot_groupsize) + "}";
+  const std::string marker = layer_marker(l.group_size, l.convrot_groupsize);
   out.push_back({prefix + ".comfy_quant", st::Dtype::U8, {marker.size()},
                  std::vector<std::uint8_t>(marker.begin(), marker.end())});
   return out;

@@ -35,5 +35,7 @@ st::TensorSpec float_tensor(std::string name, FloatDtype dtype, Shape shape, con
 // The stored tensors of a layer (weight, s_rel, s_channel, codebook, correction, bias) plus its
 // PREFIX.comfy_quant marker, ready for st::serialize.
 std::vector<st::TensorSpec> layer_tensors(const Layer& l, const std::string& prefix);
+// The .comfy_quant marker layer_tensors writes for a layer of this G and R (its exact bytes).
+std::string layer_marker(std::int64_t group_size, std::int64_t convrot_groupsize);
 
 }  // namespace w4a8::gemm

@@ -102,6 +102,16 @@ TEST(AuditMake, WritesAndNeverOverwrites) {
   EXPECT_EQ(run_cli("audit make --out /tmp/x --grid nope 2>&1").rc, 2);
 }
 
+TEST(AuditMake, SeedIsAWholeNumber) {
+  const std::string d = temp_dir();
+  for (const char* seed : {"-1", "1.5", "x", ""}) {
+    auto r = run_cli("audit make --out " + d + "/s --seed '" + seed + "' 2>&1");
+    EXPECT_EQ(r.rc, 2) << seed << r.out;
+    EXPECT_NE(r.out.find("--seed must be a whole number from 0 to 18446744073709551615"), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(path_exists(d + "/s"));
+}
+
 TEST(AuditCheck, BuiltinsPass) {
   for (const char* impl : {"fast", "literal"}) {
     auto v = check_json(std::string("--impl ") + impl, 0);

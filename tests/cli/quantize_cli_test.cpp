@@ -174,6 +174,21 @@ TEST_F(QuantizeCli, WeightsOverflowingFloat32AreRefused) {
   }
 }
 
+// A run that would quantize nothing is refused with the reason, and writes nothing: no tensor
+// matches --keys; every match is skipped (here R = 4^31, which also used to exhaust memory building
+// the marker from a zero layer of K = R).
+TEST_F(QuantizeCli, NothingToQuantizeIsAnErrorNotACopy) {
+  CliRun r = cli("quantize --weights " + float_shards_ + " --out " + p("q") + " --keys 'nomatch*'");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("no tensor matches --keys 'nomatch*' (nothing written)"), std::string::npos) << r.out;
+  r = cli("quantize --weights " + float_shards_ + " --out " + p("q") + " --convrot-groupsize 4611686018427387904");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("can be quantized with these options, e.g. "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not divisible by convrot_groupsize=4611686018427387904"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("out of memory"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(p("q")));
+}
+
 TEST_F(QuantizeCli, ASecondRunIntoTheSameDirectoryLeavesItConsistent) {
   CliRun r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --max-shard-size 600KB --quiet");
   ASSERT_EQ(r.rc, 0) << r.out;
