@@ -156,18 +156,19 @@ ConsumerMatrix build_consumer_matrix(std::span<const validate::LayersReport> per
   };
 
   for (const validate::LayersReport& r : per_sglang) {
-    Consumer c{ConsumerKind::Sglang, std::string(upstream::profile(r.sglang).version), kCellOk, {}};
+    Consumer c{ConsumerKind::Sglang, std::string(upstream::profile(r.sglang).version), kCellOk, {}, {}};
     if (!r.checkpoint.ok()) {
       c.checkpoint = id_of(r.checkpoint.error());
       c.checkpoint_message = r.checkpoint.error().message;
+      c.checkpoint_file = r.checkpoint_file;
     }
     if (r.sglang == selected) m.selected = m.consumers.size();
     m.consumers.push_back(std::move(c));
   }
   const std::size_t n_sglang = m.consumers.size();
   for (const auto& p : upstream::kComfyKitchenProfiles)
-    m.consumers.push_back({ConsumerKind::ComfyKitchen, std::string(p.version), kCellOk, {}});
-  m.consumers.push_back({ConsumerKind::Kernel, "", kCellOk, {}});
+    m.consumers.push_back({ConsumerKind::ComfyKitchen, std::string(p.version), kCellOk, {}, {}});
+  m.consumers.push_back({ConsumerKind::Kernel, "", kCellOk, {}, {}});
 
   // Rows: every recorded layer, the newest profile first (it names each layer's marker and tensors).
   struct Source {
@@ -359,7 +360,8 @@ void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary)
     if (!any_checkpoint) out << "\n";
     any_checkpoint = true;
     out << c.name() << " refuses the whole checkpoint (every layer): " << cell_text(c.checkpoint, false) << " "
-        << m.errors[c.checkpoint].first.type() << ": " << c.checkpoint_message << "\n";
+        << (c.checkpoint_file.empty() ? "" : c.checkpoint_file + ": ") << m.errors[c.checkpoint].first.type() << ": "
+        << c.checkpoint_message << "\n";
   }
   out << "\nok: loads it   -: not a W4A8 layer   En: refused (one code per error kind; --json: each layer's message)\n";
   for (std::size_t e = 0; e < m.errors.size(); ++e) {
@@ -383,7 +385,11 @@ void print_matrix_json(std::ostream& out, const ConsumerMatrix& m, bool summary)
     w.key("accepts").boolean(m.accepts(c)).key("refused_layers").number(std::uint64_t(m.refused(c)));
     w.key("checkpoint");
     if (k.checkpoint == kCellOk) w.null();
-    else w.begin_object().key("error").string(cell_text(k.checkpoint, true)).key("message").string(k.checkpoint_message).end_object();
+    else {
+      w.begin_object().key("error").string(cell_text(k.checkpoint, true)).key("message").string(k.checkpoint_message);
+      if (!k.checkpoint_file.empty()) w.key("file").string(k.checkpoint_file);
+      w.end_object();
+    }
     w.end_object();
   }
   w.end_array();

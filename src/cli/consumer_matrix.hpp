@@ -35,6 +35,7 @@ struct Consumer {
   std::string version;               // "0.5.23", "0.2.40"; "" for the kernel
   std::uint32_t checkpoint = kCellOk;  // sglang: the error refusing the whole checkpoint (an errors index)
   std::string checkpoint_message;      // ... and its exact message
+  std::string checkpoint_file;         // ... and the shard it concerns, for a container error
   std::string name() const;          // "sglang 0.5.23", "comfy-kitchen 0.2.40", "CUDA kernel"
 };
 

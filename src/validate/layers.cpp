@@ -35,9 +35,14 @@ Result<LayersReport> run_layers(std::size_t nfiles, const detail::Loader& load, 
 
 // Hands out files opened earlier, each only when asked (upstream reads file i after file i - 1, so an
 // earlier file's error wins over a later file's).
-detail::Loader replay_loader(const std::vector<Result<st::File>>& opened, std::span<const std::string> paths) {
-  return [&opened, paths](std::size_t i) -> Result<detail::Source> {
-    if (!opened[i].ok()) return opened[i].error();
+// failed: set to the path of a file whose error it hands out.
+detail::Loader replay_loader(const std::vector<Result<st::File>>& opened, std::span<const std::string> paths,
+                             std::string& failed) {
+  return [&opened, paths, &failed](std::size_t i) -> Result<detail::Source> {
+    if (!opened[i].ok()) {
+      failed = paths[i];
+      return opened[i].error();
+    }
     const st::File& f = opened[i].value();
     return detail::Source{paths[i], f.bytes(), &f.header()};
   };
@@ -72,8 +77,10 @@ Result<std::vector<LayersReport>> inspect_consumers(std::span<const std::string>
   for (const upstream::SglangProfile& p : upstream::kSglangProfiles) {
     Options o = opt;
     o.sglang = p.id;
-    Result<LayersReport> r = run_layers(paths.size(), replay_loader(*opened, paths), o, opened);
+    std::string failed;
+    Result<LayersReport> r = run_layers(paths.size(), replay_loader(*opened, paths, failed), o, opened);
     if (!r.ok()) return std::move(r).error();
+    if (!r->checkpoint.ok()) r->checkpoint_file = std::move(failed);
     out.push_back(std::move(r).value());
   }
   return out;

@@ -21,6 +21,8 @@ struct LayersReport {
   // Sections 1-3 (files, markers, MXFP8 shortcut, missing markers): Ok, or the error upstream raises
   // before it checks any layer. Container errors land here too.
   Status checkpoint = Ok{};
+  // The file a container or I/O error in `checkpoint` is about ("" for other errors, or unknown).
+  std::string checkpoint_file;
   // The recorded layers with derived keys, and their verdicts (parallel to report.layers). Empty
   // when section 1 failed (upstream built no dict); complete when only section 2 or 3 failed.
   Report report;

@@ -69,10 +69,10 @@ TEST(KernelLayerShape, NamesTheStorageVariants) {
 
 ConsumerMatrix matrix_of(std::vector<std::vector<std::uint32_t>> rows, std::vector<Error> errors) {
   ConsumerMatrix m;
-  for (const char* v : {"0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"}) m.consumers.push_back({ConsumerKind::Sglang, v, kCellOk, {}});
-  m.consumers.push_back({ConsumerKind::ComfyKitchen, "0.2.35", kCellOk, {}});
-  m.consumers.push_back({ConsumerKind::ComfyKitchen, "0.2.40", kCellOk, {}});
-  m.consumers.push_back({ConsumerKind::Kernel, "", kCellOk, {}});
+  for (const char* v : {"0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23"}) m.consumers.push_back({ConsumerKind::Sglang, v, kCellOk, {}, {}});
+  m.consumers.push_back({ConsumerKind::ComfyKitchen, "0.2.35", kCellOk, {}, {}});
+  m.consumers.push_back({ConsumerKind::ComfyKitchen, "0.2.40", kCellOk, {}, {}});
+  m.consumers.push_back({ConsumerKind::Kernel, "", kCellOk, {}, {}});
   for (auto& r : rows) m.rows.push_back({"p", "asym_w4a8_int8", std::move(r), {}});
   for (Error& e : errors) m.errors.push_back({std::move(e), 1});
   m.selected = 4;

@@ -200,8 +200,14 @@ TEST_F(ConsumersCli, ContainerErrorRefusesTheCheckpointForEverySglang) {
     const json::Value* cp = m.get("consumers")->items[i].get("checkpoint");
     ASSERT_TRUE(cp->is_object()) << i;
     EXPECT_EQ(m.get("errors")->get(cp->get("error")->text)->get("code")->text.rfind("safetensors.", 0), 0u);
+    ASSERT_NE(cp->get("file"), nullptr) << "the shard with the container error is named";
+    EXPECT_EQ(cp->get("file")->text, p("b.safetensors"));
   }
   EXPECT_TRUE(m.get("layers")->members.empty());
+  const CliRun t = cli("validate --consumers " + p("a.safetensors") + " " + p("b.safetensors"));
+  EXPECT_NE(t.out.find("refuses the whole checkpoint (every layer): E1 " + p("b.safetensors") + ": SafetensorError: "),
+            std::string::npos)
+      << t.out;
 }
 
 // Huge models: one line per layer with short codes, one legend entry per error kind (not per
