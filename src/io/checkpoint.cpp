@@ -103,8 +103,9 @@ Status read_directory(const std::string& dir, ShardList& out) {
     if (indexes.size() > 1) {
       if (std::find(indexes.begin(), indexes.end(), kDefaultIndexName) == indexes.end())
         return make_error(ErrorKind::UsageError,
-                          {"directory " + dir + " holds several indexes (" + indexes[0] + ", " + indexes[1] +
-                           ", ...); name one of them"});
+                          {"directory " + dir + " holds " + std::to_string(indexes.size()) + " indexes (" +
+                           indexes[0] + ", " + indexes[1] + (indexes.size() > 2 ? ", ..." : "") +
+                           "); name one of them"});
       pick = std::string(kDefaultIndexName);
     }
     if (!out.index.empty())
