@@ -28,7 +28,7 @@ Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const 
 std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck) {
   std::vector<validate::ParsedFile> out;
   out.reserve(ck.files().size());
-  for (const st::File& f : ck.files()) out.push_back({f.path(), f.bytes(), &f.header()});
+  for (const st::File& f : ck.files()) out.push_back({f.path(), f.bytes(), &f.header(), true});
   return out;
 }
 

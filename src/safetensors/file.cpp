@@ -58,20 +58,20 @@ void prefault_header(void* p, std::size_t len) {
 // Smaller headers keep viewing the mapping (the copy would cost more than the pages).
 constexpr std::uint64_t kReleaseHeaderFrom = std::uint64_t{4} << 20;
 
-// The header's whole pages only: the last one may hold tensor bytes. Read-only private pages of a
-// file are dropped from this process and fault back in from the file if anything reads them again.
-void release_header_pages(const void* p, std::uint64_t header_end) {
+}  // namespace
+
+void release_pages(std::span<const std::uint8_t> region) {
 #ifdef __linux__
   const long page = ::sysconf(_SC_PAGESIZE);
-  if (page <= 0) return;
-  const std::uint64_t whole = header_end / static_cast<std::uint64_t>(page) * static_cast<std::uint64_t>(page);
-  if (whole > 0) (void)::madvise(const_cast<void*>(p), static_cast<std::size_t>(whole), MADV_DONTNEED);
+  if (page <= 0 || region.empty()) return;
+  const auto size = static_cast<std::uintptr_t>(page);
+  const auto lo = (reinterpret_cast<std::uintptr_t>(region.data()) + size - 1) / size * size;  // whole pages:
+  const auto hi = (reinterpret_cast<std::uintptr_t>(region.data()) + region.size()) / size * size;  // inward
+  if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 #else
-  (void)p, (void)header_end;
+  (void)region;
 #endif
 }
-
-}  // namespace
 
 Result<File> File::open(const std::string& path) {
   Fd fd;
@@ -103,7 +103,7 @@ Result<File> File::open(const std::string& path) {
   f.header_ = std::move(*h);
   if (f.header_.header_len >= kReleaseHeaderFrom) {
     own_names(f.header_);  // the names no longer view the mapping: its header pages can go
-    release_header_pages(f.mapping_.get(), f.header_.data_start());
+    release_pages(f.bytes().first(static_cast<std::size_t>(f.header_.data_start())));  // the last page may hold data: kept
   }
   return f;
 }

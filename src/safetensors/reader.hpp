@@ -59,6 +59,12 @@ Result<Header> parse(std::span<const std::uint8_t> bytes);
 // Same checks when only the first 8 + n bytes are at hand and the file's total size is known.
 Result<Header> parse_prefix(std::span<const std::uint8_t> prefix, std::uint64_t file_size);
 
+// Hands the whole pages inside `region` back to the kernel (madvise MADV_DONTNEED): for spans of a
+// File's mapping only (private, read-only, file-backed), whose pages then fault back in from the file
+// if read again; on any other memory it would discard data. Cuts resident memory after a pass over
+// bytes that will not be needed soon.
+void release_pages(std::span<const std::uint8_t> region);
+
 // A file opened read-only and memory-mapped; tensor bytes are views into the mapping.
 class File {
  public:

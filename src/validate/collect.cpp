@@ -78,22 +78,60 @@ Status collect_metadata(State& s, const Source& src) {
   return Ok{};
 }
 
-Status collect_marker(State& s, const Source& src, const st::TensorInfo& t) {
+// parse() validated begin <= end <= data size, so this view is in bounds.
+std::span<const std::uint8_t> marker_bytes(const Source& src, const st::TensorInfo& t) {
+  return src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
+}
+
+bool marker_readable(st::Dtype d) {
+  return !torch_unsupported_name(d) && d != st::Dtype::F6_E2M3 && d != st::Dtype::F6_E3M2;
+}
+
+// preparsed: the marker's document when it was parsed ahead (an object), else nullptr.
+Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, json::Value* preparsed) {
   if (auto name = torch_unsupported_name(t.dtype))
     return make_error(ErrorKind::TorchUnsupportedScalarType, {*name});
   if (t.dtype == st::Dtype::F6_E2M3 || t.dtype == st::Dtype::F6_E3M2)  // no torch dtype at all
     return make_error(ErrorKind::StDtypeNotUnderstood, {st::dtype_name(t.dtype)});
-  // parse() validated begin <= end <= data size, so this view is in bounds.
-  const std::span<const std::uint8_t> raw =
-      src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
-  json::ParseResult parsed = json::loads_bytes(raw, kDerivedKeysMax);
+  const std::string_view prefix = std::string_view(t.name).substr(0, t.name.size() - kMarkerSuffix.size());
+  if (preparsed != nullptr) return record_marker(s, prefix, std::move(*preparsed));
+  json::ParseResult parsed = json::loads_bytes(marker_bytes(src, t), kDerivedKeysMax);
   if (!parsed.ok())
     return json_failure(parsed.error(),
                         make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name, s.opt.python), src.path}));
   if (!parsed->is_object())
     return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name, s.opt.python)});
-  const std::string_view prefix = std::string_view(t.name).substr(0, t.name.size() - kMarkerSuffix.size());
   return record_marker(s, prefix, std::move(parsed).value());
+}
+
+// A large mapped file's markers (tensor indices, in name order), parsed ahead in file-offset order:
+// parsing is pure, so recording the results in name order afterwards is exactly what parsing them
+// there would do (a marker that fails or is not an object is left to be parsed again in its turn,
+// for its error). The data pages behind the offset are released as it advances: markers scattered
+// among the tensor data (a writer that keeps each layer's tensors together) would otherwise leave
+// the whole data region resident. @return out[k] for markers[k]; objects only, others empty.
+std::vector<std::optional<json::Value>> preparse_markers(const Source& src, const std::vector<std::uint32_t>& markers) {
+  const auto& ts = src.header->tensors;
+  std::vector<std::uint32_t> by_offset(markers.size());
+  for (std::uint32_t k = 0; k < by_offset.size(); ++k) by_offset[k] = k;
+  std::sort(by_offset.begin(), by_offset.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return ts[markers[a]].begin < ts[markers[b]].begin; });
+  std::vector<std::optional<json::Value>> out(markers.size());
+  constexpr std::uint64_t kReleaseStep = std::uint64_t{1} << 20;  // one madvise per MiB passed
+  const std::uint64_t data_start = src.header->data_start();
+  std::uint64_t released = data_start;  // [data_start, released) handed back already
+  for (std::uint32_t k : by_offset) {
+    const st::TensorInfo& t = ts[markers[k]];
+    if (!marker_readable(t.dtype)) continue;
+    if (const std::uint64_t at = data_start + t.begin; at >= released + kReleaseStep) {
+      st::release_pages(src.bytes.subspan(released, at - released));  // whole pages before `at` only
+      released = at;
+    }
+    json::ParseResult parsed = json::loads_bytes(marker_bytes(src, t), kDerivedKeysMax);
+    if (parsed.ok() && parsed->is_object()) out[k] = std::move(parsed).value();
+  }
+  st::release_pages(src.bytes.subspan(released));
+  return out;
 }
 
 bool is_quantized_dtype(st::Dtype d) {
@@ -283,11 +321,24 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     s.report.layers.reserve(s.report.layers.size() + markers);
     s.layer_index.reserve(s.report.layers.size() + markers);
     W4A8_TRY(collect_metadata(s, src));
+    std::vector<std::optional<json::Value>> ahead;  // the markers in name order, parsed ahead
+    if (src.mapped && markers > 0 && src.bytes.size() - src.header->data_start() >= s.opt.release_pages_from) {
+      std::vector<std::uint32_t> indices;
+      indices.reserve(markers);
+      for (std::uint32_t i = 0; i < src.header->tensors.size(); ++i)
+        if (std::string_view(src.header->tensors[i].name).ends_with(kMarkerSuffix)) indices.push_back(i);
+      ahead = preparse_markers(src, indices);
+    }
+    std::size_t k = 0;  // this marker's position in name order
     for (const st::TensorInfo& t : src.header->tensors) {
       const std::string_view name = t.name;
       if (name.ends_with(kWeightSuffix) && is_quantized_dtype(t.dtype))
         s.quantized.push_back(name.substr(0, name.size() - kWeightSuffix.size()));
-      if (name.ends_with(kMarkerSuffix)) W4A8_TRY(collect_marker(s, src, t));
+      if (name.ends_with(kMarkerSuffix)) {
+        json::Value* pre = k < ahead.size() && ahead[k] ? &*ahead[k] : nullptr;
+        ++k;
+        W4A8_TRY(collect_marker(s, src, t, pre));
+      }
     }
   }
   // A set: sorted (code point order), unique. One file's prefixes are usually in order already.

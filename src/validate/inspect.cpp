@@ -34,6 +34,14 @@ Status check_required(const State& s, const std::string& prefix, const ComfyForm
   return make_error(ErrorKind::SgMissingTensors, {py::repr_str(prefix, s.opt.python), py::repr_str_list(missing, s.opt.python)});
 }
 
+// The data pages of every large mapped source (the header pages went at open).
+void release_data_pages(const State& s) {
+  for (const Source& src : s.sources) {
+    const std::uint64_t start = src.header->data_start();
+    if (src.mapped && src.bytes.size() - start >= s.opt.release_pages_from) st::release_pages(src.bytes.subspan(start));
+  }
+}
+
 }  // namespace
 
 Status prepare(State& s, std::size_t nfiles, const Loader& load) {
@@ -66,13 +74,21 @@ Result<Report> run(std::size_t nfiles, const Loader& load, const Options& opt, s
     last = first + 1;
   }
   for (std::size_t i = first; i < last; ++i) W4A8_TRY(check_layer(s, i));
-  if (opt.strict)
-    for (std::size_t i = first; i < last; ++i) W4A8_TRY(check_layer_strict(s, i));
+  if (opt.strict) {
+    // --strict reads every layer's scales, scattered through the data in name order: hand the pages
+    // back every few thousand layers, or a file that keeps each layer's tensors together ends with
+    // its whole data region resident.
+    constexpr std::size_t kReleaseEvery = 4096;
+    for (std::size_t i = first; i < last; ++i) {
+      W4A8_TRY(check_layer_strict(s, i));
+      if ((i - first + 1) % kReleaseEvery == 0) release_data_pages(s);
+    }
+  }
   return std::move(s.report);
 }
 
 Loader parsed_loader(std::span<const ParsedFile> files) {
-  return [files](std::size_t i) -> Result<Source> { return Source{files[i].path, files[i].bytes, files[i].header}; };
+  return [files](std::size_t i) -> Result<Source> { return Source{files[i].path, files[i].bytes, files[i].header, files[i].mapped}; };
 }
 
 Loader bytes_loader(std::span<const InputFile> files, std::vector<st::Header>& headers) {
@@ -90,7 +106,7 @@ Loader file_loader(std::span<const std::string> paths, std::vector<st::File>& op
     if (!f.ok()) return std::move(f).error();
     opened.push_back(std::move(f).value());
     const st::File& file = opened.back();
-    return Source{paths[i], file.bytes(), &file.header()};
+    return Source{paths[i], file.bytes(), &file.header(), true};
   };
 }
 

@@ -26,6 +26,11 @@ struct Options {
   // runs, not the whole checkpoint); sections 1-3 are unchanged. A prefix without a marker after
   // section 3 is ValidateNoSuchLayer.
   std::string only_layer;
+  // Memory, not verdicts: a mapped file (ParsedFile::mapped, or opened by path) whose tensor data is at
+  // least this large has its markers parsed in file order first with the data pages behind released
+  // (collect.cpp), and its data pages released every few thousand layers of --strict (inspect.cpp);
+  // every verdict is the same either way (tests run both with 0 here).
+  std::uint64_t release_pages_from = std::uint64_t{4} << 20;
 };
 
 // One checkpoint file: the path exactly as the caller gave it (it appears in messages) and its bytes.
@@ -70,6 +75,7 @@ struct ParsedFile {
   std::string_view path;
   std::span<const std::uint8_t> bytes;
   const st::Header* header = nullptr;
+  bool mapped = false;  // bytes are an st::File's mapping: the validator may release pages it has read
 };
 // @return as inspect(); container errors cannot occur (the caller parsed the headers).
 Result<Report> inspect_parsed(std::span<const ParsedFile> files, const Options& opt = {});

@@ -44,7 +44,7 @@ detail::Loader replay_loader(const std::vector<Result<st::File>>& opened, std::s
       return opened[i].error();
     }
     const st::File& f = opened[i].value();
-    return detail::Source{paths[i], f.bytes(), &f.header()};
+    return detail::Source{paths[i], f.bytes(), &f.header(), true};
   };
 }
 

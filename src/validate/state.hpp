@@ -33,6 +33,7 @@ struct Source {
   std::string_view path;
   std::span<const std::uint8_t> bytes;
   const st::Header* header = nullptr;
+  bool mapped = false;  // bytes are an st::File's mapping (st::release_pages may be used on them)
 };
 // Opens file i (in order, lazily: upstream opens file i only after it has processed file i - 1).
 using Loader = std::function<Result<Source>(std::size_t)>;
