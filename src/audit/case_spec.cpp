@@ -14,8 +14,8 @@ namespace w4a8::audit {
 namespace {
 constexpr std::string_view kKindNames[] = {"random", "ties", "large_acc", "saturate", "zero_rows"};
 
-Error bad(std::string_view where, std::string what) {
-  return make_error(ErrorKind::AuditManifest, {std::string(where), std::move(what)});
+Error bad(std::string_view where, const std::string& what) {
+  return make_error(ErrorKind::AuditManifest, {std::string(where), what});
 }
 
 bool get_u64(const json::Value& o, std::string_view key, std::uint64_t& out) {

@@ -30,7 +30,7 @@ std::string dir_of(const std::string& p) {
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-Error invalid_index(const std::string& index, std::string why) {
+Error invalid_index(const std::string& index, const std::string& why) {
   return make_error(ErrorKind::IndexInvalid, {index, why});
 }
 

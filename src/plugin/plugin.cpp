@@ -16,7 +16,7 @@ namespace {
 #define W4A8_CUDA_MODULE_NAME "libw4a8check_cuda.so"
 #endif
 
-Error incompatible(const std::string& path, std::string why) {
+Error incompatible(const std::string& path, const std::string& why) {
   return make_error(ErrorKind::PluginIncompatible, {path, why});
 }
 

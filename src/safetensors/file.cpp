@@ -65,9 +65,10 @@ void release_pages(std::span<const std::uint8_t> region) {
   const long page = ::sysconf(_SC_PAGESIZE);
   if (page <= 0 || region.empty()) return;
   const auto size = static_cast<std::uintptr_t>(page);
-  const auto lo = (reinterpret_cast<std::uintptr_t>(region.data()) + size - 1) / size * size;  // whole pages:
-  const auto hi = (reinterpret_cast<std::uintptr_t>(region.data()) + region.size()) / size * size;  // inward
-  if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  const auto at = reinterpret_cast<std::uintptr_t>(region.data());
+  const std::uintptr_t lo = (at + size - 1) / size * size - at;         // whole pages only: offsets of
+  const std::uintptr_t hi = (at + region.size()) / size * size - at;    // the first and past the last
+  if (hi > lo) (void)::madvise(const_cast<std::uint8_t*>(region.data() + lo), hi - lo, MADV_DONTNEED);
 #else
   (void)region;
 #endif

@@ -93,7 +93,7 @@ bool is_correction(const json::Value& c) { return sget(c, "id").find("_corr_") !
 bool storage_or_correction(const json::Value& c) { return storage_variant(c) || is_correction(c); }
 
 TEST(AuditMake, WritesAndNeverOverwrites) {
-  const std::string d = small_suite();
+  const std::string& d = small_suite();
   EXPECT_TRUE(path_exists(d + "/manifest.json"));
   auto again = run_cli("audit make --out " + d + " --grid small 2>&1");
   EXPECT_EQ(again.rc, 2);
@@ -436,7 +436,7 @@ TEST(AuditCommand, CkAdapterCudaBackendSkipsWithoutGpu) {
 std::string write_file(const std::string& dir, const std::string& name, std::vector<st::TensorSpec> t) {
   auto b = st::serialize(t);
   EXPECT_TRUE(b.ok());
-  const std::string p = dir + "/" + name;
+  std::string p = dir + "/" + name;
   EXPECT_TRUE(io::write_file_atomic(p, *b).ok());
   return p;
 }
@@ -474,8 +474,9 @@ TEST(Compare, PoliciesAndExitCodes) {
   // A broken container is an input error naming the file (exit 2), not a failed comparison; also
   // for to-f32 and in --json.
   const std::string corrupt = d + "/corrupt.safetensors";
-  std::ofstream(corrupt, std::ios::binary) << std::string("\x10\0\0\0\0\0\0\0{\"x\":1}        ", 24);
-  for (const std::string& cmd : {"compare " + e + " " + corrupt, "compare " + corrupt + " " + e, "audit to-f32 " + corrupt + " " + d + "/o.safetensors"}) {
+  std::ofstream(corrupt, std::ios::binary) << std::string("\x10\0\0\0\0\0\0\0{\"x\":1}        ", 23);
+  const std::string to_f32 = "audit to-f32 " + corrupt + " " + d + "/o.safetensors";
+  for (const std::string& cmd : {"compare " + e + " " + corrupt, "compare " + corrupt + " " + e, to_f32}) {  // NOLINT(performance-inefficient-string-concatenation)
     auto c = run_cli(cmd + " 2>&1");
     EXPECT_EQ(c.rc, 2) << cmd << "\n" << c.out;
     EXPECT_NE(c.out.find("w4a8check: " + corrupt + ": Error while deserializing header"), std::string::npos) << c.out;

@@ -28,7 +28,7 @@ class QuantizeCli : public CliFixture {
   std::string shards_of(const std::string& sub) const {
     std::string s;
     for (const auto& n : names(sub))
-      if (n.size() > 12 && n.substr(n.size() - 12) == ".safetensors") s += " " + p(sub + "/" + n);
+      if (n.size() > 12 && n.substr(n.size() - 12) == ".safetensors") s.append(" ").append(p(sub + "/" + n));  // NOLINT(performance-inefficient-string-concatenation)
     return s;
   }
   // {prefix: relative L2} from the independent numpy check, or a failure.
@@ -327,12 +327,15 @@ TEST_F(QuantizeCli, SixBitLayerHasComfyKitchensLayoutAndRunsInTheReference) {
   std::string jobs;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     const std::string q = p("v" + std::to_string(i) + ".safetensors"), o = p("vo" + std::to_string(i) + ".safetensors");
-    ASSERT_EQ(cli("quantize --weights " + p("f") + " --key blocks.0.mlp.fc1.weight --out " + q + " --quiet " + variants[i]).rc, 0);
-    ASSERT_EQ(cli("gemm --checkpoint " + q + " --layer blocks.0.mlp.fc1 --input " + p("f/input.safetensors") +
-                  " --intermediates --out " + o)
+    ASSERT_EQ(cli("quantize --weights " + p("f") + " --key blocks.0.mlp.fc1.weight --out " + q + " --quiet " +  // NOLINT(performance-inefficient-string-concatenation)
+                  variants[i])
                   .rc,
               0);
-    jobs += " " + q + " blocks.0.mlp.fc1 blocks.0.mlp.fc1.weight " + o;
+    ASSERT_EQ(cli("gemm --checkpoint " + q + " --layer blocks.0.mlp.fc1 --input " + p("f/input.safetensors") +
+                  " --intermediates --out " + o)  // NOLINT(performance-inefficient-string-concatenation)
+                  .rc,
+              0);
+    jobs.append(" ").append(q).append(" blocks.0.mlp.fc1 blocks.0.mlp.fc1.weight ").append(o);
   }
   const CliRun c = run_command(ck + " " + kRoot + "/tests/cli/ck_quantize_check.py " + float_shards_ + " --" + jobs + " 2>&1");
   ASSERT_EQ(c.rc, 0) << c.out;

@@ -86,8 +86,8 @@ TEST_F(ShardsCli, IndexDefectsAreClearErrors) {
   // An index that is not JSON: ours, so its code line names no release (docs/cli.md), with
   // --consumers too.
   spit(idx, "hello");
-  for (const std::string extra : {"", "--consumers "}) {
-    r = cli("validate " + extra + idx);
+  for (std::string extra : {"", "--consumers "}) {
+    r = cli("validate " + extra.append(idx));
     EXPECT_EQ(r.rc, 1) << r.out;
     EXPECT_NE(r.out.find("  [index.invalid]\n"), std::string::npos) << extra << r.out;
     EXPECT_EQ(r.out.find("(sglang"), std::string::npos) << extra << r.out;

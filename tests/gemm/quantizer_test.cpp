@@ -64,6 +64,29 @@ TEST(Quantizer, RejectsIllegalShapesNamingTheRule) {
   EXPECT_EQ(msg(2, 64, o), "6-bit storage needs K divisible by 32 and group_size a multiple of 16, got K=64, group_size=8");
 }
 
+// The eight storage variants: 4 or 6 bits, FP8 or F32 group scales, codebook or uniform.
+std::vector<QuantizeOptions> storage_variants() {
+  std::vector<QuantizeOptions> out;
+  for (int bits : {4, 6})
+    for (ScaleDtype sd : {ScaleDtype::Fp8E4M3, ScaleDtype::F32})
+      for (bool cb : {true, false}) {
+        QuantizeOptions o;
+        o.bits = bits;
+        o.scale_dtype = sd;
+        o.codebook = cb;
+        out.push_back(o);
+      }
+  return out;
+}
+
+// The layer passes the operand rules with a zero [1, K] input.
+bool operands_accepted(const Layer& l, std::uint64_t k) {
+  Activations x;
+  x.shape = {1, k};
+  x.values.assign(k, 0.0f);
+  return validate_call(l, x).ok();
+}
+
 // Every storage variant the quantizer writes is accepted by the 0.2.40 operand rules, has the bit
 // width and scale dtype asked for, and round-trips through layer_tensors-free decode.
 TEST(Quantizer, StorageVariants) {
@@ -72,33 +95,27 @@ TEST(Quantizer, StorageVariants) {
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::vector<float> w(n * k);
   for (auto& v : w) v = nd(rng);
-  for (int bits : {4, 6})
-    for (ScaleDtype sd : {ScaleDtype::Fp8E4M3, ScaleDtype::F32})
-      for (bool cb : {true, false}) {
-        QuantizeOptions o;
-        o.bits = bits;
-        o.scale_dtype = sd;
-        o.codebook = cb;
-        o.convrot_groupsize = 64;
-        auto l = quantize_weights(w, n, k, o);
-        ASSERT_TRUE(l.ok()) << l.error().message;
-        EXPECT_EQ(l->bits(), bits);
-        EXPECT_EQ(l->scale_dtype(), sd);
-        EXPECT_EQ(l->has_codebook(), bits == 4 && cb);
-        EXPECT_EQ(l->row_bytes(), k * std::uint64_t(bits) / 8);
-        Activations x;
-        x.shape = {1, k};
-        x.values.assign(k, 0.0f);
-        EXPECT_TRUE(validate_call(*l, x).ok());
-        if (bits == 6) {  // codes 1..63 only (level index + 1), never 0
-          for (std::uint64_t i = 0; i < n; ++i)
-            for (std::uint64_t j = 0; j < k; ++j) EXPECT_NE(unpack_code_bits(&l->weight[i * l->row_bytes()], k, j, 6), 0);
-        }
-        const double err = relative_l2(dequantize_weights(*l), w);
-        std::printf("[quantizer] bits %d %s %s: relative L2 = %.4f\n", bits, sd == ScaleDtype::F32 ? "f32" : "fp8",
-                    bits == 6 ? "uniform" : (cb ? "codebook" : "uniform"), err);
-        EXPECT_LT(err, bits == 6 ? 0.03 : 0.12);
-      }
+  for (QuantizeOptions o : storage_variants()) {
+    const int bits = o.bits;
+    const ScaleDtype sd = o.scale_dtype;
+    const bool cb = o.codebook;
+    o.convrot_groupsize = 64;
+    auto l = quantize_weights(w, n, k, o);
+    ASSERT_TRUE(l.ok()) << l.error().message;
+    EXPECT_EQ(l->bits(), bits);
+    EXPECT_EQ(l->scale_dtype(), sd);
+    EXPECT_EQ(l->has_codebook(), bits == 4 && cb);
+    EXPECT_EQ(l->row_bytes(), k * std::uint64_t(bits) / 8);
+    EXPECT_TRUE(operands_accepted(*l, k));
+    if (bits == 6) {  // codes 1..63 only (level index + 1), never 0
+      for (std::uint64_t i = 0; i < n; ++i)
+        for (std::uint64_t j = 0; j < k; ++j) EXPECT_NE(unpack_code_bits(&l->weight[i * l->row_bytes()], k, j, 6), 0);
+    }
+    const double err = relative_l2(dequantize_weights(*l), w);
+    std::printf("[quantizer] bits %d %s %s: relative L2 = %.4f\n", bits, sd == ScaleDtype::F32 ? "f32" : "fp8",
+                bits == 6 ? "uniform" : (cb ? "codebook" : "uniform"), err);
+    EXPECT_LT(err, bits == 6 ? 0.03 : 0.12);
+  }
 }
 
 // Finite weights near FLT_MAX (two of them in one rotation group sum past it) are refused in every
@@ -112,24 +129,15 @@ TEST(Quantizer, WeightsThatOverflowFloat32AreRefused) {
   huge[0] = huge[1] = 3.4e38f;
   std::vector<float> big = w;
   for (float& v : big) v *= 1e30f;
-  for (int bits : {4, 6})
-    for (ScaleDtype sd : {ScaleDtype::Fp8E4M3, ScaleDtype::F32})
-      for (bool cb : {true, false}) {
-        QuantizeOptions o;
-        o.bits = bits;
-        o.scale_dtype = sd;
-        o.codebook = cb;
-        auto l = quantize_weights(huge, n, k, o);
-        ASSERT_FALSE(l.ok()) << bits << " " << cb;
-        EXPECT_NE(l.error().message.find("weights too large to quantize: max |w| = 3.4e+38"), std::string::npos)
-            << l.error().message;
-        auto ok = quantize_weights(big, n, k, o);
-        ASSERT_TRUE(ok.ok()) << ok.error().message;
-        Activations x;
-        x.shape = {1, k};
-        x.values.assign(k, 0.0f);
-        EXPECT_TRUE(validate_call(*ok, x).ok());
-      }
+  for (const QuantizeOptions& o : storage_variants()) {
+    auto l = quantize_weights(huge, n, k, o);
+    ASSERT_FALSE(l.ok()) << o.bits << " " << o.codebook;
+    EXPECT_NE(l.error().message.find("weights too large to quantize: max |w| = 3.4e+38"), std::string::npos)
+        << l.error().message;
+    auto ok = quantize_weights(big, n, k, o);
+    ASSERT_TRUE(ok.ok()) << ok.error().message;
+    EXPECT_TRUE(operands_accepted(*ok, k));
+  }
 }
 
 void check_gaussian(bool codebook, double limit) {

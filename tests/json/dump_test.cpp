@@ -49,7 +49,7 @@ rc::Gen<Value> gen_value(int depth) {
                    }),
       rc::gen::map(rc::gen::container<std::vector<std::pair<std::string, Value>>>(
                        rc::gen::resize(4, rc::gen::pair(gen_wtf8(), gen_value(depth - 1)))),
-                   [](std::vector<std::pair<std::string, Value>> members) {
+                   [](std::vector<std::pair<std::string, Value>> members) {  // NOLINT(performance-unnecessary-value-param): moved from
                      Value v = Value::object();
                      for (auto& [k, m] : members) v.set(std::move(k), std::move(m));
                      return v;

@@ -11,6 +11,7 @@ namespace w4a8::st::test {
 // 8-byte little-endian n, then the header text, then data.
 inline std::vector<std::uint8_t> container_n(std::uint64_t n, std::string_view header, std::string_view data = {}) {
   std::vector<std::uint8_t> out;
+  out.reserve(8 + header.size() + data.size());
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(n >> (8 * i)));
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), data.begin(), data.end());
