@@ -200,7 +200,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   check->add_option("--impl", ck->impl, "built-in: literal, fast, emulate, cuda")
       ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}));
   check->add_option("--kernel", ck->kernel, "shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h)");
-  check->add_option("--command", ck->command, "external command speaking the audit line protocol (docs/audit.md)");
+  auto* command =
+      check->add_option("--command", ck->command, "external command speaking the audit line protocol (docs/audit.md)");
   check->add_option("--policy", ck->policy, "exact | ulp:N | rel:X | explained[:N]")->capture_default_str();
   check
       ->add_option("--act-policy", ck->act_policy,
@@ -211,8 +212,9 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   check->add_option("--case", ck->cases, "only these case ids (repeatable)");
   check->add_option("--report", ck->report, "write a self-contained HTML report (index.html) and results.json here");
   check->add_option("--threads", ck->threads, "threads for --impl fast (0 = all cores)")->capture_default_str();
-  check->add_option("--work-dir", ck->work_dir, "--command: where its outputs go (default: a new /tmp dir)");
-  check->add_flag("--keep-outputs", ck->keep, "--command: keep its output files");
+  // --command's own options are refused without it (never silently ignored).
+  check->add_option("--work-dir", ck->work_dir, "--command: where its outputs go (default: a new /tmp dir)")->needs(command);
+  check->add_flag("--keep-outputs", ck->keep, "--command: keep its output files")->needs(command);
   check->add_option("--timeout", ck->timeout,
                     "--command: seconds for its hello line and for each case (over 0, at most 1000000); then the "
                     "command and everything it started are killed")
@@ -225,7 +227,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
             if (end == v.c_str() || *end != '\0' || !(t > 0 && t <= 1e6)) return "--timeout must be a number of seconds in (0, 1000000]";
             return "";
           },
-          "SECONDS"));
+          "SECONDS"))
+      ->needs(command);
   check->add_flag("--json", ck->json, "print the results as JSON");
   check->add_flag("--verbose", ck->verbose, "list every case and stage, not only failures");
   check->add_flag("--no-progress", ck->no_progress, "no progress line even on a terminal");

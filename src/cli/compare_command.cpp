@@ -172,6 +172,8 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
 void run(const CompareArgs& a, Reporter& report) {
   auto policy = audit::parse_policy(a.policy);
   if (!policy.ok()) return report.fail(policy.error());
+  if (policy->kind != audit::Policy::Kind::Explained && !a.case_file.empty())  // refused, never ignored
+    return report.fail(make_error(ErrorKind::UsageError, {"--case is used only with --policy explained[:N]"}));
   // A file that cannot be read is named, and is an input error (exit 2), never a failed comparison.
   auto input_style = [&](const std::string& file) {
     FailStyle s;

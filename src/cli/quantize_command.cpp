@@ -56,8 +56,9 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
                   "model.safetensors.index.json); files are replaced atomically and never an input")
       ->required();
   cmd->add_option("--keys", j.globs, "whole model: tensors to quantize, a glob (repeatable; default *.weight)");
-  cmd->add_option("--key", j.key, "one layer: the float weight's tensor name");
-  cmd->add_option("--prefix", j.prefix, "with --key: the layer prefix (default: KEY without a trailing .weight)");
+  auto* key = cmd->add_option("--key", j.key, "one layer: the float weight's tensor name");
+  // (an option that cannot apply is refused, never silently ignored)
+  cmd->add_option("--prefix", j.prefix, "with --key: the layer prefix (default: KEY without a trailing .weight)")->needs(key);
   cmd->add_option("--group-size", j.q.group_size, "group size G")->capture_default_str();
   cmd->add_option("--convrot-groupsize", j.q.convrot_groupsize, "ConvRot group size R (a power of 4)")->capture_default_str();
   add_enum_option<int>(*cmd, "--bits", j.q.bits, kBits,

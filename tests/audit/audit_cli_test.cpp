@@ -375,6 +375,19 @@ TEST(AuditCommand, TimeoutKillsTheWholeCommand) {
   if (!process_gone(python)) ::kill(pid_t(python), SIGKILL);
 }
 
+// Options that cannot apply are refused, never silently ignored.
+TEST(AuditCommand, OptionsThatCannotApplyAreRefused) {
+  for (const char* extra : {"--timeout 5", "--work-dir /tmp", "--keep-outputs"}) {
+    auto r = run_cli("audit check " + small_suite() + " --impl fast " + extra + " 2>&1");
+    EXPECT_EQ(r.rc, 2) << extra << r.out;
+    EXPECT_NE(r.out.find("requires --command"), std::string::npos) << extra << r.out;
+  }
+  const std::string& e = small_suite();
+  auto c = run_cli("compare " + e + "/manifest.json " + e + "/manifest.json --case x 2>&1");
+  EXPECT_EQ(c.rc, 2) << c.out;
+  EXPECT_NE(c.out.find("--case is used only with --policy explained[:N]"), std::string::npos) << c.out;
+}
+
 TEST(AuditCommand, TimeoutMustBeAPositiveFiniteNumber) {
   for (const char* t : {"0", "-5", "nan", "inf", "1e300", "x", "1e7"}) {
     auto r = run_cli(std::string("audit check ") + small_suite() + " --command true --timeout " + t + " 2>&1");

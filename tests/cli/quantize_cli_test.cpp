@@ -181,6 +181,9 @@ TEST_F(QuantizeCli, NothingToQuantizeIsAnErrorNotACopy) {
   CliRun r = cli("quantize --weights " + float_shards_ + " --out " + p("q") + " --keys 'nomatch*'");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("no tensor matches --keys 'nomatch*' (nothing written)"), std::string::npos) << r.out;
+  r = cli("quantize --weights " + float_shards_ + " --out " + p("q") + " --prefix foo");  // --prefix needs --key
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("--prefix requires --key"), std::string::npos) << r.out;
   r = cli("quantize --weights " + float_shards_ + " --out " + p("q") + " --convrot-groupsize 4611686018427387904");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("can be quantized with these options, e.g. "), std::string::npos) << r.out;
