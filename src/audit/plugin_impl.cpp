@@ -94,7 +94,7 @@ ImplOutput from_result(gemm::GemmResult&& r, bool intermediates, bool correction
 
 Result<std::unique_ptr<Implementation>> make_plugin(const std::string& path) {
   // A path without a slash would make dlopen search the library path; name the file itself.
-  auto p = plugin::Plugin::load(path.find('/') == std::string::npos ? "./" + path : path);
+  auto p = plugin::Plugin::load(path);  // (a name without '/' is ./NAME: Plugin::load's rule)
   if (!p.ok()) return std::move(p).error();
   return std::unique_ptr<Implementation>(std::make_unique<PluginImpl>(std::move(*p), ""));
 }

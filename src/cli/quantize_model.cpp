@@ -88,9 +88,6 @@ bool legal_options(const gemm::QuantizeOptions& q) {
   return g >= 4 && (16 % g == 0 || g % 16 == 0) && gemm::is_power_of_4(r) && (q.bits == 4 || g % 16 == 0);
 }
 
-// The marker a layer gets (it depends only on G and R; no layer is built: R may be huge here).
-std::string marker_bytes(const gemm::QuantizeOptions& q) { return gemm::layer_marker(q.group_size, q.convrot_groupsize); }
-
 // The tensors a quantized layer writes, in layer_tensors' order: packed rows of K * bits / 8 bytes
 // (4 bits: K/2; 6 bits: a K/2 plane of low nibbles then a K/4 plane of top bits), group scales in the
 // chosen storage, a codebook only for 4-bit codebook layers.
@@ -215,7 +212,7 @@ class QuantizeRun {
     if (!ck.ok()) return fail(ck.error(), where);
     ck_ = &*ck;
     if (auto idx = ck->check_index(); !idx.ok()) return fail(idx.error());
-    marker_ = marker_bytes(job_.q);
+    marker_ = gemm::layer_marker(job_.q.group_size, job_.q.convrot_groupsize);  // depends on G and R only
     auto mj = json::loads_str(marker_);
     marker_json_ = *mj;
     if (!(single ? plan_single() : plan_model())) return;

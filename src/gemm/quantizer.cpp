@@ -171,7 +171,7 @@ bool all_finite(std::span<const float> v) {
 Status check_finite_result(const Layer& l, std::span<const float> weights) {
   bool ok = all_finite(l.codebook) && all_finite(l.s_channel);
   if (l.scale_dtype() == ScaleDtype::Fp8E4M3) {
-    ok = ok && std::none_of(l.s_rel.begin(), l.s_rel.end(), [](std::uint8_t b) { return (b & 0x7f) == 0x7f; });
+    ok = ok && std::none_of(l.s_rel.begin(), l.s_rel.end(), fp8_e4m3fn_is_nan);
   } else {
     for (std::size_t i = 0; ok && i + 4 <= l.s_rel.size(); i += 4) {
       float v;
