@@ -98,6 +98,8 @@ std::string dump_string(std::string_view s) {
   return out;
 }
 
+void dump_append(std::string& out, const Value& v) { dump_to(out, v); }
+
 std::string dump(const Value& v) {
   std::string out;
   dump_to(out, v);

@@ -12,6 +12,8 @@ namespace w4a8::json {
 
 // post: for any value loads_* returned, dump(v) == Python's json.dumps(json.loads(same input)).
 std::string dump(const Value& v);
+// dump(v) appended to out (no temporary string: reports print thousands of values).
+void dump_append(std::string& out, const Value& v);
 
 // The JSON string literal json.dumps gives a str (WTF-8 in): '"' + escapes + '"', where \" \\ \b \f
 // \n \r \t are short, other code points outside ' '..'~' become \u00XX / \udXXX lowercase, astral

@@ -1,5 +1,7 @@
 #include "py/repr.hpp"
 
+#include <charconv>
+
 #include "core/hex.hpp"
 #include "json/wtf8.hpp"
 
@@ -68,14 +70,22 @@ std::string repr_str(std::string_view s, Version v) {
   return out;
 }
 
-std::string repr_shape(std::span<const std::uint64_t> shape) {
-  std::string out = "(";
+void append_repr_shape(std::string& out, std::span<const std::uint64_t> shape) {
+  out += '(';
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i > 0) out += ", ";
-    out += std::to_string(shape[i]);
+    char digits[20];  // UINT64_MAX has 20 decimal digits
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, shape[i]);
+    (void)ec;  // cannot fail: the buffer holds any uint64
+    out.append(digits, end);
   }
   if (shape.size() == 1) out += ',';
   out += ')';
+}
+
+std::string repr_shape(std::span<const std::uint64_t> shape) {
+  std::string out;
+  append_repr_shape(out, shape);
   return out;
 }
 

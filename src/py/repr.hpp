@@ -17,6 +17,8 @@ namespace w4a8::py {
 std::string repr_str(std::string_view wtf8, Version v = kDefaultVersion);
 // repr(tuple of ints): "()", "(3,)", "(3, 4)" (the same in every version).
 std::string repr_shape(std::span<const std::uint64_t> shape);
+// repr_shape(shape) appended to out.
+void append_repr_shape(std::string& out, std::span<const std::uint64_t> shape);
 // repr(list of str): "['a', 'b']".
 std::string repr_str_list(std::span<const std::string> items, Version v = kDefaultVersion);
 
