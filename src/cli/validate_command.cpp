@@ -37,26 +37,6 @@ std::string rules_text(const ValidateArgs& a) {
   return (a.strict ? "(sglang " + v + " rules + strict kernel/data checks)" : "(sglang " + v + " rules)") + py;
 }
 
-// r.under(prefix), found without a search when the layer's tensors start at `next` (layers usually
-// come in name order, each right after the previous one's tensors); next moves past them.
-std::span<const validate::TensorMeta* const> tensors_of(const validate::Report& r, std::string_view prefix, std::size_t& next) {
-  const auto& ts = r.tensors;
-  auto under = [&](std::size_t i) {
-    const std::string_view n = ts[i]->name;
-    return n.size() > prefix.size() && n[prefix.size()] == '.' && n.starts_with(prefix);
-  };
-  std::span<const validate::TensorMeta* const> found;
-  if (next < ts.size() && under(next) && (next == 0 || !under(next - 1))) {
-    std::size_t end = next + 1;
-    while (end < ts.size() && under(end)) ++end;
-    found = std::span(ts).subspan(next, end - next);
-  } else {
-    found = r.under(prefix);
-  }
-  if (!found.empty()) next = static_cast<std::size_t>(found.data() + found.size() - ts.data());
-  return found;
-}
-
 void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) {
   static constexpr std::string_view kSuffixes[] = {"weight", "weight_s_rel", "weight_s_channel", "weight_scale",
                                                    "weight_scale_2", "weight_codebook", "weight_correction",
@@ -77,7 +57,7 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
     }
     buf += '\n';
     const validate::TensorMeta* found[std::size(kSuffixes)] = {};  // printed in kSuffixes' order
-    for (const validate::TensorMeta* t : tensors_of(r, l.prefix, next))
+    for (const validate::TensorMeta* t : r.under(l.prefix, &next))
       for (std::size_t k = 0; k < std::size(kSuffixes); ++k)
         if (t->name.substr(l.prefix.size() + 1) == kSuffixes[k]) found[k] = t;
     for (std::size_t k = 0; k < std::size(kSuffixes); ++k) {

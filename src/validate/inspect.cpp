@@ -119,13 +119,20 @@ const TensorMeta* Report::find(std::string_view name) const {
   return it != tensors.end() && (*it)->name == name ? *it : nullptr;
 }
 
-std::span<const TensorMeta* const> Report::under(std::string_view prefix) const {
-  const auto first = std::lower_bound(tensors.begin(), tensors.end(), 0, [prefix](const TensorMeta* t, int) {
-    return detail::compare_joined(t->name, prefix, ".") < 0;
-  });
-  auto last = first;
-  while (last != tensors.end() && detail::is_under((*last)->name, prefix)) ++last;
-  return {first, last};
+std::span<const TensorMeta* const> Report::under(std::string_view prefix, std::size_t* hint) const {
+  auto under_at = [&](std::size_t i) { return detail::is_under(tensors[i]->name, prefix); };
+  std::size_t first = 0;
+  if (const std::size_t h = hint != nullptr ? *hint : 0; h < tensors.size() && under_at(h) && (h == 0 || !under_at(h - 1))) {
+    first = h;  // the run starts at the hint
+  } else {
+    first = static_cast<std::size_t>(std::lower_bound(tensors.begin(), tensors.end(), 0, [prefix](const TensorMeta* t, int) {
+                                       return detail::compare_joined(t->name, prefix, ".") < 0;
+                                     }) - tensors.begin());
+  }
+  std::size_t last = first;
+  while (last < tensors.size() && under_at(last)) ++last;
+  if (hint != nullptr && last > first) *hint = last;
+  return std::span(tensors).subspan(first, last - first);
 }
 
 Result<Report> inspect(std::span<const InputFile> files, const Options& opt) {

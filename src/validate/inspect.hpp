@@ -59,7 +59,9 @@ struct Report {
   // checkpoint_meta.get(name); nullptr when absent.
   const TensorMeta* find(std::string_view name) const;
   // The tensors named prefix + "." + anything (a layer's own): one run of the sorted table.
-  std::span<const TensorMeta* const> under(std::string_view prefix) const;
+  // hint (optional, in and out): where to look first, set to the position after the run found.
+  // Walking layers in name order with one hint finds each run without a search.
+  std::span<const TensorMeta* const> under(std::string_view prefix, std::size_t* hint = nullptr) const;
 };
 
 // @return Report, or the first error upstream raises (safetensors container errors, sglang.*,

@@ -41,6 +41,20 @@ TEST(Collect, ReportUnderListsALayersOwnTensors) {
   EXPECT_EQ(names, (std::vector<std::string>{"a.bias", "a.comfy_quant", "a.weight", "a.weight_s_channel", "a.weight_s_rel"}));
   EXPECT_TRUE(r->under("zz").empty());
   EXPECT_TRUE(r->under("a.weight").empty());
+  // With a hint: every hint (right, inside the run, past it, beyond the table) gives the same run,
+  // and the hint moves past it; an absent layer leaves the hint alone.
+  const auto want = r->under("a");
+  const std::size_t past = static_cast<std::size_t>(want.data() + want.size() - r->tensors.data());
+  for (std::size_t h = 0; h <= r->tensors.size() + 1; ++h) {
+    std::size_t hint = h;
+    const auto got = r->under("a", &hint);
+    EXPECT_EQ(got.data(), want.data()) << "hint " << h;
+    EXPECT_EQ(got.size(), want.size()) << "hint " << h;
+    EXPECT_EQ(hint, past) << "hint " << h;
+    hint = h;
+    EXPECT_TRUE(r->under("zz", &hint).empty());
+    EXPECT_EQ(hint, h);
+  }
 }
 
 TEST(Collect, MetadataJsonErrors) {
