@@ -22,6 +22,7 @@
 #include "audit/suite.hpp"
 #include "audit/tensor_compare.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "cli/report.hpp"
 #include "gemm/tensor_io.hpp"
 #include "io/atomic_file.hpp"
@@ -176,15 +177,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   make->add_option("--grid", mk->grid, "small (CI, seconds), standard (< 1 min through fast), full (long)")
       ->check(CLI::IsMember({"small", "standard", "full"}))
       ->capture_default_str();
-  make->add_option("--seed", mk->seed, "seed of every case's data (0 to 2^64 - 1)")
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& v) {  // digits only: "-1" would wrap to 2^64 - 1
-            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
-                       ? std::string()
-                       : std::string("--seed must be a whole number from 0 to 18446744073709551615");
-          },
-          "SEED"));
+  require_decimal<std::uint64_t>(make->add_option("--seed", mk->seed, "seed of every case's data (0 to 2^64 - 1)"))
+      ->capture_default_str();
   make->add_flag("--list", mk->list, "print the grid's cases instead of writing them");
   make->callback([mk, &report] {
     if (mk->out.empty() && !mk->list) return report.fail(make_error(ErrorKind::AuditNoOutput, {}));
@@ -211,7 +205,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
       ->check(CLI::IsMember({"fast", "literal"}));
   check->add_option("--case", ck->cases, "only these case ids (repeatable)");
   check->add_option("--report", ck->report, "write a self-contained HTML report (index.html) and results.json here");
-  check->add_option("--threads", ck->threads, "threads for --impl fast (0 = all cores)")->capture_default_str();
+  require_decimal<unsigned>(check->add_option("--threads", ck->threads, "threads for --impl fast (0 = all cores)"))
+      ->capture_default_str();
   // --command's own options are refused without it (never silently ignored).
   check->add_option("--work-dir", ck->work_dir, "--command: where its outputs go (default: a new /tmp dir)")->needs(command);
   check->add_flag("--keep-outputs", ck->keep, "--command: keep its output files")->needs(command);

@@ -226,7 +226,13 @@ void run(const GemmArgs& given, Reporter& report) {
   opt.threads = a.threads;
   opt.comfy_kitchen = a.ck.profile;
   // The chosen release's operand rules for every implementation (the kernels' path checks the newest).
-  if (auto v = validate_call(*layer, *x, opt.comfy_kitchen); !v.ok()) return report.fail(v.error(), by_ck);
+  if (auto v = validate_call(*layer, *x, opt.comfy_kitchen); !v.ok()) {
+    FailStyle s = by_ck;
+    // The input's own shape is at fault (its K, or no dimensions at all): name the file it came from.
+    const std::string input_name = "--input " + a.input;  // outlives s, which views it
+    if (v.error().kind == ErrorKind::OpInputK || x->shape.empty()) s.where = input_name;
+    return report.fail(v.error(), s);
+  }
   Result<GemmResult> res = make_error(ErrorKind::UsageError, {"no implementation chosen"});
   std::string impl_name(choice_name<ImplChoice>(kImpls, a.impl)), isa;
   if (kernel) {
@@ -305,7 +311,8 @@ void add_gemm_command(CLI::App& app, Reporter& report) {
                                  "run through a kernel plugin: a shared library exporting w4a8_kernel_plugin_v1 "
                                  "(kernels/w4a8_cuda.h)");
   kernel->excludes(impl);
-  cmd->add_option("--threads", args->threads, "threads for --impl fast (0 = all; capped at the hardware threads)")
+  require_decimal<unsigned>(
+      cmd->add_option("--threads", args->threads, "threads for --impl fast (0 = all; capped at the hardware threads)"))
       ->capture_default_str();
   cmd->add_flag("--intermediates", args->intermediates,
                 "also write w_q I8 [N,K]; x_q I8 [M,K], x_scale F32 [M], acc I32 [M,N] (integer path) or "

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -95,6 +97,33 @@ Result<ComfyKitchenRelease> parse_comfy_kitchen_release(std::string_view version
                                               " is not a release this build checked; profiles: " +
                                               comfy_kitchen_profiles_text()});
   return ComfyKitchenRelease{std::string(version), *mapped};
+}
+
+CLI::Option* require_decimal(CLI::Option* option, std::int64_t lo, std::uint64_t hi) {
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  // lo as a sign and a magnitude: |INT64_MIN| fits in 64 unsigned bits.
+  const std::uint64_t lo_magnitude =
+      lo < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(lo) : static_cast<std::uint64_t>(lo);
+  option->transform(CLI::Validator(
+      [lo, hi, lo_magnitude, range](std::string& text) -> std::string {
+        const bool negative = text.starts_with('-');
+        const char* const first = text.data() + (negative ? 1 : 0);
+        const char* const last = text.data() + text.size();
+        const bool digits = first != last && std::all_of(first, last, [](char c) { return c >= '0' && c <= '9'; });
+        std::uint64_t magnitude = 0;
+        const auto [end, ec] = std::from_chars(first, last, magnitude);  // out of 64 bits: an error, not saturated
+        bool in_range = false;
+        if (negative)
+          in_range = lo < 0 && magnitude <= lo_magnitude;
+        else
+          in_range = (lo < 0 || magnitude >= lo_magnitude) && magnitude <= hi;
+        if (!digits || ec != std::errc{} || end != last || !in_range)
+          return "'" + text + "' is not a decimal integer in " + range;
+        text = (negative && magnitude != 0 ? "-" : "") + std::to_string(magnitude);  // no leading zeros: not octal
+        return {};
+      },
+      "", "decimal"));
+  return option;
 }
 
 CLI::Option* add_comfy_kitchen_option(CLI::App& app, ComfyKitchenRelease& target, std::string help) {

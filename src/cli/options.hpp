@@ -3,7 +3,9 @@
 // output. Also the shared --threads policy.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -101,6 +103,17 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& option, E& target
   for (const auto& c : table) names.emplace_back(c.name);
   return detail::add_choice_option(app, option, std::move(names), choice_name(table, target), help,
                                    [&target, table](std::size_t i) { target = table[i].value; });
+}
+
+// CLI11 reads integers with strtoll's base 0 ("010" is 8, "0x10" is 16) and silently saturates 64-bit
+// ones ("99999999999999999999" becomes INT64_MAX): an integer option checks its text first, plain
+// decimal digits (a '-' only where lo < 0) within [lo, hi], else a usage error saying so; leading
+// zeros are dropped before CLI11 converts it.
+CLI::Option* require_decimal(CLI::Option* option, std::int64_t lo, std::uint64_t hi);
+// The same over T's whole range (the type the option converts to).
+template <class T>
+CLI::Option* require_decimal(CLI::Option* option) {
+  return require_decimal(option, std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
 }
 
 // --threads N: 0 means every hardware thread; more than the hardware has is capped there, with a

@@ -59,8 +59,10 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
   auto* key = cmd->add_option("--key", j.key, "one layer: the float weight's tensor name");
   // (an option that cannot apply is refused, never silently ignored)
   cmd->add_option("--prefix", j.prefix, "with --key: the layer prefix (default: KEY without a trailing .weight)")->needs(key);
-  cmd->add_option("--group-size", j.q.group_size, "group size G")->capture_default_str();
-  cmd->add_option("--convrot-groupsize", j.q.convrot_groupsize, "ConvRot group size R (a power of 4)")->capture_default_str();
+  require_decimal<std::int64_t>(cmd->add_option("--group-size", j.q.group_size, "group size G"))->capture_default_str();
+  require_decimal<std::int64_t>(
+      cmd->add_option("--convrot-groupsize", j.q.convrot_groupsize, "ConvRot group size R (a power of 4)"))
+      ->capture_default_str();
   add_enum_option<int>(*cmd, "--bits", j.q.bits, kBits,
                        "code width: 4 (every consumer) or 6 (uniform codes, G a multiple of 16, K % 32 == 0; loaded by "
                        "comfy-kitchen >= 0.2.36 only)");
@@ -75,7 +77,9 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
                                 "_quantization_metadata, or both");
   cmd->add_option("--max-shard-size", args->max_shard_size, "largest output shard (5GB, 500MB, 2GiB, bytes)")
       ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "layers quantized at once (0 = all hardware threads)")->capture_default_str();
+  require_decimal<unsigned>(
+      cmd->add_option("--threads", args->threads, "layers quantized at once (0 = all hardware threads)"))
+      ->capture_default_str();
   cmd->add_flag("--quiet", j.quiet, "no progress on stderr, only the summary");
   cmd->callback([args, &report] { run(*args, report); });
 }

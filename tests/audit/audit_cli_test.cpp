@@ -104,12 +104,19 @@ TEST(AuditMake, WritesAndNeverOverwrites) {
 
 TEST(AuditMake, SeedIsAWholeNumber) {
   const std::string d = temp_dir();
-  for (const char* seed : {"-1", "1.5", "x", ""}) {
+  // "-1" would wrap to 2^64 - 1, 2^64 saturate to it, and "0x10" be read as hex by CLI11 itself.
+  for (const std::string seed :
+       {"-1", "1.5", "x", "", "+1", " 1", "0x10", "18446744073709551616", "99999999999999999999"}) {
     auto r = run_cli("audit make --out " + d + "/s --seed '" + seed + "' 2>&1");
     EXPECT_EQ(r.rc, 2) << seed << r.out;
-    EXPECT_NE(r.out.find("--seed must be a whole number from 0 to 18446744073709551615"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("'" + seed + "' is not a decimal integer in [0, 18446744073709551615]"), std::string::npos)
+        << r.out;
   }
   EXPECT_FALSE(path_exists(d + "/s"));
+  // Leading zeros are decimal: CLI11 alone reads 010 as octal 8.
+  const auto r = run_cli("audit make --out " + d + "/s --seed 010 2>&1");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(", seed 10, "), std::string::npos) << r.out;
 }
 
 TEST(AuditCheck, BuiltinsPass) {

@@ -148,7 +148,16 @@ TEST_F(GemmCli, InputKMismatchGetsOperandError) {
   const CliRun r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() +
                         " --out " + tmp("o.safetensors").string());
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_NE(r.out.find("ValueError: Input K=32 does not match qdata K=16"), std::string::npos) << r.out;
+  // The message is comfy-kitchen's own; the file it is about is named before it.
+  EXPECT_NE(r.out.find("REJECTED: --input " + input_.string() + ": ValueError: Input K=32 does not match qdata K=16"),
+            std::string::npos)
+      << r.out;
+  // A 0-d input (no K at all) is a usage error that names the file too.
+  write(input_, {float_tensor("input", FloatDtype::F32, {}, std::vector<float>(1, 1.0f))});
+  const CliRun z = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() +
+                           " --out " + tmp("o.safetensors").string());
+  EXPECT_EQ(z.rc, 2) << z.out;
+  EXPECT_NE(z.out.find("w4a8check: --input " + input_.string() + ": input is 0-d"), std::string::npos) << z.out;
 }
 
 // --comfy-kitchen: the profile used is named in the OK line, the output's metadata and rejections;

@@ -116,6 +116,11 @@ TEST_F(QuantizeCli, KeysSelectLayersAndThreadsDoNotChangeBytes) {
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_EQ(slurp(p("a.safetensors")), slurp(p("b.safetensors")));
   EXPECT_EQ(r.out.find("[1/4]"), std::string::npos) << "--quiet prints no progress";
+  // Leading zeros are decimal (CLI11 alone reads 016 as octal 14, not a legal group size).
+  r = cli("quantize --weights " + p("f") + " --out " + p("c.safetensors") +
+          " --keys '*.mlp.*' --quiet --group-size 016 --convrot-groupsize 0256");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(slurp(p("a.safetensors")), slurp(p("c.safetensors")));
 }
 
 TEST_F(QuantizeCli, ProgressIsABarOnATerminal) {
@@ -216,6 +221,13 @@ TEST_F(QuantizeCli, RefusesIllegalOptionsAndNameClashes) {
   EXPECT_NE(r.out.find("group_size must be >= 4 and divide 16 or be a multiple of 16"), std::string::npos) << r.out;
   r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --max-shard-size 5 parsecs");
   EXPECT_EQ(r.rc, 2) << r.out;
+  // Integers are decimal and in range: CLI11 alone would read 0x10 as hex and saturate 2^64 to INT64_MAX.
+  for (const std::string bad : {"--group-size 99999999999999999999", "--group-size 0x10", "--convrot-groupsize 1e3",
+                                "--threads -1", "--threads 4294967296"}) {
+    r = cli("quantize --weights " + p("f") + " --out " + p("q") + " " + bad);
+    EXPECT_EQ(r.rc, 2) << bad << r.out;
+    EXPECT_NE(r.out.find("is not a decimal integer in ["), std::string::npos) << bad << r.out;
+  }
   // An input tensor already named like a quantized layer's tensor.
   write(p("clash.safetensors"), {gemm::float_tensor("a.weight", gemm::FloatDtype::F32, {16, 256}, std::vector<float>(4096, 1.f)),
                                  gemm::float_tensor("a.weight_s_rel", gemm::FloatDtype::F32, {1}, {1.f})});
