@@ -91,9 +91,19 @@ std::string cell_text(std::uint32_t c, bool json) {
 }  // namespace
 
 std::string marker_format(const json::Value& marker) {
+  std::string out;
+  append_marker_format(out, marker);
+  return out;
+}
+
+void append_marker_format(std::string& out, const json::Value& marker) {
   const json::Value* f = marker.get("format");
-  if (f == nullptr) return "(no format)";
-  return f->is_string() ? f->text : json::dump(*f);
+  if (f == nullptr)
+    out += "(no format)";
+  else if (f->is_string())
+    out += f->text;
+  else
+    json::dump_append(out, *f);
 }
 
 std::string Consumer::name() const {

@@ -1,5 +1,6 @@
 #include "cli/report.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <ostream>
 
@@ -16,77 +17,99 @@ void JsonWriter::separate() {
     return;
   }
   if (!first_.empty()) {
-    if (!first_.back()) os_ << ", ";
+    if (!first_.back()) buf_ += ", ";
     first_.back() = false;
   }
 }
 
+void JsonWriter::wrote() {
+  constexpr std::size_t kBlock = std::size_t{1} << 16;
+  if (first_.empty() || buf_.size() >= kBlock) flush();
+}
+
+void JsonWriter::flush() {
+  if (buf_.empty()) return;
+  os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+  buf_.clear();
+}
+
 JsonWriter& JsonWriter::begin_object() {
   separate();
-  os_ << '{';
+  buf_ += '{';
   first_.push_back(true);
   return *this;
 }
 
 JsonWriter& JsonWriter::end_object() {
-  os_ << '}';
+  buf_ += '}';
   first_.pop_back();
+  wrote();
   return *this;
 }
 
 JsonWriter& JsonWriter::begin_array() {
   separate();
-  os_ << '[';
+  buf_ += '[';
   first_.push_back(true);
   return *this;
 }
 
 JsonWriter& JsonWriter::end_array() {
-  os_ << ']';
+  buf_ += ']';
   first_.pop_back();
+  wrote();
   return *this;
 }
 
 JsonWriter& JsonWriter::null() {
   separate();
-  os_ << "null";
+  buf_ += "null";
+  wrote();
   return *this;
 }
 
 JsonWriter& JsonWriter::key(std::string_view k) {
   separate();
-  os_ << json::dump_string(k) << ": ";
+  json::dump_string_append(buf_, k);
+  buf_ += ": ";
   after_key_ = true;
   return *this;
 }
 
 JsonWriter& JsonWriter::string(std::string_view v) {
   separate();
-  os_ << json::dump_string(v);
+  json::dump_string_append(buf_, v);
+  wrote();
   return *this;
 }
 
 JsonWriter& JsonWriter::boolean(bool v) {
   separate();
-  os_ << (v ? "true" : "false");
+  buf_ += v ? "true" : "false";
+  wrote();
   return *this;
 }
 
 JsonWriter& JsonWriter::number(std::uint64_t v) {
   separate();
-  os_ << v;
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  buf_.append(digits, end);
+  wrote();
   return *this;
 }
 
 JsonWriter& JsonWriter::number(double v) {
   separate();
-  os_ << json::py_float_repr(v);
+  buf_ += json::py_float_repr(v);
+  wrote();
   return *this;
 }
 
 JsonWriter& JsonWriter::value(const json::Value& v) {
   separate();
-  os_ << json::dump(v);
+  json::dump_append(buf_, v);
+  wrote();
   return *this;
 }
 

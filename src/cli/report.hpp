@@ -21,10 +21,14 @@ enum class Format : std::uint8_t { Text, Json };
 int exit_status(const Error& e);
 
 // Streams JSON text with Python json.dumps' separators (", ", ": "), so output of any size is
-// written as it is produced (no document tree is built).
+// written as it is produced (no document tree is built): in 64 KiB blocks, and the rest as soon as
+// the outermost value closes (the caller may then write to the stream itself).
 class JsonWriter {
  public:
   explicit JsonWriter(std::ostream& os) : os_(os) {}
+  ~JsonWriter() { flush(); }
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -39,7 +43,10 @@ class JsonWriter {
 
  private:
   void separate();
+  void wrote();  // after each value: a full block, or the finished document, goes to the stream
+  void flush();
   std::ostream& os_;
+  std::string buf_;
   std::vector<bool> first_;  // per open container: no member written yet
   bool after_key_ = false;
 };

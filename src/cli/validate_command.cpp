@@ -47,9 +47,9 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
   std::size_t next = 0;  // the tensor after the previous layer's
   for (const validate::Layer& l : r.layers) {
     buf += "  ";
-    buf += py::repr_str(l.prefix, pv);
+    py::append_repr_str(buf, l.prefix, pv);
     buf += "  format=";
-    buf += marker_format(l.marker);
+    append_marker_format(buf, l.marker);
     for (const auto& [key, value] : l.marker.members) {
       if (key == "format") continue;
       buf.append(" ").append(key).append("=");

@@ -100,6 +100,8 @@ std::string dump_string(std::string_view s) {
 
 void dump_append(std::string& out, const Value& v) { dump_to(out, v); }
 
+void dump_string_append(std::string& out, std::string_view wtf8) { dump_string_to(out, wtf8); }
+
 std::string dump(const Value& v) {
   std::string out;
   dump_to(out, v);

@@ -19,5 +19,7 @@ void dump_append(std::string& out, const Value& v);
 // \n \r \t are short, other code points outside ' '..'~' become \u00XX / \udXXX lowercase, astral
 // ones a surrogate pair. Bytes that are not WTF-8 become \ufffd (never produced by loads_*).
 std::string dump_string(std::string_view wtf8);
+// dump_string(wtf8) appended to out.
+void dump_string_append(std::string& out, std::string_view wtf8);
 
 }  // namespace w4a8::json

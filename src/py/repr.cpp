@@ -14,16 +14,28 @@ void append_hex(std::string& out, char32_t v, int digits) { hex::append(out, v, 
 }  // namespace
 
 std::string repr_str(std::string_view s, Version v) {
-  // Quote choice: '"' only when the text has a single quote and no double quote.
-  bool has_single = false, has_double = false;
-  for (char c : s) {
-    has_single |= c == '\'';
-    has_double |= c == '"';
-  }
-  const char quote = has_single && !has_double ? '"' : '\'';
-  std::string out(1, quote);
+  std::string out;
   out.reserve(s.size() + 2);
+  append_repr_str(out, s, v);
+  return out;
+}
+
+void append_repr_str(std::string& out, std::string_view s, Version v) {
+  auto plain = [](char c) { return c >= ' ' && c < 0x7F && c != '\'' && c != '"' && c != '\\'; };
   std::size_t pos = 0;
+  while (pos < s.size() && plain(s[pos])) ++pos;
+  if (pos == s.size()) {  // most names: nothing to escape, no quote inside
+    out += '\'';
+    out += s;
+    out += '\'';
+    return;
+  }
+  // Quote choice: '"' only when the text has a single quote and no double quote.
+  const bool has_single = s.find('\'', pos) != std::string_view::npos;
+  const bool has_double = s.find('"', pos) != std::string_view::npos;
+  const char quote = has_single && !has_double ? '"' : '\'';
+  out += quote;
+  out.append(s.substr(0, pos));
   while (pos < s.size()) {
     // A run of printable ASCII other than the quote and '\\' is its own repr: copied whole (names
     // are mostly that; the text report prints one per layer).
@@ -67,7 +79,6 @@ std::string repr_str(std::string_view s, Version v) {
     }
   }
   out.push_back(quote);
-  return out;
 }
 
 void append_repr_shape(std::string& out, std::span<const std::uint64_t> shape) {

@@ -15,6 +15,8 @@ namespace w4a8::py {
 // repr(str) for WTF-8 text: quote choice, \\ \t \n \r escapes, \xhh/\uhhhh/\Uhhhhhhhh for code points
 // str.isprintable() rejects in Python v (its Unicode version), printable non-ASCII kept.
 std::string repr_str(std::string_view wtf8, Version v = kDefaultVersion);
+// repr_str(wtf8, v) appended to out.
+void append_repr_str(std::string& out, std::string_view wtf8, Version v = kDefaultVersion);
 // repr(tuple of ints): "()", "(3,)", "(3, 4)" (the same in every version).
 std::string repr_shape(std::span<const std::uint64_t> shape);
 // repr_shape(shape) appended to out.

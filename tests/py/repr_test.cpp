@@ -178,6 +178,10 @@ TEST_P(PerVersion, RandomStringsMatchPython) {
     const std::string expected = from_hex_arg(answers[i]);
     if (repr_str(texts[i], v) != expected && ++mismatches <= 10)
       ADD_FAILURE() << hex_arg(texts[i]) << ": python " << expected << " ours " << repr_str(texts[i], v);
+    std::string appended = "x";  // the appending form keeps what the buffer held
+    append_repr_str(appended, texts[i], v);
+    if (appended != "x" + expected && ++mismatches <= 10)
+      ADD_FAILURE() << hex_arg(texts[i]) << ": python x" << expected << " appended " << appended;
   }
   EXPECT_EQ(mismatches, 0);
 }
