@@ -105,12 +105,14 @@ TEST(AuditMake, WritesAndNeverOverwrites) {
 TEST(AuditMake, SeedIsAWholeNumber) {
   const std::string d = temp_dir();
   // "-1" would wrap to 2^64 - 1, 2^64 saturate to it, and "0x10" be read as hex by CLI11 itself.
-  for (const std::string seed :
-       {"-1", "1.5", "x", "", "+1", " 1", "0x10", "18446744073709551616", "99999999999999999999"}) {
-    auto r = run_cli("audit make --out " + d + "/s --seed '" + seed + "' 2>&1");
+  for (const char* seed : {"-1", "1.5", "x", "", "+1", " 1", "0x10", "18446744073709551616", "99999999999999999999"}) {
+    std::string cmd = "audit make --out " + d;
+    cmd.append("/s --seed '").append(seed).append("' 2>&1");
+    auto r = run_cli(cmd);
     EXPECT_EQ(r.rc, 2) << seed << r.out;
-    EXPECT_NE(r.out.find("'" + seed + "' is not a decimal integer in [0, 18446744073709551615]"), std::string::npos)
-        << r.out;
+    const std::string want =
+        std::string("'").append(seed).append("' is not a decimal integer in [0, 18446744073709551615]");
+    EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
   }
   EXPECT_FALSE(path_exists(d + "/s"));
   // Leading zeros are decimal: CLI11 alone reads 010 as octal 8.

@@ -66,7 +66,7 @@ Layer hand_layer() {
 
 std::vector<float> hand_input() {
   std::vector<float> x(32, 0.0f);
-  for (int b = 0; b < 4; ++b) x[std::size_t(b * 4 + b)] = 127.0f;
+  for (std::size_t b = 0; b < 4; ++b) x[b * 4 + b] = 127.0f;
   return x;
 }
 

@@ -171,6 +171,7 @@ TEST_P(PerVersion, RandomStringsMatchPython) {
     texts.push_back(t);
   }
   std::vector<std::string> requests;
+  requests.reserve(texts.size());
   for (const auto& t : texts) requests.push_back("repr " + hex_arg(t));
   const auto answers = ask_oracle(kOracle, requests, python);
   int mismatches = 0;
