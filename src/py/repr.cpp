@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/hex.hpp"
+#include "json/scan.hpp"
 #include "json/wtf8.hpp"
 
 namespace w4a8::py {
@@ -21,9 +22,7 @@ std::string repr_str(std::string_view s, Version v) {
 }
 
 void append_repr_str(std::string& out, std::string_view s, Version v) {
-  auto plain = [](char c) { return c >= ' ' && c < 0x7F && c != '\'' && c != '"' && c != '\\'; };
-  std::size_t pos = 0;
-  while (pos < s.size() && plain(s[pos])) ++pos;
+  std::size_t pos = static_cast<std::size_t>(json::scan::repr_stop(s.data(), s.data() + s.size()) - s.data());
   if (pos == s.size()) {  // most names: nothing to escape, no quote inside
     out += '\'';
     out += s;

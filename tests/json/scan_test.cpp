@@ -4,6 +4,7 @@
 
 #include <random>
 #include <string>
+#include <string_view>
 
 #include "json/scan.hpp"
 
@@ -29,6 +30,31 @@ TEST(JsonScan, StringStopFindsTheFirstSpecialByte) {
       EXPECT_EQ(scan::string_stop(b, b + len), slow_string_stop(b, b + len)) << len << " " << at;
     }
   }
+}
+
+// Every byte value at every position of every length around the 16-byte steps, over plain text.
+TEST(JsonScan, ReprStopFindsTheFirstByteReprChanges) {
+  auto slow = [](const char* p, const char* end) {
+    for (; p < end; ++p) {
+      const auto c = static_cast<unsigned char>(*p);
+      if (c < 0x20 || c >= 0x7F || c == '\'' || c == '"' || c == '\\') return p;
+    }
+    return end;
+  };
+  std::size_t stops = 0;
+  for (std::size_t len = 0; len <= 40; ++len)
+    for (std::size_t at = 0; at <= len; ++at)
+      for (int byte = 0; byte < 256; ++byte) {
+        constexpr std::string_view kPlain = "model.blocks_9-X ~";  // printable, no quote or backslash
+        std::string s(len + 1, 'a');
+        for (std::size_t i = 0; i < s.size(); ++i) s[i] = kPlain[i % kPlain.size()];
+        if (at < len) s[1 + at] = static_cast<char>(byte);
+        const char* b = s.data() + 1;  // unaligned on purpose
+        const char* want = slow(b, b + len);
+        stops += want != b + len;
+        ASSERT_EQ(scan::repr_stop(b, b + len), want) << len << " " << at << " " << byte;
+      }
+  EXPECT_GT(stops, 0u);
 }
 
 TEST(JsonScan, NonAsciiFindsTheFirstHighByte) {
