@@ -72,6 +72,29 @@ std::string base_of(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// Finished unnamed temporaries kept open until published (a whole-model quantize finishes every shard
+// before publishing any); past this many, a finished one is named and closed instead.
+constexpr int kMaxOpenUnnamed = 64;
+std::atomic<int> g_open_unnamed{0};
+
+// Blocks the cleanup signals for a scope: nothing may interrupt creating a named temporary before
+// it is registered.
+class CleanupSignalsBlocked {
+ public:
+  CleanupSignalsBlocked() {
+    sigset_t block;
+    sigemptyset(&block);
+    for (int sig : kCleanupSignals) sigaddset(&block, sig);
+    ::pthread_sigmask(SIG_BLOCK, &block, &old_);
+  }
+  ~CleanupSignalsBlocked() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  CleanupSignalsBlocked(const CleanupSignalsBlocked&) = delete;
+  CleanupSignalsBlocked& operator=(const CleanupSignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
+
 }  // namespace
 
 void install_output_cleanup() {
@@ -90,18 +113,42 @@ void install_output_cleanup() {
 struct AtomicFile::State {
   std::string target;     // as given (messages)
   std::string real;       // what gets replaced (symlinks followed)
-  std::string tmp;        // temporary beside `real`
+  std::string tmp;        // the temporary's name beside `real`; empty while it has none
   int fd = -1;
   int slot = -1;
   bool direct = false;    // a character device, written in place
+  bool unnamed = false;   // an O_TMPFILE temporary: it has no name (a SIGKILL leaves nothing) until linked
+  bool counted = false;   // finished and open: one of g_open_unnamed
   bool finished = false, published = false;
   mode_t mode = 0644;
   std::uint64_t written = 0;
 
   ~State() {
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0) ::close(fd);  // an unnamed temporary vanishes with its last descriptor
+    if (counted) g_open_unnamed.fetch_sub(1);
     if (!direct && !published && !tmp.empty()) ::unlink(tmp.c_str());
     unregister_temp(slot);
+  }
+
+  // Gives an unnamed temporary a (registered) name beside `real`. @return 0 or an errno.
+  int name_temporary() {
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const std::string stem = dir_of(real) + "/." + base_of(real) + ".w4a8tmp-";
+    static std::atomic<unsigned> counter{0};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      std::string name = stem + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
+      const CleanupSignalsBlocked blocked;
+      // Through /proc (any user), else by descriptor (needs CAP_DAC_READ_SEARCH).
+      int rc = ::linkat(AT_FDCWD, link.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW);
+      if (rc != 0 && errno != EEXIST) rc = ::linkat(fd, "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH);
+      if (rc == 0) {
+        tmp = std::move(name);
+        slot = register_temp(tmp);
+        return 0;
+      }
+      if (errno != EEXIST) return errno;
+    }
+    return EEXIST;
   }
 };
 
@@ -142,19 +189,30 @@ Result<AtomicFile> AtomicFile::create(const std::string& path) {
   } else {
     s->mode = 0666 & ~process_umask();
   }
-  std::string pattern = dir_of(s->real) + "/." + base_of(s->real) + ".w4a8tmp-XXXXXX";
-  // No cleanup signal between creating the temporary and registering it.
-  sigset_t block, old;
-  sigemptyset(&block);
-  for (int sig : kCleanupSignals) sigaddset(&block, sig);
-  ::pthread_sigmask(SIG_BLOCK, &block, &old);
-  s->fd = ::mkostemp(pattern.data(), O_CLOEXEC);
-  const int err = errno;
-  if (s->fd >= 0) {
-    s->tmp = pattern;
-    s->slot = register_temp(s->tmp);
+#ifdef O_TMPFILE
+  // Unnamed until published, so even SIGKILL or a crash leaves nothing behind. Linking it needs
+  // /proc; filesystems without O_TMPFILE refuse it: then a named temporary as below.
+  if (::access("/proc/self/fd", X_OK) == 0) {
+    do {
+      s->fd = ::open(dir_of(s->real).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    } while (s->fd < 0 && errno == EINTR);
+    if (s->fd >= 0) {
+      s->unnamed = true;
+      return AtomicFile(std::move(s));
+    }
   }
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+#endif
+  std::string pattern = dir_of(s->real) + "/." + base_of(s->real) + ".w4a8tmp-XXXXXX";
+  int err = 0;
+  {
+    const CleanupSignalsBlocked blocked;  // no cleanup signal between creating and registering it
+    s->fd = ::mkostemp(pattern.data(), O_CLOEXEC);
+    err = errno;
+    if (s->fd >= 0) {
+      s->tmp = pattern;
+      s->slot = register_temp(s->tmp);
+    }
+  }
   if (s->fd < 0) return write_error(path, err);
   return AtomicFile(std::move(s));
 }
@@ -184,6 +242,15 @@ Status AtomicFile::finish() {
     if (::fchmod(s.fd, s.mode) != 0) return write_error(s.target, errno);
     if (::fsync(s.fd) != 0) return write_error(s.target, errno);
   }
+  if (s.unnamed && s.tmp.empty()) {
+    if (g_open_unnamed.fetch_add(1) < kMaxOpenUnnamed) {  // stays open and unnamed until publish()
+      s.counted = true;
+      s.finished = true;
+      return Ok{};
+    }
+    g_open_unnamed.fetch_sub(1);
+    if (const int err = s.name_temporary(); err != 0) return write_error(s.target, err);
+  }
   const int fd = s.fd;
   s.fd = -1;
   if (::close(fd) != 0 && errno != EINTR) return write_error(s.target, errno);
@@ -195,10 +262,21 @@ Status AtomicFile::publish() {
   State& s = *s_;
   if (!s.finished) return write_error(s.target, "publish before finish");
   if (s.direct || s.published) return Ok{};
+  if (s.tmp.empty()) {  // unnamed and open: named only for the rename
+    if (const int err = s.name_temporary(); err != 0) return write_error(s.target, err);
+  }
   if (::rename(s.tmp.c_str(), s.real.c_str()) != 0) return write_error(s.target, errno);
   s.published = true;
   unregister_temp(s.slot);
   s.slot = -1;
+  if (s.fd >= 0) {  // the data was fsynced by finish(); a close error cannot lose it now
+    ::close(s.fd);
+    s.fd = -1;
+  }
+  if (s.counted) {
+    g_open_unnamed.fetch_sub(1);
+    s.counted = false;
+  }
   // The rename itself must survive a crash: fsync the directory entry.
   const std::string dir = dir_of(s.real);
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <span>
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -22,6 +23,21 @@ using test::as_bytes;
 using test::slurp;
 using test::spit;
 using test::TempDir;
+
+// Whether `dir`'s filesystem makes unnamed temporaries (O_TMPFILE) and /proc can name them: then
+// AtomicFile's temporary has no name until published.
+bool unnamed_temporaries(const TempDir& d) {
+#ifdef O_TMPFILE
+  if (::access("/proc/self/fd", X_OK) != 0) return false;
+  const int fd = ::open(d.path.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+#else
+  (void)d;
+  return false;
+#endif
+}
 
 TEST(AtomicFile, CreatesAndReplacesWithNoTemporaryLeft) {
   TempDir d("create");
@@ -57,7 +73,8 @@ TEST(AtomicFile, DroppedWithoutPublishLeavesTheOldFile) {
     ASSERT_TRUE(f.ok());
     ASSERT_TRUE(f->write(as_bytes("new")).ok());
     ASSERT_TRUE(f->finish().ok());
-    EXPECT_EQ(d.names().size(), 2u);  // the temporary exists beside the target
+    // The temporary is unnamed where the filesystem allows, else beside the target.
+    EXPECT_EQ(d.names().size(), unnamed_temporaries(d) ? 1u : 2u);
   }
   EXPECT_EQ(slurp(p), "old bytes");
   EXPECT_EQ(d.names(), std::vector<std::string>{"keep"});
@@ -112,6 +129,72 @@ TEST(AtomicFile, FatalSignalMidWriteRemovesTheTemporary) {
     EXPECT_EQ(slurp(p), "the user's file");
     EXPECT_EQ(d.names(), std::vector<std::string>{"model.safetensors"});
   }
+}
+
+// SIGKILL cannot be caught: only a temporary without a name leaves nothing behind. Killed while
+// writing and after finish() (a whole-model quantize finishes every shard before publishing).
+TEST(AtomicFile, SigkillLeavesNoTemporaryWhereTheFilesystemAllows) {
+  {
+    TempDir probe("probe");
+    if (!unnamed_temporaries(probe))
+      GTEST_SKIP() << "no O_TMPFILE on " << probe.path << " (or no /proc): a named temporary survives SIGKILL there";
+  }
+  for (const bool finished : {false, true}) {
+    TempDir d("kill");
+    const std::string p = d / "model.safetensors";
+    spit(p, "the user's file");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      install_output_cleanup();
+      auto f = AtomicFile::create(p);
+      if (!f.ok()) ::_exit(3);
+      (void)f->write(as_bytes(std::string(5000, 'p')));
+      if (finished && !f->finish().ok()) ::_exit(4);
+      ::raise(SIGKILL);
+      ::_exit(5);
+    }
+    int st = 0;
+    ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(st)) << "exit " << WEXITSTATUS(st);
+    EXPECT_EQ(WTERMSIG(st), SIGKILL);
+    EXPECT_EQ(slurp(p), "the user's file");
+    EXPECT_EQ(d.names(), std::vector<std::string>{"model.safetensors"}) << (finished ? "after finish()" : "mid-write");
+  }
+}
+
+// More finished files than stay open unnamed (64): the rest are named and closed; all publish, and
+// dropped unpublished all vanish.
+TEST(AtomicFile, ManyFinishedFilesPublishOrVanishTogether) {
+  TempDir d("many");
+  constexpr int kFiles = 150;
+  std::vector<std::string> names;
+  for (int i = 0; i < kFiles; ++i) names.push_back("shard-" + std::to_string(1000 + i));
+  {
+    std::vector<AtomicFile> files;
+    for (int i = 0; i < kFiles; ++i) {
+      auto f = AtomicFile::create(d / names[std::size_t(i)]);
+      ASSERT_TRUE(f.ok());
+      ASSERT_TRUE(f->write(as_bytes("v1 " + std::to_string(i))).ok());
+      ASSERT_TRUE(f->finish().ok());
+      files.push_back(std::move(*f));
+    }
+    for (AtomicFile& f : files) ASSERT_TRUE(f.publish().ok());
+  }
+  EXPECT_EQ(d.names(), names);
+  for (int i = 0; i < kFiles; ++i) EXPECT_EQ(slurp(d / names[std::size_t(i)]), "v1 " + std::to_string(i));
+  {
+    std::vector<AtomicFile> files;
+    for (int i = 0; i < kFiles; ++i) {
+      auto f = AtomicFile::create(d / names[std::size_t(i)]);
+      ASSERT_TRUE(f.ok());
+      ASSERT_TRUE(f->write(as_bytes("v2")).ok());
+      ASSERT_TRUE(f->finish().ok());
+      files.push_back(std::move(*f));
+    }
+  }  // dropped: nothing published
+  EXPECT_EQ(d.names(), names);
+  for (int i = 0; i < kFiles; ++i) EXPECT_EQ(slurp(d / names[std::size_t(i)]), "v1 " + std::to_string(i));
 }
 
 TEST(AtomicFile, FollowsASymlinkAndKeepsIt) {
