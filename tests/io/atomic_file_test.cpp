@@ -169,9 +169,11 @@ TEST(AtomicFile, ManyFinishedFilesPublishOrVanishTogether) {
   TempDir d("many");
   constexpr int kFiles = 150;
   std::vector<std::string> names;
+  names.reserve(kFiles);
   for (int i = 0; i < kFiles; ++i) names.push_back("shard-" + std::to_string(1000 + i));
   {
     std::vector<AtomicFile> files;
+    files.reserve(kFiles);
     for (int i = 0; i < kFiles; ++i) {
       auto f = AtomicFile::create(d / names[std::size_t(i)]);
       ASSERT_TRUE(f.ok());
@@ -185,6 +187,7 @@ TEST(AtomicFile, ManyFinishedFilesPublishOrVanishTogether) {
   for (int i = 0; i < kFiles; ++i) EXPECT_EQ(slurp(d / names[std::size_t(i)]), "v1 " + std::to_string(i));
   {
     std::vector<AtomicFile> files;
+    files.reserve(kFiles);
     for (int i = 0; i < kFiles; ++i) {
       auto f = AtomicFile::create(d / names[std::size_t(i)]);
       ASSERT_TRUE(f.ok());
