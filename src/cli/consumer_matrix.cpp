@@ -1,7 +1,6 @@
 #include "cli/consumer_matrix.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -24,14 +23,17 @@ bool is_w4a8(const validate::Layer& l) {
   return validate::comfy_format_of(l.marker) == &validate::comfy_format(validate::ComfyFormatId::W4a8);
 }
 
-// int(marker.get(key, dflt)) as Python pv evaluates it, saturated to 64 bits.
-Result<std::int64_t> marker_int(const json::Value& marker, const char* key, long long dflt, py::Version pv) {
+// int(marker.get(key, dflt)) as Python pv evaluates it. Python's int is unbounded and the operand
+// checks are modelled in 64 bits: a value beyond them is named as not predicted (saturating it would
+// print, and judge, another number).
+Result<std::int64_t> marker_int(const json::Value& marker, std::string_view prefix, const char* key, long long dflt,
+                                py::Version pv) {
   const json::Value* v = marker.get(key);
   if (v == nullptr) return std::int64_t(dflt);
   auto b = py::to_int(*v, pv);
   W4A8_TRY(b);
   long long out = 0;
-  if (!b->to_i64(out)) out = b->negative() ? std::numeric_limits<long long>::min() : std::numeric_limits<long long>::max();
+  if (!b->to_i64(out)) return make_error(ErrorKind::ConsumerIntRange, {py::repr_str(prefix, pv), key, b->text});
   return std::int64_t(out);
 }
 
@@ -71,9 +73,9 @@ Result<Described> describe_layer(const validate::Report& r, const validate::Laye
   d.codebook = desc(r, p + ".weight_codebook");
   d.correction = desc(r, p + ".weight_correction");
   d.bias = desc(r, p + ".bias");
-  auto g = marker_int(l.marker, "group_size", f.group_size, pv);
+  auto g = marker_int(l.marker, p, "group_size", f.group_size, pv);
   W4A8_TRY(g);
-  auto rr = marker_int(l.marker, "convrot_groupsize", f.convrot_groupsize, pv);
+  auto rr = marker_int(l.marker, p, "convrot_groupsize", f.convrot_groupsize, pv);
   W4A8_TRY(rr);
   d.group_size = *g;
   d.convrot_groupsize = *rr;

@@ -74,7 +74,8 @@ struct ConsumerMatrix {
 // OperandDesc of its weight, scales, codebook, correction and bias, G and R from the marker (int() as
 // Python pv, the format's defaults when absent; beyond 64 bits saturated), and an F32 input [1, K],
 // K = s_rel.shape[1] * G (2 * weight.shape[1] when s_rel is not 2-D).
-// @return Ok, gemm::validate_operands()'s errors, python.int.* (G or R), or ConsumerMissingTensor.
+// @return Ok, gemm::validate_operands()'s errors, python.int.* (G or R), ConsumerIntRange (G or R
+//         beyond 64 bits), or ConsumerMissingTensor.
 Status comfy_kitchen_accepts(const validate::Report& r, const validate::Layer& l, upstream::ComfyKitchen ck,
                              py::Version pv);
 // The CUDA kernel: comfy_kitchen_accepts() under the newest profile, then kern::check_layer_shape.

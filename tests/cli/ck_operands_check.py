@@ -59,7 +59,10 @@ def verdict(h, p, m):
     sr = h[p + ".weight_s_rel"]["shape"]
     w = h[p + ".weight"]["shape"]
     k = sr[1] * g if len(sr) == 2 else (2 * w[1] if len(w) == 2 else 0)
-    x = torch.zeros((1, k), dtype=torch.float32)
+    try:
+        x = torch.zeros((1, k), dtype=torch.float32)
+    except Exception as e:  # K beyond torch's int64 sizes: no input can be built for the layer at all
+        return "no input [1, %d]: %s: %s" % (k, type(e).__name__, str(e).splitlines()[0])
     try:
         ck.w4a8_int8_linear(x, need[".weight"], need[".weight_s_rel"], need[".weight_s_channel"],
                             opt[".weight_codebook"], opt[".weight_correction"], None, g, r, out_dtype=torch.float32)

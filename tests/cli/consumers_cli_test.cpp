@@ -92,6 +92,15 @@ std::vector<Case> cases() {
     t.back() = marker("blk.badint", R"({"format": "asym_w4a8_int8", "group_size": "abc", "convrot": true})");
     out.push_back({"badint", t, std::vector<std::string>(kColumns, "python.int.invalid_literal")});
   }
+  // group_size 2^64: sglang finds it a legal group size (a multiple of 16), then wants s_rel
+  // [8, 256 // 2^64] = [8, 0], not [8, 16]. It is beyond the 64 bits the GEMM's checks are modelled
+  // in, so the W4A8 consumers' cells say it is not predicted (saturated, it printed, and was judged
+  // as, 2^63 - 1).
+  {
+    auto t = w4a8_layer("blk.gbig", 8, 256, 16, 256);
+    t.back() = marker("blk.gbig", R"({"format": "asym_w4a8_int8", "group_size": 18446744073709551616, "convrot": true})");
+    out.push_back({"gbig", t, join(five("sglang.w4a8.shapes"), {"consumer.int_range", "consumer.int_range", "consumer.int_range"})});
+  }
   // Another Comfy format: sglang checks it (accepted); the W4A8 consumers do not load it.
   {
     std::vector<st::TensorSpec> t = {{"blk.int8.weight", st::Dtype::I8, {8, 16}, std::vector<std::uint8_t>(128, 1)},
@@ -322,6 +331,11 @@ TEST_P(ConsumersCliCk, CellsMatchTheRealPackage) {
     const std::string ours = message(m, "blk." + c.name, "comfy-kitchen " + version);
     if (upstream == nullptr) {  // not an asym_w4a8_int8 layer: not loaded by the W4A8 GEMM
       EXPECT_EQ(codes(m, "blk." + c.name)[version == "0.2.35" ? 5 : 6], "n/a") << c.name;
+    } else if (codes(m, "blk." + c.name)[version == "0.2.35" ? 5 : 6] == "consumer.int_range") {
+      // Not predicted (beyond 64 bits): ours names the value. The package cannot even be called on
+      // this layer: torch refuses an input [1, K] whose K overflows int64.
+      EXPECT_NE(ours.find("outside the 64-bit range"), std::string::npos) << c.name << " " << ours;
+      EXPECT_EQ(upstream->text.rfind("no input [1, ", 0), 0u) << c.name << ": " << upstream->text;
     } else if (upstream->text.rfind("missing ", 0) == 0) {
       EXPECT_NE(ours.find(upstream->text.substr(8)), std::string::npos) << c.name << " " << ours;
     } else {
