@@ -44,6 +44,10 @@ def write_safetensors(path, tensors, metadata=None):
 
 
 def main():
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1].startswith("-")):
+        # One optional directory; anything else (--help included) prints the usage, writing nothing.
+        print(__doc__.strip(), file=sys.stderr if sys.argv[1] not in ("-h", "--help") else sys.stdout)
+        return 0 if sys.argv[1] in ("-h", "--help") else 2
     out = sys.argv[1] if len(sys.argv) > 1 else "float-model"
     os.makedirs(out, exist_ok=True)
     rng = random.Random(20240611)
@@ -80,4 +84,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
