@@ -4,6 +4,7 @@
 // consumer matrix (consumer_matrix.hpp) instead of one release's verdict.
 #include <CLI/CLI.hpp>
 
+#include <array>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -38,21 +39,30 @@ std::string rules_text(const ValidateArgs& a) {
 }
 
 void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) {
+  using namespace std::string_view_literals;  // every piece appended with its length (no strlen)
   static constexpr std::string_view kSuffixes[] = {"weight", "weight_s_rel", "weight_s_channel", "weight_scale",
                                                    "weight_scale_2", "weight_codebook", "weight_correction",
                                                    "bias", "input_scale", "pre_quant_scale"};
+  // Each tensor line's start, "    SUFFIX: ", in one piece.
+  static const auto kLeads = [] {
+    std::array<std::string, std::size(kSuffixes)> leads;
+    for (std::size_t k = 0; k < leads.size(); ++k) leads[k] = "    " + std::string(kSuffixes[k]) + ": ";
+    return leads;
+  }();
   constexpr std::size_t kFlushAt = std::size_t{1} << 16;
   std::string buf;  // written in 64 KiB blocks: one stream call per line item cost more than the rest
   buf.reserve(kFlushAt + 4096);
   std::size_t next = 0;  // the tensor after the previous layer's
   for (const validate::Layer& l : r.layers) {
-    buf += "  ";
+    buf += "  "sv;
     py::append_repr_str(buf, l.prefix, pv);
-    buf += "  format=";
+    buf += "  format="sv;
     append_marker_format(buf, l.marker);
     for (const auto& [key, value] : l.marker.members) {
-      if (key == "format") continue;
-      buf.append(" ").append(key).append("=");
+      if (key == "format"sv) continue;
+      buf += ' ';
+      buf += key;
+      buf += '=';
       json::dump_append(buf, value);
     }
     buf += '\n';
@@ -62,7 +72,8 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
         if (t->name.substr(l.prefix.size() + 1) == kSuffixes[k]) found[k] = t;
     for (std::size_t k = 0; k < std::size(kSuffixes); ++k) {
       if (found[k] == nullptr) continue;
-      buf.append("    ").append(kSuffixes[k]).append(": ").append(st::dtype_name(found[k]->dtype));
+      buf += kLeads[k];
+      buf += st::dtype_name(found[k]->dtype);
       py::append_repr_shape(buf, found[k]->shape);
       buf += '\n';
     }

@@ -1,12 +1,15 @@
 #include "json/dump.hpp"
 
 #include <cmath>
+#include <string_view>
 
 #include "core/hex.hpp"
 
 #include "json/wtf8.hpp"
 
 namespace w4a8::json {
+
+using namespace std::string_view_literals;  // "..."sv: appended without strlen
 
 namespace {
 
@@ -17,19 +20,19 @@ void dump_string_to(std::string& out, std::string_view s);
 // Appends to one buffer: linear in the output, one growth pattern for the whole document.
 void dump_to(std::string& out, const Value& v) {
   switch (v.kind) {
-    case Kind::Null: out += "null"; return;
-    case Kind::Bool: out += v.boolean ? "true" : "false"; return;
+    case Kind::Null: out += "null"sv; return;
+    case Kind::Bool: out += v.boolean ? "true"sv : "false"sv; return;
     case Kind::Int: out += v.text; return;
     case Kind::Float:
-      if (std::isnan(v.number)) out += "NaN";
-      else if (std::isinf(v.number)) out += v.number < 0 ? "-Infinity" : "Infinity";
+      if (std::isnan(v.number)) out += "NaN"sv;
+      else if (std::isinf(v.number)) out += v.number < 0 ? "-Infinity"sv : "Infinity"sv;
       else out += py_float_repr(v.number);
       return;
     case Kind::String: dump_string_to(out, v.text); return;
     case Kind::Array: {
       out.push_back('[');
       for (std::size_t i = 0; i < v.items.size(); ++i) {
-        if (i > 0) out += ", ";
+        if (i > 0) out += ", "sv;
         dump_to(out, v.items[i]);
       }
       out.push_back(']');
@@ -38,9 +41,9 @@ void dump_to(std::string& out, const Value& v) {
     case Kind::Object: {
       out.push_back('{');
       for (std::size_t i = 0; i < v.members.size(); ++i) {
-        if (i > 0) out += ", ";
+        if (i > 0) out += ", "sv;
         dump_string_to(out, v.members[i].first);
-        out += ": ";
+        out += ": "sv;
         dump_to(out, v.members[i].second);
       }
       out.push_back('}');

@@ -8,6 +8,8 @@
 
 namespace w4a8::py {
 
+using namespace std::string_view_literals;  // "..."sv: appended without strlen
+
 namespace {
 
 void append_hex(std::string& out, char32_t v, int digits) { hex::append(out, v, digits); }
@@ -83,7 +85,7 @@ void append_repr_str(std::string& out, std::string_view s, Version v) {
 void append_repr_shape(std::string& out, std::span<const std::uint64_t> shape) {
   out += '(';
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) out += ", ";
+    if (i > 0) out += ", "sv;
     char digits[20];  // UINT64_MAX has 20 decimal digits
     const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, shape[i]);
     (void)ec;  // cannot fail: the buffer holds any uint64
