@@ -72,7 +72,7 @@ struct ConsumerMatrix {
 
 // comfy-kitchen's operand validation (profile ck) of layer `l` from `r`'s tensor metadata: the
 // OperandDesc of its weight, scales, codebook, correction and bias, G and R from the marker (int() as
-// Python pv, the format's defaults when absent; beyond 64 bits saturated), and an F32 input [1, K],
+// Python pv, the format's defaults when absent; beyond 64 bits ConsumerIntRange), and an F32 input [1, K],
 // K = s_rel.shape[1] * G (2 * weight.shape[1] when s_rel is not 2-D).
 // @return Ok, gemm::validate_operands()'s errors, python.int.* (G or R), ConsumerIntRange (G or R
 //         beyond 64 bits), or ConsumerMissingTensor.

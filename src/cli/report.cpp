@@ -22,15 +22,15 @@ void JsonWriter::separate() {
   }
 }
 
-void JsonWriter::wrote() {
-  constexpr std::size_t kBlock = std::size_t{1} << 16;
-  if (first_.empty() || buf_.size() >= kBlock) flush();
-}
-
-void JsonWriter::flush() {
+void BlockOut::flush() {
   if (buf_.empty()) return;
   os_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
   buf_.clear();
+}
+
+void JsonWriter::wrote() {
+  if (first_.empty()) return out_.flush();
+  out_.flush_if_full();
 }
 
 JsonWriter& JsonWriter::begin_object() {

@@ -20,15 +20,33 @@ enum class Format : std::uint8_t { Text, Json };
 // 1 for ExitClass::Reject, 2 for ExitClass::Usage.
 int exit_status(const Error& e);
 
+// Text gathered in one string and handed to a stream in 64 KiB blocks: one stream call per piece
+// cost more than making the pieces (reports of tens of thousands of layers). The rest is written by
+// flush() or at destruction.
+class BlockOut {
+ public:
+  explicit BlockOut(std::ostream& os) : os_(os) {}
+  ~BlockOut() { flush(); }
+  BlockOut(const BlockOut&) = delete;
+  BlockOut& operator=(const BlockOut&) = delete;
+  std::string& text() { return buf_; }  // append here, then call flush_if_full()
+  void flush_if_full() {
+    if (buf_.size() >= kBlock) flush();
+  }
+  void flush();
+
+ private:
+  static constexpr std::size_t kBlock = std::size_t{1} << 16;
+  std::ostream& os_;
+  std::string buf_;
+};
+
 // Streams JSON text with Python json.dumps' separators (", ", ": "), so output of any size is
-// written as it is produced (no document tree is built): in 64 KiB blocks, and the rest as soon as
-// the outermost value closes (the caller may then write to the stream itself).
+// written as it is produced (no document tree is built): in BlockOut's blocks, and the rest as soon
+// as the outermost value closes (the caller may then write to the stream itself).
 class JsonWriter {
  public:
-  explicit JsonWriter(std::ostream& os) : os_(os) {}
-  ~JsonWriter() { flush(); }
-  JsonWriter(const JsonWriter&) = delete;
-  JsonWriter& operator=(const JsonWriter&) = delete;
+  explicit JsonWriter(std::ostream& os) : out_(os), buf_(out_.text()) {}
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -44,9 +62,8 @@ class JsonWriter {
  private:
   void separate();
   void wrote();  // after each value: a full block, or the finished document, goes to the stream
-  void flush();
-  std::ostream& os_;
-  std::string buf_;
+  BlockOut out_;
+  std::string& buf_;  // out_'s text
   std::vector<bool> first_;  // per open container: no member written yet
   bool after_key_ = false;
 };

@@ -49,9 +49,8 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
     for (std::size_t k = 0; k < leads.size(); ++k) leads[k] = "    " + std::string(kSuffixes[k]) + ": ";
     return leads;
   }();
-  constexpr std::size_t kFlushAt = std::size_t{1} << 16;
-  std::string buf;  // written in 64 KiB blocks: one stream call per line item cost more than the rest
-  buf.reserve(kFlushAt + 4096);
+  BlockOut block(out);
+  std::string& buf = block.text();
   std::size_t next = 0;  // the tensor after the previous layer's
   for (const validate::Layer& l : r.layers) {
     buf += "  "sv;
@@ -77,12 +76,8 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
       py::append_repr_shape(buf, found[k]->shape);
       buf += '\n';
     }
-    if (buf.size() >= kFlushAt) {
-      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-      buf.clear();
-    }
+    block.flush_if_full();
   }
-  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
 // Layers per marker format, in first-seen order.
