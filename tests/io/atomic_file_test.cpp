@@ -105,25 +105,33 @@ TEST(AtomicFile, FileSizeLimitFailsCleanly) {
   EXPECT_EQ(d.names(), std::vector<std::string>{"big"});
 }
 
+// A child process that starts writing `p` (and finishes the temporary when `finished`), then raises
+// `sig`. @return its wait status.
+int status_after_signal_mid_write(const std::string& p, int sig, bool finished) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const rlimit no_core{0, 0};  // SIGQUIT and SIGXCPU would dump core
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    install_output_cleanup();
+    auto f = AtomicFile::create(p);
+    if (!f.ok()) ::_exit(3);
+    (void)f->write(as_bytes(std::string(5000, 'p')));
+    if (finished && !f->finish().ok()) ::_exit(4);
+    ::raise(sig);
+    ::_exit(5);  // not reached: the signal ends the process
+  }
+  int st = 0;
+  if (pid < 0 || ::waitpid(pid, &st, 0) != pid) return -1;
+  return st;
+}
+
 TEST(AtomicFile, FatalSignalMidWriteRemovesTheTemporary) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGXCPU, SIGVTALRM, SIGPROF, SIGUSR1, SIGUSR2}) {
     TempDir d("signal");
     const std::string p = d / "model.safetensors";
     spit(p, "the user's file");
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      const rlimit no_core{0, 0};  // SIGQUIT and SIGXCPU would dump core
-      ::setrlimit(RLIMIT_CORE, &no_core);
-      install_output_cleanup();
-      auto f = AtomicFile::create(p);
-      if (!f.ok()) ::_exit(3);
-      (void)f->write(as_bytes(std::string(5000, 'p')));
-      ::raise(sig);
-      ::_exit(4);  // not reached: the signal ends the process
-    }
-    int st = 0;
-    ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    const int st = status_after_signal_mid_write(p, sig, false);
+    ASSERT_NE(st, -1) << "fork/waitpid failed";
     ASSERT_TRUE(WIFSIGNALED(st)) << "the child must die of the signal, as without the handler";
     EXPECT_EQ(WTERMSIG(st), sig);
     EXPECT_EQ(slurp(p), "the user's file");
@@ -143,19 +151,8 @@ TEST(AtomicFile, SigkillLeavesNoTemporaryWhereTheFilesystemAllows) {
     TempDir d("kill");
     const std::string p = d / "model.safetensors";
     spit(p, "the user's file");
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      install_output_cleanup();
-      auto f = AtomicFile::create(p);
-      if (!f.ok()) ::_exit(3);
-      (void)f->write(as_bytes(std::string(5000, 'p')));
-      if (finished && !f->finish().ok()) ::_exit(4);
-      ::raise(SIGKILL);
-      ::_exit(5);
-    }
-    int st = 0;
-    ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    const int st = status_after_signal_mid_write(p, SIGKILL, finished);
+    ASSERT_NE(st, -1) << "fork/waitpid failed";
     ASSERT_TRUE(WIFSIGNALED(st)) << "exit " << WEXITSTATUS(st);
     EXPECT_EQ(WTERMSIG(st), SIGKILL);
     EXPECT_EQ(slurp(p), "the user's file");
