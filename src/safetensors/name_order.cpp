@@ -11,6 +11,7 @@ namespace {
 
 constexpr std::size_t kMaxMergedRuns = 64;  // more ascending runs than this: the chunked sort
 constexpr std::size_t kSmallRange = 16;     // ranges up to this size: insertion sort on whole names
+constexpr int kAhead = 8;                   // entries of a permutation cycle prefetched ahead of the moves
 
 // A name being sorted: its bytes (so sorting never reads the tensor table), its input position,
 // and the 8 bytes it is currently sorted on.
@@ -19,6 +20,7 @@ struct Entry {
   const char* p;
   std::uint32_t n;
   std::uint32_t index;
+  std::uint32_t h;  // merge path: bytes shared with the previous entry of its run (LCP)
 };
 
 std::uint64_t chunk(const Entry& e, std::size_t depth) {
@@ -43,9 +45,6 @@ int compare_from(const Entry& a, const Entry& b, std::size_t depth) {
   return a.n == b.n ? 0 : (a.n < b.n ? -1 : 1);
 }
 
-// Strict name order (equal names: false).
-bool name_less_from(const Entry& a, const Entry& b, std::size_t depth) { return compare_from(a, b, depth) < 0; }
-
 // Name order, then input order.
 bool less_from(const Entry& a, const Entry& b, std::size_t depth) {
   const int c = compare_from(a, b, depth);
@@ -53,6 +52,72 @@ bool less_from(const Entry& a, const Entry& b, std::size_t depth) {
 }
 
 bool same_name(const Entry& a, const Entry& b) { return a.n == b.n && std::memcmp(a.p, b.p, a.n) == 0; }
+
+// The first position >= from where the names differ, or the shorter length (one is a prefix of the
+// other, or they are equal). pre: they agree on [0, from).
+std::uint32_t mismatch_from(const Entry& a, const Entry& b, std::uint32_t from) {
+  const std::uint32_t m = std::min(a.n, b.n);
+  std::uint32_t k = from;
+  for (std::uint64_t x, y; k + 8 <= m; k += 8) {
+    std::memcpy(&x, a.p + k, 8);
+    std::memcpy(&y, b.p + k, 8);
+    if (x != y) {
+      const int bit = std::endian::native == std::endian::little ? __builtin_ctzll(x ^ y) : __builtin_clzll(x ^ y);
+      return k + static_cast<std::uint32_t>(bit / 8);
+    }
+  }
+  while (k < m && a.p[k] == b.p[k]) ++k;
+  return k;
+}
+
+// a < b in name order, given k = mismatch_from(a, b, ...).
+bool name_less_at(const Entry& a, const Entry& b, std::uint32_t k) {
+  if (k == a.n || k == b.n) return a.n < b.n;
+  return static_cast<unsigned char>(a.p[k]) < static_cast<unsigned char>(b.p[k]);
+}
+
+// Merges the ascending runs x = [a, a_end) and y = [b, b_end) (x before y in the input) into out,
+// with LCP values (Entry::h). h of the heads against the last entry written tells most steps apart
+// without reading a name: the head sharing more with it is the smaller; only equal values compare
+// bytes, from there on. So the cost is the entries plus the bytes that tell names apart, and the
+// names (scattered over the header) are rarely touched. Equal names: x's first (input order).
+// pre: the first entry of each run has h = the bytes every name shares (its LCP with the last
+// entry written before, for every entry of either run).
+void lcp_merge(const Entry* a, const Entry* a_end, const Entry* b, const Entry* b_end, Entry* out) {
+  std::uint32_t ha = a->h, hb = b->h;  // each head's LCP with the entry written last
+  while (a != a_end && b != b_end) {
+    bool take_a;
+    if (ha != hb) {
+      take_a = ha > hb;
+    } else {
+      const std::uint32_t k = mismatch_from(*a, *b, ha);
+      take_a = !name_less_at(*b, *a, k);
+      (take_a ? hb : ha) = k;  // the one left behind, against the one written
+    }
+    if (take_a) {
+      *out = *a;
+      out->h = ha;
+      ++out;
+      if (++a != a_end) ha = a->h;
+    } else {
+      *out = *b;
+      out->h = hb;
+      ++out;
+      if (++b != b_end) hb = b->h;
+    }
+  }
+  // The rest keeps its own LCP values, except the first of it, now against the last entry written.
+  if (a != a_end) {
+    Entry* first = out;
+    out = std::copy(a, a_end, out);
+    first->h = ha;
+  }
+  if (b != b_end) {
+    Entry* first = out;
+    std::copy(b, b_end, out);
+    first->h = hb;
+  }
+}
 
 void insertion_sort(Entry* b, Entry* e, std::size_t depth) {
   for (Entry* i = b + 1; i < e; ++i) {
@@ -126,39 +191,66 @@ bool sort_by_name(std::vector<TensorInfo>& v) {
   if (n < 2) return false;
   std::unique_ptr<Entry[]> e(new Entry[n]);
   for (std::size_t i = 0; i < n; ++i)
-    e[i] = {0, v[i].name.data(), static_cast<std::uint32_t>(v[i].name.size()), static_cast<std::uint32_t>(i)};
+    e[i] = {0, v[i].name.data(), static_cast<std::uint32_t>(v[i].name.size()), static_cast<std::uint32_t>(i), 0};
   // Names share long prefixes ("model.diffusion_model."): every comparison starts after them.
   const std::size_t lcp = common_prefix(e.get(), n);
-  // Ascending runs (strictly: a repeat starts a new one). One run: sorted, no repeats, nothing to do.
+  // Ascending runs (strictly: a repeat starts a new one), each entry's LCP with its predecessor
+  // noted for the merge. One run: sorted, no repeats, nothing to do.
+  const auto base = static_cast<std::uint32_t>(lcp);
   std::vector<std::size_t> runs = {0};
-  for (std::size_t i = 1; i < n && runs.size() <= kMaxMergedRuns; ++i)
-    if (!name_less_from(e[i - 1], e[i], lcp)) runs.push_back(i);
+  e[0].h = base;
+  for (std::size_t i = 1; i < n && runs.size() <= kMaxMergedRuns; ++i) {
+    const std::uint32_t k = mismatch_from(e[i - 1], e[i], base);
+    if (name_less_at(e[i - 1], e[i], k)) {
+      e[i].h = k;
+    } else {
+      e[i].h = base;
+      runs.push_back(i);
+    }
+  }
   if (runs.size() == 1) return false;
+  bool dropped = false;
   if (runs.size() <= kMaxMergedRuns) {
-    // The crate's writer emits names sorted within each dtype group: a few runs, merged pairwise.
+    // The crate's writer emits names sorted within each dtype group: a few runs, merged pairwise
+    // (adjacent runs, so the left one always came first in the input).
     runs.push_back(n);
-    const auto less = [lcp](const Entry& x, const Entry& y) { return less_from(x, y, lcp); };
+    std::unique_ptr<Entry[]> spare(new Entry[n]);
     while (runs.size() > 2) {
       std::vector<std::size_t> merged = {0};
-      for (std::size_t r = 0; r + 2 < runs.size(); r += 2) {
-        std::inplace_merge(e.get() + runs[r], e.get() + runs[r + 1], e.get() + runs[r + 2], less);
+      std::size_t r = 0;
+      for (; r + 2 < runs.size(); r += 2) {
+        lcp_merge(e.get() + runs[r], e.get() + runs[r + 1], e.get() + runs[r + 1], e.get() + runs[r + 2], spare.get() + runs[r]);
         merged.push_back(runs[r + 2]);
       }
-      if (runs.size() % 2 == 0) merged.push_back(runs.back());  // an odd run out waits a round
+      if (r + 1 < runs.size()) {  // an odd run out waits a round
+        std::copy(e.get() + runs[r], e.get() + runs[r + 1], spare.get() + runs[r]);
+        merged.push_back(runs[r + 1]);
+      }
+      std::swap(e, spare);
       runs = std::move(merged);
     }
+    // Equal names are adjacent, in input order: the whole name shared with the previous one.
+    for (std::size_t k = 1; k < n && !dropped; ++k) dropped = e[k].h == e[k].n && e[k - 1].n == e[k].n;
   } else {
     chunked_sort(e.get(), n, lcp);
+    // Equal names are adjacent, in input order, and the last of them stays.
+    for (std::size_t k = 0; k + 1 < n && !dropped; ++k) dropped = same_name(e[k], e[k + 1]);
   }
-  // Equal names are adjacent, in input order, and the last of them stays.
-  bool dropped = false;
-  for (std::size_t k = 0; k + 1 < n && !dropped; ++k) dropped = same_name(e[k], e[k + 1]);
   // In place, cycle by cycle (a done slot gets its own index), then the repeats squeezed out. Not
   // gathered into a second table: its first-touch page faults cost more than the scattered moves.
   for (std::uint32_t k = 0; k < n; ++k) {
     if (e[k].index == k) continue;
     TensorInfo held = std::move(v[k]);
     std::uint32_t j = k;
+    // The cycle's entries are known ahead (e[] is small and cached): fetch kAhead of them early, or
+    // each move waits on a cache miss (the table is larger than L2 at 20,000 tensors). A lookahead
+    // past the cycle's end reads finished slots (their own index): harmless prefetches.
+    std::uint32_t ahead = k;
+    const auto fetch = [&](std::uint32_t i) {
+      __builtin_prefetch(&v[i]);
+      __builtin_prefetch(reinterpret_cast<const char*>(&v[i]) + sizeof(TensorInfo) - 1);  // may straddle lines
+    };
+    for (int d = 0; d < kAhead; ++d) fetch(ahead = e[ahead].index);
     while (true) {
       const std::uint32_t src = e[j].index;
       e[j].index = j;
@@ -166,9 +258,7 @@ bool sort_by_name(std::vector<TensorInfo>& v) {
         v[j] = std::move(held);
         break;
       }
-      // The next entry of the cycle is known a step ahead: fetch it while this one moves (the
-      // table is larger than L2 at 20,000 tensors, and these moves are otherwise cache misses).
-      __builtin_prefetch(&v[e[src].index]);
+      fetch(ahead = e[ahead].index);
       v[j] = std::move(v[src]);
       j = src;
     }

@@ -105,7 +105,7 @@ TEST(StReference, ManyTensorsSortLikeReference) {
   const std::vector<std::string> stems = {"model.diffusion_model.double_blocks.", "model.diffusion_model.",
                                           "model.", "m", "", "model.diffusion_model.double_blocks.1\\u0000",
                                           "\\u0000", "model.diffusion_model.double_blocks.10.img_attn.proj"};
-  for (int round = 0; round < 60; ++round) {
+  for (int round = 0; round < 150; ++round) {
     const std::size_t count = 1 + rng() % 700;
     std::vector<std::string> names;
     for (std::size_t i = 0; i < count; ++i) {
@@ -115,10 +115,12 @@ TEST(StReference, ManyTensorsSortLikeReference) {
       names.push_back(n);
     }
     if (round % 3 == 0) std::sort(names.begin(), names.end());
-    if (round % 3 == 1) {  // a few sorted runs
-      const std::size_t cut = rng() % names.size();
-      std::sort(names.begin(), names.begin() + std::ptrdiff_t(cut));
-      std::sort(names.begin() + std::ptrdiff_t(cut), names.end());
+    if (round % 3 == 1) {  // sorted runs (the merge path up to 64 runs, the chunked sort past it)
+      std::vector<std::size_t> cuts = {0, names.size()};
+      for (std::size_t k = round % 2 ? 1 : rng() % 80; k > 0; --k) cuts.push_back(rng() % names.size());
+      std::sort(cuts.begin(), cuts.end());
+      for (std::size_t k = 0; k + 1 < cuts.size(); ++k)
+        std::sort(names.begin() + std::ptrdiff_t(cuts[k]), names.begin() + std::ptrdiff_t(cuts[k + 1]));
     }
     std::string h = "{";
     std::uint64_t off = 0;
