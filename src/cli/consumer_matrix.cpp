@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "cli/checkpoint_input.hpp"
+#include "cli/layer_marker.hpp"
 #include "cli/report.hpp"
 #include "json/dump.hpp"
 #include "kernels/problem.hpp"
@@ -18,24 +19,6 @@ namespace w4a8::cli {
 namespace {
 
 constexpr std::size_t kMaxLabelWidth = 60;  // longer layer names overflow their column
-
-bool is_w4a8(const validate::Layer& l) {
-  return validate::comfy_format_of(l.marker) == &validate::comfy_format(validate::ComfyFormatId::W4a8);
-}
-
-// int(marker.get(key, dflt)) as Python pv evaluates it. Python's int is unbounded and the operand
-// checks are modelled in 64 bits: a value beyond them is named as not predicted (saturating it would
-// print, and judge, another number).
-Result<std::int64_t> marker_int(const json::Value& marker, std::string_view prefix, const char* key, long long dflt,
-                                py::Version pv) {
-  const json::Value* v = marker.get(key);
-  if (v == nullptr) return std::int64_t(dflt);
-  auto b = py::to_int(*v, pv);
-  W4A8_TRY(b);
-  long long out = 0;
-  if (!b->to_i64(out)) return make_error(ErrorKind::ConsumerIntRange, {py::repr_str(prefix, pv), key, b->text});
-  return std::int64_t(out);
-}
 
 std::optional<gemm::TensorDesc> desc(const validate::Report& r, const std::string& name) {
   const validate::TensorMeta* t = r.find(name);
@@ -60,7 +43,6 @@ struct Described {
 };
 
 Result<Described> describe_layer(const validate::Report& r, const validate::Layer& l, py::Version pv) {
-  const validate::ComfyFormat& f = validate::comfy_format(validate::ComfyFormatId::W4a8);
   Described out;
   gemm::OperandDesc& d = out.d;
   const std::string& p = l.prefix;
@@ -73,12 +55,10 @@ Result<Described> describe_layer(const validate::Report& r, const validate::Laye
   d.codebook = desc(r, p + ".weight_codebook");
   d.correction = desc(r, p + ".weight_correction");
   d.bias = desc(r, p + ".bias");
-  auto g = marker_int(l.marker, p, "group_size", f.group_size, pv);
-  W4A8_TRY(g);
-  auto rr = marker_int(l.marker, p, "convrot_groupsize", f.convrot_groupsize, pv);
-  W4A8_TRY(rr);
-  d.group_size = *g;
-  d.convrot_groupsize = *rr;
+  auto groups = marker_groups(l, pv);
+  W4A8_TRY(groups);
+  d.group_size = groups->group_size;
+  d.convrot_groupsize = groups->convrot_groupsize;
   out.k = layer_k(d);
   d.input = gemm::TensorDesc{st::Dtype::F32, {1, out.k}};
   return out;

@@ -16,6 +16,7 @@
 #include "cli/checkpoint_input.hpp"
 #include "cli/commands.hpp"
 #include "cli/consumer_matrix.hpp"
+#include "cli/layer_marker.hpp"
 #include "cli/layer_source.hpp"
 #include "cli/options.hpp"
 #include "cli/report.hpp"
@@ -34,7 +35,6 @@
 namespace w4a8::cli {
 namespace {
 
-constexpr std::string_view kW4a8Format = "asym_w4a8_int8";
 constexpr std::size_t kListedRows = 8;  // non-finite rows named in a message
 
 struct GemmArgs {
@@ -47,22 +47,6 @@ struct GemmArgs {
   unsigned threads = 1;
   ComfyKitchenRelease ck;  // whose operand rules and decode the GEMM follows
 };
-
-// int(marker.get(key, dflt)) as upstream evaluates it; strict validation already bounded it.
-Result<std::int64_t> marker_int(const json::Value& marker, const char* key, std::int64_t dflt) {
-  const json::Value* v = marker.get(key);
-  if (!v) return dflt;
-  auto b = py::to_int(*v);
-  W4A8_TRY(b);
-  long long out = 0;
-  if (!b->to_i64(out)) return make_error(ErrorKind::UsageError, {std::string(key) + " does not fit 64 bits"});
-  return std::int64_t(out);
-}
-
-bool is_w4a8(const validate::Layer& l) {
-  const json::Value* f = l.marker.get("format");
-  return f && f->is_string() && f->text == kW4a8Format;
-}
 
 // CliNoSuchLayer, with the closest asym_w4a8_int8 layer names.
 Error no_such_layer(const std::string& layer, const io::Checkpoint& ck, const validate::Report& r) {
@@ -207,11 +191,9 @@ void run(const GemmArgs& given, Reporter& report) {
   for (const auto& l : rep.layers)
     if (l.prefix == a.layer) vl = &l;
   if (!vl || !is_w4a8(*vl)) return report.fail(no_such_layer(a.layer, *ck, rep));
-  auto g = marker_int(vl->marker, "group_size", 16);
-  if (!g.ok()) return report.fail(g.error());
-  auto r = marker_int(vl->marker, "convrot_groupsize", 256);
-  if (!r.ok()) return report.fail(r.error());
-  auto layer = load_layer(*ck, a.layer, *g, *r);
+  auto groups = marker_groups(*vl, vopt.python);
+  if (!groups.ok()) return report.fail(groups.error());
+  auto layer = load_layer(*ck, a.layer, groups->group_size, groups->convrot_groupsize);
   if (!layer.ok()) return report.fail(layer.error(), by_ck);
   // 4. Activations.
   auto x = load_input(a, report, input_where);
