@@ -10,8 +10,10 @@ bench/validate_bench --file; Python json.loads in this interpreter).
                                      [--out table.md]
 
 Times are the minimum over --runs (each a fresh process, measured with wait4: wall clock and the
-child's peak RSS). --baseline times another w4a8check binary on the same files (e.g. the 0.1
-release) in the same run. Prints a Markdown table and the machine it ran on.
+child's peak RSS), with the median beside it. The commands of one group (start-up; one checkpoint)
+run interleaved, one of each per round, so a busy spell of a shared host slows them alike.
+--baseline times another w4a8check binary on the same files (e.g. the previous build) in the same
+run. Prints a Markdown table and the machine it ran on.
 """
 import argparse
 import json
@@ -64,15 +66,21 @@ def peak_rss(argv):
     return ru.ru_maxrss / 1024.0
 
 
-def best(argv, runs, ok=(0,)):
-    walls, cpus = [], []
+def best_interleaved(cmds, runs, ok=(0,)):
+    """{label: (min wall, min CPU, median wall, peak RSS)} over `runs` rounds, each round running every
+    command once in turn: a noisy spell of the host then slows every command alike, where a block of
+    one command's runs would be judged on the spell alone."""
+    walls = {label: [] for label, _ in cmds}
+    cpus = {label: [] for label, _ in cmds}
     for _ in range(runs):
-        w, c, rc = run_once(argv)
-        if rc not in ok:
-            raise SystemExit("%s exited %d" % (" ".join(argv), rc))
-        walls.append(w)
-        cpus.append(c)
-    return min(walls), min(cpus), peak_rss(argv)
+        for label, argv in cmds:
+            w, c, rc = run_once(argv)
+            if rc not in ok:
+                raise SystemExit("%s exited %d" % (" ".join(argv), rc))
+            walls[label].append(w)
+            cpus[label].append(c)
+    return {label: (min(walls[label]), min(cpus[label]), sorted(walls[label])[len(walls[label]) // 2], peak_rss(argv))
+            for label, argv in cmds}
 
 
 def cuda_link_stub():
@@ -118,6 +126,8 @@ def cpp_inprocess(bench, path, runs):
 
 
 def fmt_ms(s):
+    if s < 0.01:
+        return "%.2f ms" % (s * 1e3)
     return "%.1f ms" % (s * 1e3) if s < 10 else "%.2f s" % s
 
 
@@ -144,22 +154,20 @@ def main():
 
     print("machine:", machine(), flush=True)
     runs = max(a.runs, 20)  # start-up: many short runs
-    for label, argv in [("w4a8check --version", [cli, "--version"]),
-                        ("w4a8check validate (tiny file, 2 layers)", [cli, "validate", tiny]),
-                        ("w4a8check validate --strict --json (tiny file)", [cli, "validate", "--strict", "--json", tiny]),
-                        ("python3 -c pass (interpreter start, reference)", [sys.executable, "-c", "pass"]),
-                        ("python3 json.loads of the tiny header", [sys.executable, "-c", PY_LOADS, tiny])]:
-        w, c, r = best(argv, runs)
-        row(label, w, c, r)
+    start = [("w4a8check --version", [cli, "--version"]),
+             ("w4a8check validate (tiny file, 2 layers)", [cli, "validate", tiny]),
+             ("w4a8check validate --strict --json (tiny file)", [cli, "validate", "--strict", "--json", tiny]),
+             ("python3 -c pass (interpreter start, reference)", [sys.executable, "-c", "pass"]),
+             ("python3 json.loads of the tiny header", [sys.executable, "-c", PY_LOADS, tiny])]
+    if a.baseline:
+        start += [("baseline --version (%s)" % a.baseline, [a.baseline, "--version"]),
+                  ("baseline validate (tiny file)", [a.baseline, "validate", tiny])]
+    for label, (w, c, med, r) in best_interleaved(start, runs).items():
+        row(label, w, c, r, "median %s" % fmt_ms(med))
     stub = cuda_link_stub()
     if stub:
-        w, c, r = best([stub], max(3, a.runs))
+        w, c, med, r = best_interleaved([("stub", [stub])], max(3, a.runs))["stub"]
         row("empty C++ program linking cudart + cuBLAS + cuBLASLt (what 0.1 loaded)", w, c, r)
-    if a.baseline:
-        w, c, r = best([a.baseline, "--version"], runs)
-        row("baseline --version (%s)" % a.baseline, w, c, r)
-        w, c, r = best([a.baseline, "validate", tiny], runs)
-        row("baseline validate (tiny file)", w, c, r)
 
     tmp = tempfile.mkdtemp(prefix="w4a8-cli-bench-")
     for n, order in [(int(s), o) for s in a.sizes.split(",") for o in a.orders.split(",")]:
@@ -170,22 +178,18 @@ def main():
         mb = hl / 1e6
         runs_n = a.runs if n <= 100000 else max(1, min(a.runs, 3))
         print("\n%d tensors, %s order: header %.2f MB, file %.1f MB" % (n, order, mb, os.path.getsize(path) / 1e6), flush=True)
-        results = {}
-        for label, extra in [("validate (text)", []), ("validate --json", ["--json"]),
-                             ("validate --strict", ["--strict"]), ("validate --summary", ["--summary"]),
-                             ("validate --quiet", ["--quiet"])]:
-            w, c, r = best([cli, "validate"] + extra + [path], runs_n)
-            results[label] = (w, c)
-            row("%s: w4a8check %s" % (tag, label), w, c, r, "%.0f MB/s of header (wall)" % (mb / w))
-        w_py, c_py, r_py = best([sys.executable, "-c", PY_LOADS, path], runs_n)
-        row("%s: python3 process: json.loads(header)" % tag, w_py, c_py, r_py, "%.0f MB/s of header (wall)" % (mb / w_py))
+        modes = [("validate (text)", []), ("validate --json", ["--json"]), ("validate --strict", ["--strict"]),
+                 ("validate --summary", ["--summary"]), ("validate --quiet", ["--quiet"])]
+        cmds = [("%s: w4a8check %s" % (tag, label), [cli, "validate"] + extra + [path]) for label, extra in modes]
+        cmds.append(("%s: python3 process: json.loads(header)" % tag, [sys.executable, "-c", PY_LOADS, path]))
         if a.baseline:
-            for label, extra in [("validate (text)", []), ("validate --json", ["--json"]), ("validate --quiet", ["--quiet"])]:
-                if n > 100000 and extra == ["--json"]:  # 0.1 (a baseline used before) was quadratic there
-                    rows.append(("%s: baseline %s" % (tag, label), "not run (quadratic: minutes)", "", "", ""))
-                    continue
-                w, c, r = best([a.baseline, "validate"] + extra + [path], runs_n)
-                row("%s: baseline %s" % (tag, label), w, c, r, "%.0f MB/s of header (wall)" % (mb / w))
+            cmds += [("%s: baseline %s" % (tag, label), [a.baseline, "validate"] + extra + [path])
+                     for label, extra in modes if label != "validate --strict" and label != "validate --summary"]
+        timed = best_interleaved(cmds, runs_n)
+        for label, (w, c, med, r) in timed.items():
+            row(label, w, c, r, "%.0f MB/s of header (wall); median %s" % (mb / w, fmt_ms(med)))
+        results = {label: (timed["%s: w4a8check %s" % (tag, label)][:2]) for label, _ in modes}
+        w_py, c_py = timed["%s: python3 process: json.loads(header)" % tag][:2]
         t_open, t_all = cpp_inprocess(bench, path, runs_n)
         t_py = py_inprocess(path, runs_n)
         row("%s: in process: C++ File::open (mmap + header parse)" % tag, t_open, None, 0, "%.0f MB/s" % (mb / t_open))
