@@ -57,11 +57,11 @@ std::string stack_edits(std::mt19937_64& rng, std::string h) {
 std::string describe(const Status& s, const Header& h) {
   if (!s.ok()) return "error: " + s.error().message;
   std::string out = "ok meta=" + std::to_string(h.has_metadata);
-  for (const auto& [k, v] : h.metadata) out += " [" + k + "=" + v + "]";
+  for (const auto& [k, v] : h.metadata) out.append(" [").append(k).append("=").append(v).append("]");
   for (const auto& t : h.tensors) {
-    out += " {" + t.name + " " + std::string(dtype_name(t.dtype)) + " (";
-    for (auto d : t.shape) out += std::to_string(d) + ",";
-    out += ") " + std::to_string(t.begin) + ".." + std::to_string(t.end) + "}";
+    out.append(" {").append(t.name).append(" ").append(dtype_name(t.dtype)).append(" (");
+    for (auto d : t.shape) out.append(std::to_string(d)).append(",");
+    out.append(") ").append(std::to_string(t.begin)).append("..").append(std::to_string(t.end)).append("}");
   }
   return out;
 }
