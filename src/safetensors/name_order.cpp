@@ -54,9 +54,9 @@ bool less_from(const Entry& a, const Entry& b, std::size_t depth) {
 bool same_name(const Entry& a, const Entry& b) { return a.n == b.n && std::memcmp(a.p, b.p, a.n) == 0; }
 
 // The first position >= from where the names differ, or the shorter length (one is a prefix of the
-// other, or they are equal). pre: they agree on [0, from).
-std::uint32_t mismatch_from(const Entry& a, const Entry& b, std::uint32_t from) {
-  const std::uint32_t m = std::min(a.n, b.n);
+// other, or they are equal), or `limit` if that comes first. pre: they agree on [0, from).
+std::uint32_t mismatch_from(const Entry& a, const Entry& b, std::uint32_t from, std::uint32_t limit = UINT32_MAX) {
+  const std::uint32_t m = std::min({a.n, b.n, limit});
   std::uint32_t k = from;
   for (std::uint64_t x, y; k + 8 <= m; k += 8) {
     std::memcpy(&x, a.p + k, 8);
@@ -129,23 +129,9 @@ void insertion_sort(Entry* b, Entry* e, std::size_t depth) {
 }
 
 // Bytes every name shares at its start.
-std::size_t common_prefix(const Entry* e, std::size_t n) {
-  std::size_t lcp = e[0].n;
-  for (std::size_t i = 1; i < n && lcp > 0; ++i) {
-    std::size_t m = std::min<std::size_t>(lcp, e[i].n);
-    std::size_t k = 0;
-    for (std::uint64_t x, y; k + 8 <= m; k += 8) {
-      std::memcpy(&x, e[0].p + k, 8);
-      std::memcpy(&y, e[i].p + k, 8);
-      if (x != y) {  // the first differing byte: the lowest one in memory order
-        const int bit = std::endian::native == std::endian::little ? __builtin_ctzll(x ^ y) : __builtin_clzll(x ^ y);
-        m = k += static_cast<std::size_t>(bit / 8);
-        break;
-      }
-    }
-    while (k < m && e[0].p[k] == e[i].p[k]) ++k;
-    lcp = k;
-  }
+std::uint32_t common_prefix(const Entry* e, std::size_t n) {
+  std::uint32_t lcp = e[0].n;
+  for (std::size_t i = 1; i < n && lcp > 0; ++i) lcp = mismatch_from(e[0], e[i], 0, lcp);
   return lcp;
 }
 
@@ -193,18 +179,17 @@ bool sort_by_name(std::vector<TensorInfo>& v) {
   for (std::size_t i = 0; i < n; ++i)
     e[i] = {0, v[i].name.data(), static_cast<std::uint32_t>(v[i].name.size()), static_cast<std::uint32_t>(i), 0};
   // Names share long prefixes ("model.diffusion_model."): every comparison starts after them.
-  const std::size_t lcp = common_prefix(e.get(), n);
+  const std::uint32_t lcp = common_prefix(e.get(), n);
   // Ascending runs (strictly: a repeat starts a new one), each entry's LCP with its predecessor
   // noted for the merge. One run: sorted, no repeats, nothing to do.
-  const auto base = static_cast<std::uint32_t>(lcp);
   std::vector<std::size_t> runs = {0};
-  e[0].h = base;
+  e[0].h = lcp;
   for (std::size_t i = 1; i < n && runs.size() <= kMaxMergedRuns; ++i) {
-    const std::uint32_t k = mismatch_from(e[i - 1], e[i], base);
+    const std::uint32_t k = mismatch_from(e[i - 1], e[i], lcp);
     if (name_less_at(e[i - 1], e[i], k)) {
       e[i].h = k;
     } else {
-      e[i].h = base;
+      e[i].h = lcp;
       runs.push_back(i);
     }
   }
