@@ -245,8 +245,8 @@ std::string check_strict_contract(const Scenario& s, const Result<validate::Repo
     const json::Value* gv = l.marker.get("group_size");
     const json::Value* rv = l.marker.get("convrot_groupsize");
     const json::Value* cv = l.marker.get("convrot");
-    auto g = py::to_int(gv ? *gv : json::Value::from_int(16));
-    auto r = py::to_int(rv ? *rv : json::Value::from_int(256));
+    auto g = py::to_int_or(gv, 16);
+    auto r = py::to_int_or(rv, 256);
     long long G = 0, R = 0;
     if (!g || !r || !g->to_i64(G) || !r->to_i64(R)) return l.prefix + ": accepted with a group size outside int64";
     const bool g_ok = G >= 4 && (16 % G == 0 || G % 16 == 0);

@@ -116,4 +116,9 @@ Result<BigInt> to_int(const json::Value& v, Version pv) {
   return make_error(ErrorKind::PyIntBadType, {"'object'"});
 }
 
+Result<BigInt> to_int_or(const json::Value* v, long long absent, Version pv) {
+  if (v != nullptr) return to_int(*v, pv);
+  return BigInt{std::to_string(absent)};  // an int's own text is canonical
+}
+
 }  // namespace w4a8::py

@@ -24,5 +24,7 @@ struct BigInt {
 // @return BigInt, or ErrorKind::PyIntFloatInfinity, PyIntFloatNan, PyIntInvalidLiteral,
 //         PyIntBadType, PyIntMaxStrDigits.
 Result<BigInt> to_int(const json::Value& v, Version pv = kDefaultVersion);
+// int(d.get(key, absent)) where v is d.get(key): to_int(*v), or `absent` itself when v is nullptr.
+Result<BigInt> to_int_or(const json::Value* v, long long absent, Version pv = kDefaultVersion);
 
 }  // namespace w4a8::py

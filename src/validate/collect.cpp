@@ -1,6 +1,7 @@
 // Section 1 of validator.md: per file, global quant formats, _quantization_metadata layers, then every
 // tensor key (checkpoint_meta, quantized-weight prefixes, .comfy_quant markers), with conflict checks.
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -87,15 +88,49 @@ bool marker_readable(st::Dtype d) {
   return !torch_unsupported_name(d) && d != st::Dtype::F6_E2M3 && d != st::Dtype::F6_E3M2;
 }
 
+// A model's markers are mostly byte-identical ({"format": "asym_w4a8_int8", ...} on every layer), and
+// parsing is pure: the last object parsed is kept with its bytes, and a marker with the same bytes
+// gets a copy of it instead of a parse (a copy skips the scan, the checks and the key comparisons).
+// Objects only: a marker that fails or is not an object is parsed again for its error.
+class MarkerMemo {
+ public:
+  // The parsed marker: a copy of the kept one when `bytes` equal its bytes, else json::loads_bytes.
+  json::ParseResult parse(std::span<const std::uint8_t> bytes) {
+    if (valid_ && bytes.size() == bytes_.size() &&
+        (bytes.empty() || std::memcmp(bytes.data(), bytes_.data(), bytes.size()) == 0))
+      return copy_with_room(kept_);
+    json::ParseResult parsed = json::loads_bytes(bytes, kDerivedKeysMax);
+    valid_ = parsed.ok() && parsed->is_object();
+    if (valid_) {
+      bytes_ = bytes;
+      kept_ = copy_with_room(*parsed);
+    }
+    return parsed;
+  }
+
+ private:
+  // A copy with room for the derived keys (as loads_bytes leaves it).
+  static json::Value copy_with_room(const json::Value& v) {
+    json::Value out = json::Value::object();
+    out.members.reserve(v.members.size() + kDerivedKeysMax);
+    for (const auto& member : v.members) out.members.emplace_back(member);  // (append() would copy twice)
+    return out;
+  }
+
+  bool valid_ = false;
+  std::span<const std::uint8_t> bytes_;  // a view into a source's mapping, alive for the whole walk
+  json::Value kept_;
+};
+
 // preparsed: the marker's document when it was parsed ahead (an object), else nullptr.
-Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, json::Value* preparsed) {
+Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, json::Value* preparsed, MarkerMemo& memo) {
   if (auto name = torch_unsupported_name(t.dtype))
     return make_error(ErrorKind::TorchUnsupportedScalarType, {*name});
   if (t.dtype == st::Dtype::F6_E2M3 || t.dtype == st::Dtype::F6_E3M2)  // no torch dtype at all
     return make_error(ErrorKind::StDtypeNotUnderstood, {st::dtype_name(t.dtype)});
   const std::string_view prefix = std::string_view(t.name).substr(0, t.name.size() - kMarkerSuffix.size());
   if (preparsed != nullptr) return record_marker(s, prefix, std::move(*preparsed));
-  json::ParseResult parsed = json::loads_bytes(marker_bytes(src, t), kDerivedKeysMax);
+  json::ParseResult parsed = memo.parse(marker_bytes(src, t));
   if (!parsed.ok())
     return json_failure(parsed.error(),
                         make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name, s.opt.python), src.path}));
@@ -120,6 +155,7 @@ std::vector<std::optional<json::Value>> preparse_markers(const Source& src, cons
   constexpr std::uint64_t kReleaseStep = std::uint64_t{1} << 20;  // one madvise per MiB passed
   const std::uint64_t data_start = src.header->data_start();
   std::uint64_t released = data_start;  // [data_start, released) handed back already
+  MarkerMemo memo;  // (its view of the last marker's bytes stays valid: release_pages keeps the mapping)
   for (std::uint32_t k : by_offset) {
     const st::TensorInfo& t = ts[markers[k]];
     if (!marker_readable(t.dtype)) continue;
@@ -127,7 +163,7 @@ std::vector<std::optional<json::Value>> preparse_markers(const Source& src, cons
       st::release_pages(src.bytes.subspan(released, at - released));  // whole pages before `at` only
       released = at;
     }
-    json::ParseResult parsed = json::loads_bytes(marker_bytes(src, t), kDerivedKeysMax);
+    json::ParseResult parsed = memo.parse(marker_bytes(src, t));
     if (parsed.ok() && parsed->is_object()) out[k] = std::move(parsed).value();
   }
   st::release_pages(src.bytes.subspan(released));
@@ -189,6 +225,7 @@ const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) 
       while (end < ts.size() && end - i < kLinearRange && under(end)) ++end;
       if (end == ts.size() || !under(end)) {
         range_.prefix.assign(prefix);
+        range_.layer = SIZE_MAX;
         range_.first = i;
         range_.last = end;
         range_.valid = true;
@@ -206,6 +243,7 @@ const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) 
       hi = std::min(ts.size(), lo + step + 1);
     }
     range_.prefix.assign(prefix);
+    range_.layer = SIZE_MAX;
     range_.first = search(lo, hi, prefix, ".");
     std::size_t end = range_.first, step = 1;  // the range is short: gallop to its end too
     while (end + step <= ts.size() && compare_joined(ts[end + step - 1]->name, prefix, "/") < 0) {
@@ -216,6 +254,14 @@ const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) 
     range_.valid = true;
   }
   return find_in_range(prefix, suffix);
+}
+
+const TensorMeta* State::meta(std::size_t layer, std::string_view suffix) const {
+  const std::string& prefix = report.layers[layer].prefix;
+  if (range_.valid && range_.layer == layer && suffix.starts_with('.')) return find_in_range(prefix, suffix);
+  const TensorMeta* t = meta(prefix, suffix);
+  if (range_.valid && suffix.starts_with('.')) range_.layer = layer;  // meta() set the range for prefix
+  return t;
 }
 
 const TensorMeta* State::find_in_range(std::string_view prefix, std::string_view suffix) const {
@@ -329,6 +375,7 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
         if (std::string_view(src.header->tensors[i].name).ends_with(kMarkerSuffix)) indices.push_back(i);
       ahead = preparse_markers(src, indices);
     }
+    MarkerMemo memo;
     std::size_t k = 0;  // this marker's position in name order
     for (const st::TensorInfo& t : src.header->tensors) {
       const std::string_view name = t.name;
@@ -337,7 +384,7 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
       if (name.ends_with(kMarkerSuffix)) {
         json::Value* pre = k < ahead.size() && ahead[k] ? &*ahead[k] : nullptr;
         ++k;
-        W4A8_TRY(collect_marker(s, src, t, pre));
+        W4A8_TRY(collect_marker(s, src, t, pre, memo));
       }
     }
   }

@@ -25,10 +25,11 @@ Status check_missing_markers(const State& s) {
   return make_error(ErrorKind::SgMissingMarkers, {py::repr_str_list(missing, s.opt.python)});
 }
 
-Status check_required(const State& s, const std::string& prefix, const ComfyFormat& f) {
+Status check_required(const State& s, std::size_t layer, const ComfyFormat& f) {
+  const std::string& prefix = s.report.layers[layer].prefix;
   std::vector<std::string> missing;
   for (std::string_view suffix : f.required)
-    if (s.meta(prefix, suffix) == nullptr) missing.push_back(prefix + std::string(suffix));
+    if (s.meta(layer, suffix) == nullptr) missing.push_back(prefix + std::string(suffix));
   if (missing.empty()) return Ok{};
   std::sort(missing.begin(), missing.end());
   return make_error(ErrorKind::SgMissingTensors, {py::repr_str(prefix, s.opt.python), py::repr_str_list(missing, s.opt.python)});
@@ -53,7 +54,7 @@ Status prepare(State& s, std::size_t nfiles, const Loader& load) {
 Status check_layer(State& s, std::size_t i) {
   const ComfyFormat* f = comfy_format_of(s.report.layers[i].marker);
   if (f == nullptr || f->rule == nullptr) return Ok{};  // upstream skips other formats silently
-  W4A8_TRY(check_required(s, s.report.layers[i].prefix, *f));
+  W4A8_TRY(check_required(s, i, *f));
   return f->rule(s, i);
 }
 

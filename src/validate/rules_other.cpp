@@ -7,7 +7,7 @@ namespace w4a8::validate::detail {
 
 Status check_float8(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
-  const bool static_scale = s.meta(l.prefix, ".input_scale") != nullptr;
+  const bool static_scale = s.meta(layer, ".input_scale") != nullptr;
   l.marker.set("_activation_scheme", json::Value::from_string(static_scale ? "static" : "dynamic"));
   return Ok{};
 }
@@ -15,8 +15,8 @@ Status check_float8(State& s, std::size_t layer) {
 Status check_w4a4(State& s, std::size_t layer) {
   const Layer& l = s.report.layers[layer];
   const std::string& p = l.prefix;
-  const TensorMeta& weight = *s.meta(p, ".weight");
-  const TensorMeta& scale = *s.meta(p, ".weight_scale");
+  const TensorMeta& weight = *s.meta(layer, ".weight");
+  const TensorMeta& scale = *s.meta(layer, ".weight_scale");
   if (weight.dtype != st::Dtype::I8 || scale.dtype != st::Dtype::F32)
     return make_error(ErrorKind::SgW4a4Dtypes,
                       {py::repr_str(p, s.opt.python), st::dtype_name(weight.dtype), st::dtype_name(scale.dtype)});
@@ -26,7 +26,7 @@ Status check_w4a4(State& s, std::size_t layer) {
   const u128 k = u128{weight.shape[1]} * 2;
   const json::Value* cv = l.marker.get("convrot_groupsize");
   const long long absent = comfy_format(ComfyFormatId::W4a4).convrot_groupsize;
-  Result<py::BigInt> c = py::to_int(cv != nullptr ? *cv : json::Value::from_int(absent), s.opt.python);
+  Result<py::BigInt> c = py::to_int_or(cv, absent, s.opt.python);
   if (!c.ok()) return std::move(c).error();
   long long cg = 0;
   if (!c->to_i64(cg) || (cg != 16 && cg != 64 && cg != 256))
@@ -39,9 +39,9 @@ Status check_w4a4(State& s, std::size_t layer) {
 Status check_nvfp4(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
   const std::string& p = l.prefix;
-  const TensorMeta& weight = *s.meta(p, ".weight");
-  const TensorMeta& scale = *s.meta(p, ".weight_scale");
-  const TensorMeta& scale_2 = *s.meta(p, ".weight_scale_2");
+  const TensorMeta& weight = *s.meta(layer, ".weight");
+  const TensorMeta& scale = *s.meta(layer, ".weight_scale");
+  const TensorMeta& scale_2 = *s.meta(layer, ".weight_scale_2");
   if (weight.dtype != st::Dtype::U8 || scale.dtype != st::Dtype::F8_E4M3)
     return make_error(ErrorKind::SgNvfp4Dtypes,
                       {py::repr_str(p, s.opt.python), st::dtype_name(weight.dtype), st::dtype_name(scale.dtype)});
@@ -54,7 +54,7 @@ Status check_nvfp4(State& s, std::size_t layer) {
   if (k % 16 != 0 || !shape_is(scale.shape, {weight.shape[0], static_cast<std::uint64_t>(k / 16)}))
     return make_error(ErrorKind::SgNvfp4Shapes,
                       {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape), py::repr_shape(scale.shape)});
-  const TensorMeta* pre = s.meta(p, ".pre_quant_scale");
+  const TensorMeta* pre = s.meta(layer, ".pre_quant_scale");
   l.marker.set("_has_pre_quant_scale", json::Value::from_bool(pre != nullptr));
   if (pre != nullptr) {
     const bool dtype_ok =
@@ -71,8 +71,8 @@ Status check_nvfp4(State& s, std::size_t layer) {
 Status check_int8(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
   const std::string& p = l.prefix;
-  const TensorMeta& weight = *s.meta(p, ".weight");
-  const TensorMeta& scale = *s.meta(p, ".weight_scale");
+  const TensorMeta& weight = *s.meta(layer, ".weight");
+  const TensorMeta& scale = *s.meta(layer, ".weight_scale");
   if (weight.dtype == st::Dtype::I8 && scale.dtype == st::Dtype::F32 && scale.shape.empty()) {
     if (weight.shape.size() != 2)
       return make_error(ErrorKind::SgTensorwiseRank, {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape)});

@@ -14,13 +14,13 @@ std::uint64_t floor_div_k(u128 k, const py::BigInt& group_size) {
 Status check_w4a8(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
   const std::string& p = l.prefix;
-  const TensorMeta& weight = *s.meta(p, ".weight");  // presence checked by the caller
-  const TensorMeta& s_rel = *s.meta(p, ".weight_s_rel");
-  const TensorMeta& channel = *s.meta(p, ".weight_s_channel");
+  const TensorMeta& weight = *s.meta(layer, ".weight");  // presence checked by the caller
+  const TensorMeta& s_rel = *s.meta(layer, ".weight_s_rel");
+  const TensorMeta& channel = *s.meta(layer, ".weight_s_channel");
 
   const json::Value* gv = l.marker.get("group_size");
   const long long absent = comfy_format(ComfyFormatId::W4a8).group_size;
-  Result<py::BigInt> group = py::to_int(gv != nullptr ? *gv : json::Value::from_int(absent), s.opt.python);
+  Result<py::BigInt> group = py::to_int_or(gv, absent, s.opt.python);
   if (!group.ok()) return std::move(group).error();
   if (group->compare(4) < 0)
     return make_error(ErrorKind::SgW4a8GroupSize, {py::repr_str(p, s.opt.python), group->text});
@@ -39,8 +39,8 @@ Status check_w4a8(State& s, std::size_t layer) {
     return make_error(ErrorKind::SgW4a8Shapes, {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape),
                                                 py::repr_shape(s_rel.shape), py::repr_shape(channel.shape)});
 
-  const TensorMeta* codebook = s.meta(p, ".weight_codebook");
-  const TensorMeta* correction = s.meta(p, ".weight_correction");
+  const TensorMeta* codebook = s.meta(layer, ".weight_codebook");
+  const TensorMeta* correction = s.meta(layer, ".weight_correction");
   l.marker.set("_has_codebook", json::Value::from_bool(codebook != nullptr));
   l.marker.set("_has_correction", json::Value::from_bool(correction != nullptr));
   if (codebook != nullptr && !meta_is(codebook, st::Dtype::F32, {16}))

@@ -58,6 +58,7 @@ struct State {
   struct PrefixRange {  // report.tensors[first, last) are the names starting with `prefix` + "."
     std::string prefix;
     std::size_t first = 0, last = 0;
+    std::size_t layer = SIZE_MAX;  // prefix is report.layers[layer].prefix (SIZE_MAX: not known)
     bool valid = false;
   };
   mutable PrefixRange range_;
@@ -70,6 +71,9 @@ struct State {
   // several suffixes of one prefix in a row, so the range of names starting with prefix + "." is kept
   // from the previous call (report.tensors is final by then: collect() fills it last).
   const TensorMeta* meta(std::string_view prefix, std::string_view suffix = {}) const;
+  // meta(report.layers[layer].prefix, suffix). The range is also keyed by the layer's index: a rule's
+  // many lookups of one layer then skip comparing the prefix (a long one, shared with its neighbours).
+  const TensorMeta* meta(std::size_t layer, std::string_view suffix) const;
   // The bytes of checkpoint_meta[name] as stored in the file that defined it last.
   std::span<const std::uint8_t> data(const TensorMeta& t) const;
   bool has_layer(std::string_view prefix) const { return layer_index.contains(prefix); }

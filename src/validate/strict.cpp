@@ -32,7 +32,7 @@ std::string float_str(float v) { return json::py_float_repr(static_cast<double>(
 Status check_contract(const State& s, std::size_t layer, const py::BigInt& group) {
   const Layer& l = s.report.layers[layer];
   const std::string& p = l.prefix;
-  const TensorMeta& weight = *s.meta(p, ".weight");
+  const TensorMeta& weight = *s.meta(layer, ".weight");
   const std::uint64_t n = weight.shape[0];
   const u128 k = u128{weight.shape[1]} * 2;
   if (n == 0 || k == 0)
@@ -53,7 +53,7 @@ Status check_contract(const State& s, std::size_t layer, const py::BigInt& group
       c != nullptr && !(c->kind == json::Kind::Bool && c->boolean))
     return make_error(ErrorKind::StrictConvrotNotTrue, {py::repr_str(p, s.opt.python), json::dump(*c)});
   const json::Value* rv = l.marker.get("convrot_groupsize");
-  Result<py::BigInt> r = py::to_int(rv != nullptr ? *rv : json::Value::from_int(comfy_format(ComfyFormatId::W4a8).convrot_groupsize), s.opt.python);
+  Result<py::BigInt> r = py::to_int_or(rv, comfy_format(ComfyFormatId::W4a8).convrot_groupsize, s.opt.python);
   if (!r.ok()) return std::move(r).error();
   long long rg = 0;
   if (!r->to_i64(rg) || !is_power_of_4_at_least_4(rg))
@@ -61,7 +61,7 @@ Status check_contract(const State& s, std::size_t layer, const py::BigInt& group
   if (k % static_cast<std::uint64_t>(rg) != 0)
     return make_error(ErrorKind::StrictKMultipleConvrot, {py::repr_str(p, s.opt.python), u128_to_string(k), r->text});
 
-  if (const TensorMeta* bias = s.meta(p, ".bias")) {
+  if (const TensorMeta* bias = s.meta(layer, ".bias")) {
     const bool dtype_ok =
         bias->dtype == st::Dtype::BF16 || bias->dtype == st::Dtype::F16 || bias->dtype == st::Dtype::F32;
     if (!dtype_ok || !shape_is(bias->shape, {n})) {
@@ -77,7 +77,7 @@ Status check_contract(const State& s, std::size_t layer, const py::BigInt& group
 // ranges, so each span holds exactly its elements; only views into the mapping are read.
 Status check_data(const State& s, std::size_t layer) {
   const std::string& p = s.report.layers[layer].prefix;
-  const TensorMeta& s_rel = *s.meta(p, ".weight_s_rel");
+  const TensorMeta& s_rel = *s.meta(layer, ".weight_s_rel");
   const std::uint64_t groups = s_rel.shape[1];
   const std::span<const std::uint8_t> rel = s.data(s_rel);
   for (std::size_t i = 0; i < rel.size(); ++i) {
@@ -86,13 +86,13 @@ Status check_data(const State& s, std::size_t layer) {
     return make_error(ErrorKind::StrictNanScale, {py::repr_str(p, s.opt.python), hex, std::to_string(i / groups),
                                                   std::to_string(i % groups)});
   }
-  const std::span<const std::uint8_t> ch = s.data(*s.meta(p, ".weight_s_channel"));
+  const std::span<const std::uint8_t> ch = s.data(*s.meta(layer, ".weight_s_channel"));
   for (std::size_t i = 0; i + 4 <= ch.size(); i += 4) {
     const float v = load_f32(ch.data() + i);
     if (!std::isfinite(v) || v < 0)
       return make_error(ErrorKind::StrictChannelScale, {py::repr_str(p, s.opt.python), float_str(v), std::to_string(i / 4)});
   }
-  if (const TensorMeta* cb = s.meta(p, ".weight_codebook")) {
+  if (const TensorMeta* cb = s.meta(layer, ".weight_codebook")) {
     const std::span<const std::uint8_t> d = s.data(*cb);
     for (std::size_t i = 0; i + 4 <= d.size(); i += 4) {
       const float v = load_f32(d.data() + i);
@@ -100,7 +100,7 @@ Status check_data(const State& s, std::size_t layer) {
         return make_error(ErrorKind::StrictCodebook, {py::repr_str(p, s.opt.python), float_str(v), std::to_string(i / 4)});
     }
   }
-  if (const TensorMeta* corr = s.meta(p, ".weight_correction")) {
+  if (const TensorMeta* corr = s.meta(layer, ".weight_correction")) {
     const std::uint64_t n = corr->shape[1];  // (K // G, N); N > 0 was checked
     const std::span<const std::uint8_t> d = s.data(*corr);
     for (std::size_t i = 0; i + 4 <= d.size(); i += 4) {

@@ -144,5 +144,22 @@ TEST(BigInt, CompareAndNarrow) {
   EXPECT_FALSE(BigInt{"0"}.negative());
 }
 
+// int(d.get(key, absent)): the default when the key is absent, else int() of the value (hand-derived:
+// int(" 7 ") == 7, int(True) == 1, int(2.9) == 2, int(None) raises TypeError).
+TEST(BigInt, ToIntOrUsesTheDefaultOnlyWhenAbsent) {
+  EXPECT_EQ(to_int_or(nullptr, 16)->text, "16");
+  EXPECT_EQ(to_int_or(nullptr, -3)->text, "-3");
+  EXPECT_EQ(to_int_or(nullptr, INT64_MIN)->text, "-9223372036854775808");
+  const json::Value str = json::Value::from_string(" 7 ");
+  EXPECT_EQ(to_int_or(&str, 16)->text, "7");
+  const json::Value yes = json::Value::from_bool(true);
+  EXPECT_EQ(to_int_or(&yes, 16)->text, "1");
+  const json::Value f = json::Value::from_float(2.9);
+  EXPECT_EQ(to_int_or(&f, 16)->text, "2");
+  const json::Value none = json::Value::null();
+  ASSERT_FALSE(to_int_or(&none, 16).ok());
+  EXPECT_EQ(to_int_or(&none, 16).error().kind, ErrorKind::PyIntBadType);
+}
+
 }  // namespace
 }  // namespace w4a8::py

@@ -2,6 +2,8 @@
 // validator.md and Python's repr rules.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "builder.hpp"
 
 namespace w4a8::validate::testing {
@@ -106,6 +108,54 @@ TEST(Collect, MarkerErrors) {
   EXPECT_EQ(verdict(run(int8_layer("[1]"))),
             "sglang.marker_not_object: Comfy quantization marker 'i.comfy_quant' must contain a JSON object");
   EXPECT_EQ(verdict(run(int8_layer(" \t\n{\"format\": \"int8_tensorwise\"}\r\n"))), "ok");
+}
+
+// Byte-identical markers are parsed once and copied (collect's memo): each layer must still get its
+// own object (the derived keys differ per layer), a different marker in between must not be served
+// from the memo, and a repeated marker that fails must fail again for its own tensor.
+TEST(Collect, IdenticalMarkerBytesGiveEachLayerItsOwnMarker) {
+  const std::string same = R"({"format": "asym_w4a8_int8", "group_size": 16})";
+  Ckpt c;
+  c.w4a8("a", 4, 128, 16, same).w4a8("b", 4, 128, 16, same).w4a8("c", 4, 128, 32).w4a8("d", 4, 128, 16, same);
+  c.tensor("b.weight_codebook", Dtype::F32, {16});  // b alone gets _has_codebook = True
+  auto r = run(c);
+  ASSERT_TRUE(r.ok()) << verdict(r);
+  ASSERT_EQ(r->layers.size(), 4u);
+  const char* prefixes[] = {"a", "b", "c", "d"};
+  const long long groups[] = {16, 16, 32, 16};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const json::Value& m = r->layers[i].marker;
+    EXPECT_EQ(r->layers[i].prefix, prefixes[i]);
+    ASSERT_EQ(m.members.size(), 4u) << prefixes[i];  // format, group_size, _has_codebook, _has_correction
+    EXPECT_EQ(m.get("group_size")->text, std::to_string(groups[i])) << prefixes[i];
+    EXPECT_EQ(m.get("_has_codebook")->boolean, i == 1) << prefixes[i];
+    EXPECT_FALSE(m.get("_has_correction")->boolean) << prefixes[i];
+  }
+
+  // The same through the ahead-of-time parse of a mapped file (release_pages_from 0 forces it).
+  const Bytes bytes = c.bytes();
+  const std::string path = ::testing::TempDir() + "identical_markers.safetensors";
+  ASSERT_TRUE(st::write_file(path, bytes).ok());
+  Options ahead;
+  ahead.release_pages_from = 0;
+  auto mapped = inspect_paths(std::vector<std::string>{path}, ahead);
+  ASSERT_TRUE(mapped.ok()) << verdict(mapped);
+  ASSERT_EQ(mapped->layers.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(mapped->layers[i].prefix, prefixes[i]);
+    EXPECT_TRUE(json::py_equal(mapped->layers[i].marker, r->layers[i].marker)) << prefixes[i];
+    EXPECT_EQ(mapped->layers[i].marker.members.size(), 4u) << prefixes[i];
+  }
+  std::remove(path.c_str());
+
+  Ckpt bad;  // the second of two identical non-objects is reached only if the first is skipped
+  bad.w4a8("a", 4, 128, 16).w4a8("b", 4, 128, 16, "[1]").w4a8("c", 4, 128, 16, "[1]");
+  EXPECT_EQ(verdict(run(bad)),
+            "sglang.marker_not_object: Comfy quantization marker 'b.comfy_quant' must contain a JSON object");
+  Ckpt late;  // a good marker, then the same bytes cut short (not a prefix match: a parse)
+  late.w4a8("a", 4, 128, 16, same).w4a8("b", 4, 128, 16, same.substr(0, same.size() - 1));
+  EXPECT_EQ(verdict(run(late)),
+            "sglang.invalid_marker: Invalid Comfy quantization marker 'b.comfy_quant' in model.safetensors");
 }
 
 TEST(Collect, MarkerEncodingsByBomAndZeroPattern) {

@@ -1,13 +1,15 @@
 // State::meta (checkpoint_meta.get(prefix + suffix)) against a brute-force scan of the same sorted
 // table: names drawn from a tiny alphabet of '.'-separated parts, so prefixes nest ("a", "a.b",
 // "a.b.c"), ranges touch, and layers with more tensors than the linear scan holds occur; queries
-// come in name order (the fast step from one layer to the next) and in random order.
+// come in name order (the fast step from one layer to the next) and in random order, by prefix and
+// by layer index, mixed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "validate/state.hpp"
@@ -51,13 +53,36 @@ TEST(MetaLookup, AgreesWithBruteForce) {
     std::sort(prefixes.begin(), prefixes.end());
     prefixes.erase(std::unique(prefixes.begin(), prefixes.end()), prefixes.end());
     const std::string suffixes[] = {".weight", ".comfy_quant", ".b", ".b.weight", ".t7", "weight", "", ".", "/x"};
-    auto check = [&](const std::string& p) {
-      for (const auto& suf : suffixes)
-        ASSERT_EQ(s.meta(p, suf), brute(infos, p + suf)) << "prefix '" << p << "' suffix '" << suf << "'";
+    // Every prefix is also a layer, for the lookups keyed by layer index (meta(layer, suffix)); the
+    // two kinds are mixed, so a range set by one is reused (or must not be) by the other.
+    for (const auto& p : prefixes) s.report.layers.push_back(Layer{p, {}});
+    std::vector<std::size_t> order(prefixes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto check = [&](std::size_t layer) {
+      const std::string& p = prefixes[layer];
+      for (const auto& suf : suffixes) {
+        const bool by_index = rng() % 2 == 0;
+        const TensorMeta* got = by_index ? s.meta(layer, suf) : s.meta(p, suf);
+        ASSERT_EQ(got, brute(infos, p + suf)) << "prefix '" << p << "' suffix '" << suf << "' by "
+                                              << (by_index ? "layer index" : "prefix");
+      }
     };
-    for (const auto& p : prefixes) check(p);  // name order
-    std::shuffle(prefixes.begin(), prefixes.end(), rng);
-    for (const auto& p : prefixes) check(p);  // any order
+    for (std::size_t i : order) check(i);  // name order
+    std::shuffle(order.begin(), order.end(), rng);
+    for (std::size_t i : order) check(i);  // any order
+    // Single lookups hopping between a few layers: layer A by index, B by prefix, A by index again
+    // (A's range was replaced meanwhile, so its index must no longer name the kept range).
+    std::size_t recent[2] = {0, 0};
+    for (int step = 0; step < 400; ++step) {
+      const std::size_t pick = rng() % 4;
+      const std::size_t layer = pick < 2 ? recent[pick] : rng() % prefixes.size();
+      const std::string& suf = suffixes[rng() % std::size(suffixes)];
+      const bool by_index = rng() % 2 == 0;
+      const TensorMeta* got = by_index ? s.meta(layer, suf) : s.meta(prefixes[layer], suf);
+      ASSERT_EQ(got, brute(infos, prefixes[layer] + suf)) << "step " << step << " prefix '" << prefixes[layer]
+                                                           << "' suffix '" << suf << "'";
+      if (layer != recent[0]) recent[1] = std::exchange(recent[0], layer);
+    }
   }
 }
 
