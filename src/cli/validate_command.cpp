@@ -66,9 +66,14 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
     }
     buf += '\n';
     const validate::TensorMeta* found[std::size(kSuffixes)] = {};  // printed in kSuffixes' order
-    for (const validate::TensorMeta* t : r.under(l.prefix, &next))
+    for (const validate::TensorMeta* t : r.under(l.prefix, &next)) {
+      const std::string_view rest = t->name.substr(l.prefix.size() + 1);
       for (std::size_t k = 0; k < std::size(kSuffixes); ++k)
-        if (t->name.substr(l.prefix.size() + 1) == kSuffixes[k]) found[k] = t;
+        if (rest == kSuffixes[k]) {
+          found[k] = t;
+          break;  // the suffixes differ
+        }
+    }
     for (std::size_t k = 0; k < std::size(kSuffixes); ++k) {
       if (found[k] == nullptr) continue;
       buf += kLeads[k];

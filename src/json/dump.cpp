@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "core/hex.hpp"
-
+#include "json/scan.hpp"
 #include "json/wtf8.hpp"
 
 namespace w4a8::json {
@@ -58,8 +58,7 @@ void dump_string_to(std::string& out, std::string_view s) {
   while (pos < s.size()) {
     // Printable ASCII other than '"' and '\\' is written as is: copy such runs whole (names and
     // marker strings are nearly all of it).
-    std::size_t run = pos;
-    while (run < s.size() && s[run] >= ' ' && s[run] <= '~' && s[run] != '"' && s[run] != '\\') ++run;
+    const std::size_t run = static_cast<std::size_t>(scan::dump_stop(s.data() + pos, s.data() + s.size()) - s.data());
     if (run > pos) {
       out.append(s.data() + pos, run - pos);
       pos = run;

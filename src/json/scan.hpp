@@ -45,18 +45,19 @@ inline const char* string_stop(const char* p, const char* end) {
   return end;
 }
 
-// The first byte of [p, end) that Python's repr() of a str does not copy as it is: outside printable
-// ASCII (< 0x20, 0x7F, >= 0x80), a quote of either kind, or '\\'; end when there is none.
-inline const char* repr_stop(const char* p, const char* end) {
+// The first byte of [p, end) outside printable ASCII (< 0x20, 0x7F, >= 0x80), or a '"' or '\\' (or,
+// with kSingleQuote, a '\''); end when there is none.
+template <bool kSingleQuote>
+inline const char* printable_stop(const char* p, const char* end) {
 #if defined(__SSE2__)
-  const __m128i single = _mm_set1_epi8('\''), dbl = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  const __m128i dbl = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
   const __m128i below_space = _mm_set1_epi8(0x1F), del = _mm_set1_epi8(0x7F);
   while (end - p >= 16) {
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     // Signed: bytes >= 0x80 are negative, so "x > 0x1F" keeps exactly 0x20..0x7F.
     const auto printable = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpgt_epi8(x, below_space)));
-    const __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, single), _mm_cmpeq_epi8(x, dbl)),
-                                     _mm_or_si128(_mm_cmpeq_epi8(x, backslash), _mm_cmpeq_epi8(x, del)));
+    __m128i bad = _mm_or_si128(_mm_cmpeq_epi8(x, dbl), _mm_or_si128(_mm_cmpeq_epi8(x, backslash), _mm_cmpeq_epi8(x, del)));
+    if constexpr (kSingleQuote) bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x, _mm_set1_epi8('\'')));
     if (const unsigned m = (~printable & 0xFFFFu) | static_cast<unsigned>(_mm_movemask_epi8(bad)))
       return p + __builtin_ctz(m);
     p += 16;
@@ -64,10 +65,18 @@ inline const char* repr_stop(const char* p, const char* end) {
 #endif
   for (; p < end; ++p) {
     const auto c = static_cast<unsigned char>(*p);
-    if (c < 0x20 || c >= 0x7F || c == '\'' || c == '"' || c == '\\') return p;
+    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || (kSingleQuote && c == '\'')) return p;
   }
   return end;
 }
+
+// The first byte of [p, end) that Python's repr() of a str does not copy as it is: outside printable
+// ASCII (< 0x20, 0x7F, >= 0x80), a quote of either kind, or '\\'; end when there is none.
+inline const char* repr_stop(const char* p, const char* end) { return printable_stop<true>(p, end); }
+
+// The first byte of [p, end) that json.dumps (ensure_ascii) does not copy as it is: outside printable
+// ASCII, '"' or '\\'; end when there is none.
+inline const char* dump_stop(const char* p, const char* end) { return printable_stop<false>(p, end); }
 
 // The first byte of [p, end) with its high bit set (not ASCII); end when there is none.
 inline const unsigned char* non_ascii(const unsigned char* p, const unsigned char* end) {

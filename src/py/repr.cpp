@@ -83,16 +83,30 @@ void append_repr_str(std::string& out, std::string_view s, Version v) {
 }
 
 void append_repr_shape(std::string& out, std::span<const std::uint64_t> shape) {
-  out += '(';
+  // Built in a local buffer and appended once (appending piece by piece was a call per piece, and
+  // the report prints a shape per tensor).
+  constexpr std::size_t kPiece = 2 + 20;  // ", " and UINT64_MAX's 20 digits
+  char buf[256];
+  std::size_t n = 0;
+  buf[n++] = '(';
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) out += ", "sv;
-    char digits[20];  // UINT64_MAX has 20 decimal digits
-    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, shape[i]);
-    (void)ec;  // cannot fail: the buffer holds any uint64
-    out.append(digits, end);
+    if (n + kPiece > sizeof buf) {
+      out.append(buf, n);
+      n = 0;
+    }
+    if (i > 0) {
+      buf[n++] = ',';
+      buf[n++] = ' ';
+    }
+    n = static_cast<std::size_t>(std::to_chars(buf + n, buf + sizeof buf, shape[i]).ptr - buf);  // fits: kPiece
   }
-  if (shape.size() == 1) out += ',';
-  out += ')';
+  if (n + 2 > sizeof buf) {
+    out.append(buf, n);
+    n = 0;
+  }
+  if (shape.size() == 1) buf[n++] = ',';
+  buf[n++] = ')';
+  out.append(buf, n);
 }
 
 std::string repr_shape(std::span<const std::uint64_t> shape) {

@@ -209,10 +209,12 @@ TEST(ReprShapeAndList, RandomMatchPython) {
   std::vector<std::string> requests;
   std::vector<std::string> ours;
   for (int i = 0; i < 500; ++i) {
-    std::vector<std::uint64_t> shape(std::uniform_int_distribution<std::size_t>(0, 5)(rng));
+    // Up to 40 dimensions now and then: longer than the formatting buffer of append_repr_shape.
+    std::vector<std::uint64_t> shape(std::uniform_int_distribution<std::size_t>(0, i % 10 == 0 ? 40 : 5)(rng));
     std::string req = "shape";
     for (auto& d : shape) {
-      d = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? rng() : rng() % 100;
+      const int kind = std::uniform_int_distribution<int>(0, 7)(rng);
+      d = kind == 0 ? rng() : kind == 1 ? UINT64_MAX : rng() % 100;
       req += " " + std::to_string(d);
     }
     requests.push_back(req);
