@@ -71,8 +71,8 @@ class IntStringGen {
 };
 
 TEST(IntOfStr, RandomStringsMatchPython) {
-  std::vector<std::string> texts = {"0", "-0", "+0", "007", "1_000", "_1", "1_", "1__0", "+_1", "", " ", "\x1c" "1",
-                                    "\v1\f", "\xc2\xa0" "1\xe3\x80\x80", "\xd9\xa1\xd9\xa2", "1\xc2\xb2",
+  std::vector<std::string> texts = {"0", "-0", "+0", "007", "1_000", "_1", "1_", "1__0", "+_1", "", " ", std::string("\x1c") + "1",
+                                    "\v1\f", std::string("\xc2\xa0") + "1\xe3\x80\x80", "\xd9\xa1\xd9\xa2", "1\xc2\xb2",
                                     std::string("1\0", 2), std::string(4300, '9'), std::string(4301, '9'),
                                     "-" + std::string(4301, '9'), std::string(4301, '0'), std::string(4301, '1') + "x",
                                     "x" + std::string(4301, '1'), std::string(4301, '1') + "__1",
@@ -82,6 +82,7 @@ TEST(IntOfStr, RandomStringsMatchPython) {
   IntStringGen gen(99);
   for (int i = 0; i < 3000; ++i) texts.push_back(gen.next());
   std::vector<std::string> requests;
+  requests.reserve(texts.size());
   for (const auto& t : texts) requests.push_back("int " + hex_arg(t));
   const auto answers = ask_oracle(kOracle, requests);
   int mismatches = 0, ok = 0;
@@ -117,6 +118,7 @@ TEST(IntOfJson, EveryValueKindMatchesPython) {
     docs.push_back(std::to_string(static_cast<long long>(rng() >> std::uniform_int_distribution<int>(0, 63)(rng))));
   }
   std::vector<std::string> requests;
+  requests.reserve(docs.size());
   for (const auto& d : docs) requests.push_back("int_json " + hex_arg(d));
   const auto answers = ask_oracle(kOracle, requests);
   int mismatches = 0;
