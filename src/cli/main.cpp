@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <new>
+#include <string_view>
 #include <system_error>
 
 #include "cli/commands.hpp"
@@ -15,6 +16,20 @@
 
 namespace {
 
+using AddCommand = void (*)(CLI::App&, w4a8::cli::Reporter&);
+struct Command {
+  std::string_view name;
+  AddCommand add;
+};
+// Every subcommand, in --help's order.
+constexpr Command kCommands[] = {
+    {"validate", w4a8::cli::add_validate_command}, {"gemm", w4a8::cli::add_gemm_command},
+    {"quantize", w4a8::cli::add_quantize_command}, {"versions", w4a8::cli::add_versions_command},
+#ifdef W4A8_CLI_HAVE_AUDIT
+    {"audit", w4a8::cli::add_audit_command},       {"compare", w4a8::cli::add_compare_command},
+#endif
+};
+
 int run(int argc, char** argv, w4a8::cli::Reporter& report) {
   CLI::App app{
       "w4a8check: validate Comfy asym_w4a8_int8 safetensors checkpoints exactly as sglang does\n"
@@ -23,14 +38,17 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
       "w4a8check"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "w4a8check " W4A8CHECK_VERSION);
-  w4a8::cli::add_validate_command(app, report);
-  w4a8::cli::add_gemm_command(app, report);
-  w4a8::cli::add_quantize_command(app, report);
-  w4a8::cli::add_versions_command(app, report);
-#ifdef W4A8_CLI_HAVE_AUDIT
-  w4a8::cli::add_audit_command(app, report);
-  w4a8::cli::add_compare_command(app, report);
-#endif
+  // A command line that starts with a subcommand's name gets that subcommand alone: building the
+  // others' options and tearing them down was a third of a `validate` start-up's instructions. Any
+  // other command line (--help, --version, a typo) gets them all, so its help and errors list them.
+  const Command* named = nullptr;
+  for (const Command& c : kCommands)
+    if (argc > 1 && c.name == argv[1]) named = &c;
+  if (named != nullptr) {
+    named->add(app, report);
+  } else {
+    for (const Command& c : kCommands) c.add(app, report);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
