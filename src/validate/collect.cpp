@@ -205,82 +205,89 @@ void finalize_meta(State& s) {
 
 const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) const {
   const auto& ts = report.tensors;
+  if (!suffix.starts_with('.')) {  // not of the form prefix + "." + rest: search everything
+    const auto it = std::lower_bound(ts.begin(), ts.end(), 0, [&](const TensorMeta* t, int) {
+      return compare_joined(t->name, prefix, suffix) < 0;
+    });
+    return it != ts.end() && compare_joined((*it)->name, prefix, suffix) == 0 ? *it : nullptr;
+  }
+  if (!range_.valid || range_.prefix != prefix) set_range(prefix);
+  return find_in_range(prefix, suffix, range_.first, range_.last);
+}
+
+void State::set_range(std::string_view prefix) const {
+  const auto& ts = report.tensors;
   auto search = [&](std::size_t lo, std::size_t hi, std::string_view a, std::string_view b) {
     return static_cast<std::size_t>(std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(lo),
                                                      ts.begin() + static_cast<std::ptrdiff_t>(hi), 0,
                                                      [&](const TensorMeta* t, int) { return compare_joined(t->name, a, b) < 0; }) -
                                     ts.begin());
   };
-  if (!suffix.starts_with('.')) {  // not of the form prefix + "." + rest: search everything
-    const std::size_t i = search(0, ts.size(), prefix, suffix);
-    return i < ts.size() && compare_joined(ts[i]->name, prefix, suffix) == 0 ? ts[i] : nullptr;
+  auto under = [&](std::size_t i) { return is_under(ts[i]->name, prefix); };
+  // Layers are mostly checked in name order, each right after the previous one's tensors: try
+  // there first (its names and the one before it tell), then gallop forward, else search all.
+  if (const std::size_t i = range_.valid ? range_.last : 0; i < ts.size() && under(i) &&
+                                                              (i == 0 || compare_joined(ts[i - 1]->name, prefix, ".") < 0)) {
+    std::size_t end = i + 1;
+    while (end < ts.size() && end - i < kLinearRange && under(end)) ++end;
+    if (end == ts.size() || !under(end)) {
+      range_.prefix.assign(prefix);
+      range_.first = i;
+      range_.last = end;
+      range_.valid = true;
+      return;
+    }
   }
-  if (!range_.valid || range_.prefix != prefix) {
-    auto under = [&](std::size_t i) { return is_under(ts[i]->name, prefix); };
-    // Layers are mostly checked in name order, each right after the previous one's tensors: try
-    // there first (its names and the one before it tell), then gallop forward, else search all.
-    if (const std::size_t i = range_.valid ? range_.last : 0; i < ts.size() && under(i) &&
-                                                                (i == 0 || compare_joined(ts[i - 1]->name, prefix, ".") < 0)) {
-      std::size_t end = i + 1;
-      while (end < ts.size() && end - i < kLinearRange && under(end)) ++end;
-      if (end == ts.size() || !under(end)) {
-        range_.prefix.assign(prefix);
-        range_.layer = SIZE_MAX;
-        range_.first = i;
-        range_.last = end;
-        range_.valid = true;
-        return find_in_range(prefix, suffix);
-      }
-    }
-    std::size_t lo = 0, hi = ts.size();
-    if (range_.valid && range_.first < ts.size() && compare_joined(ts[range_.first]->name, prefix, ".") < 0) {
-      lo = range_.first;
-      std::size_t step = 1;
-      while (lo + step < ts.size() && compare_joined(ts[lo + step]->name, prefix, ".") < 0) {
-        lo += step;
-        step *= 2;
-      }
-      hi = std::min(ts.size(), lo + step + 1);
-    }
-    range_.prefix.assign(prefix);
-    range_.layer = SIZE_MAX;
-    range_.first = search(lo, hi, prefix, ".");
-    std::size_t end = range_.first, step = 1;  // the range is short: gallop to its end too
-    while (end + step <= ts.size() && compare_joined(ts[end + step - 1]->name, prefix, "/") < 0) {
-      end += step;
+  std::size_t lo = 0, hi = ts.size();
+  if (range_.valid && range_.first < ts.size() && compare_joined(ts[range_.first]->name, prefix, ".") < 0) {
+    lo = range_.first;
+    std::size_t step = 1;
+    while (lo + step < ts.size() && compare_joined(ts[lo + step]->name, prefix, ".") < 0) {
+      lo += step;
       step *= 2;
     }
-    range_.last = search(end, std::min(ts.size(), end + step), prefix, "/");  // '/' follows '.'
-    range_.valid = true;
+    hi = std::min(ts.size(), lo + step + 1);
   }
-  return find_in_range(prefix, suffix);
+  range_.prefix.assign(prefix);
+  range_.first = search(lo, hi, prefix, ".");
+  std::size_t end = range_.first, step = 1;  // the range is short: gallop to its end too
+  while (end + step <= ts.size() && compare_joined(ts[end + step - 1]->name, prefix, "/") < 0) {
+    end += step;
+    step *= 2;
+  }
+  range_.last = search(end, std::min(ts.size(), end + step), prefix, "/");  // '/' follows '.'
+  range_.valid = true;
 }
 
-const TensorMeta* State::meta(std::size_t layer, std::string_view suffix) const {
+const TensorMeta* State::meta_first(std::size_t layer, std::string_view suffix) const {
   const std::string& prefix = report.layers[layer].prefix;
-  if (range_.valid && range_.layer == layer && suffix.starts_with('.')) return find_in_range(prefix, suffix);
-  const TensorMeta* t = meta(prefix, suffix);
-  if (range_.valid && suffix.starts_with('.')) range_.layer = layer;  // meta() set the range for prefix
-  return t;
+  if (!suffix.starts_with('.')) return meta(prefix, suffix);
+  if (layer_ranges_.size() <= layer) layer_ranges_.resize(std::max(layer + 1, report.layers.size()));
+  LayerRange& r = layer_ranges_[layer];
+  if (!r.known) {
+    if (!range_.valid || range_.prefix != prefix) set_range(prefix);
+    r = {range_.first, range_.last, true};
+  }
+  return find_in_range(prefix, suffix, r.first, r.last);
 }
 
-const TensorMeta* State::find_in_range(std::string_view prefix, std::string_view suffix) const {
+const TensorMeta* State::find_in_range(std::string_view prefix, std::string_view suffix, std::size_t first,
+                                       std::size_t last) const {
   const auto& ts = report.tensors;
   // Inside the range every name starts with prefix + ".": compare the rest only. A layer's handful
   // of tensors are scanned, lengths first (most differ); a large range is searched.
-  if (range_.last - range_.first <= kLinearRange) {
-    for (std::size_t i = range_.first; i < range_.last; ++i) {
+  if (last - first <= kLinearRange) {
+    for (std::size_t i = first; i < last; ++i) {
       const std::string_view n = ts[i]->name;
       if (n.size() == prefix.size() + suffix.size() && n.ends_with(suffix)) return ts[i];
     }
     return nullptr;
   }
-  auto it = std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(range_.first),
-                             ts.begin() + static_cast<std::ptrdiff_t>(range_.last), suffix,
-                             [&](const TensorMeta* t, std::string_view suf) {
+  auto it = std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(first), ts.begin() + static_cast<std::ptrdiff_t>(last),
+                             suffix, [&](const TensorMeta* t, std::string_view suf) {
                                return std::string_view(t->name).substr(prefix.size()) < suf;
                              });
-  const auto end = ts.begin() + static_cast<std::ptrdiff_t>(range_.last);
+  const auto end = ts.begin() + static_cast<std::ptrdiff_t>(last);
   return it != end && std::string_view((*it)->name).substr(prefix.size()) == suffix ? *it : nullptr;
 }
 

@@ -58,12 +58,21 @@ struct State {
   struct PrefixRange {  // report.tensors[first, last) are the names starting with `prefix` + "."
     std::string prefix;
     std::size_t first = 0, last = 0;
-    std::size_t layer = SIZE_MAX;  // prefix is report.layers[layer].prefix (SIZE_MAX: not known)
     bool valid = false;
   };
+  struct LayerRange {  // the same, for report.layers[i]: found once, kept for the walk's later passes
+    std::size_t first = 0, last = 0;
+    bool known = false;
+  };
   mutable PrefixRange range_;
-  // meta() within range_ (set for prefix).
-  const TensorMeta* find_in_range(std::string_view prefix, std::string_view suffix) const;
+  mutable std::vector<LayerRange> layer_ranges_;
+  // meta(layer, suffix) when the layer's range is not known yet (it is found and kept).
+  const TensorMeta* meta_first(std::size_t layer, std::string_view suffix) const;
+  // Sets range_ to prefix's range (report.tensors is final).
+  void set_range(std::string_view prefix) const;
+  // The name prefix + suffix among report.tensors[first, last), prefix's range.
+  const TensorMeta* find_in_range(std::string_view prefix, std::string_view suffix, std::size_t first,
+                                  std::size_t last) const;
 
  public:
 
@@ -71,9 +80,14 @@ struct State {
   // several suffixes of one prefix in a row, so the range of names starting with prefix + "." is kept
   // from the previous call (report.tensors is final by then: collect() fills it last).
   const TensorMeta* meta(std::string_view prefix, std::string_view suffix = {}) const;
-  // meta(report.layers[layer].prefix, suffix). The range is also keyed by the layer's index: a rule's
-  // many lookups of one layer then skip comparing the prefix (a long one, shared with its neighbours).
-  const TensorMeta* meta(std::size_t layer, std::string_view suffix) const;
+  // meta(report.layers[layer].prefix, suffix). The layer's range is found once and kept by its index:
+  // the rules' many lookups of one layer, and --strict's pass over every layer after section 4, then
+  // compare no layer names. pre: report.layers[layer]'s prefix stays as it is (collect() is done).
+  const TensorMeta* meta(std::size_t layer, std::string_view suffix) const {
+    if (layer < layer_ranges_.size() && layer_ranges_[layer].known && suffix.starts_with('.'))
+      return find_in_range(report.layers[layer].prefix, suffix, layer_ranges_[layer].first, layer_ranges_[layer].last);
+    return meta_first(layer, suffix);
+  }
   // The bytes of checkpoint_meta[name] as stored in the file that defined it last.
   std::span<const std::uint8_t> data(const TensorMeta& t) const;
   bool has_layer(std::string_view prefix) const { return layer_index.contains(prefix); }

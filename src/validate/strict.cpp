@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <span>
 
 #include "json/dump.hpp"
 #include "py/repr.hpp"
@@ -14,6 +15,23 @@ namespace {
 
 // FP8 E4M3FN has no infinities; S.1111.111 (0x7F, 0xFF) is its only NaN encoding.
 constexpr bool is_fp8_e4m3_nan(std::uint8_t b) { return (b & 0x7F) == 0x7F; }
+
+// The index of the first NaN byte of `bytes`, or bytes.size(). Eight bytes a step: with every high bit
+// set, a NaN byte is 0xFF, so the word's complement has a zero byte exactly there (the usual
+// (v - 0x01..) & ~v & 0x80.. test flags a word with one; its bytes are then checked one by one).
+std::size_t first_fp8_e4m3_nan(std::span<const std::uint8_t> bytes) {
+  constexpr std::uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    const std::uint64_t v = ~(w | k80);
+    if (((v - k01) & ~v & k80) != 0) break;
+  }
+  for (; i < bytes.size(); ++i)
+    if (is_fp8_e4m3_nan(bytes[i])) return i;
+  return bytes.size();
+}
 
 float load_f32(const std::uint8_t* p) {  // safetensors data is little-endian
   std::uint32_t bits = std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
@@ -80,8 +98,7 @@ Status check_data(const State& s, std::size_t layer) {
   const TensorMeta& s_rel = *s.meta(layer, ".weight_s_rel");
   const std::uint64_t groups = s_rel.shape[1];
   const std::span<const std::uint8_t> rel = s.data(s_rel);
-  for (std::size_t i = 0; i < rel.size(); ++i) {
-    if (!is_fp8_e4m3_nan(rel[i])) continue;
+  if (const std::size_t i = first_fp8_e4m3_nan(rel); i < rel.size()) {
     const char* hex = rel[i] == 0x7F ? "7f" : "ff";
     return make_error(ErrorKind::StrictNanScale, {py::repr_str(p, s.opt.python), hex, std::to_string(i / groups),
                                                   std::to_string(i % groups)});

@@ -79,6 +79,42 @@ Ckpt data_layer(Bytes s_rel, Bytes channel, std::optional<Bytes> codebook = {}, 
   return c.marker("d", R"({"format": "asym_w4a8_int8"})");
 }
 
+// The NaN scan over weight_s_rel, exhaustively: every byte value at every position of three layouts
+// (32 bytes: whole 8-byte words only; 12 and 5: a tail after the words, or no word at all). FP8 E4M3FN
+// has two NaN encodings, 0x7F and 0xFF; every other byte is finite. A second NaN after the first
+// must not be the one reported.
+TEST(Strict, NanScaleScanFindsTheFirstNanAtEveryPosition) {
+  struct Layout {
+    std::uint64_t rows, group;  // K = 256 (cols 128): groups = 256 / group
+  };
+  for (const Layout lay : {Layout{2, 16}, Layout{3, 64}, Layout{5, 256}}) {
+    const std::uint64_t groups = 256 / lay.group, size = lay.rows * groups;
+    for (std::uint64_t at = 0; at < size; ++at)
+      for (int byte = 0; byte < 256; ++byte) {
+        Bytes rel(size, 0x38);  // 1.0
+        rel[at] = static_cast<std::uint8_t>(byte);
+        if (at + 1 < size) rel[size - 1] = 0x7F;  // a later NaN (or `at` itself when it is the last)
+        const bool nan = (byte & 0x7F) == 0x7F;
+        Ckpt c;
+        c.tensor("d.weight", Dtype::I8, {lay.rows, 128}).tensor("d.weight_s_rel", Dtype::F8_E4M3, {lay.rows, groups}, rel);
+        Bytes ones;
+        for (std::uint64_t r = 0; r < lay.rows; ++r) ones.insert(ones.end(), {0, 0, 0x80, 0x3F});  // 1.0f
+        c.tensor("d.weight_s_channel", Dtype::F32, {lay.rows}, ones);
+        c.marker("d", R"({"format": "asym_w4a8_int8", "group_size": )" + std::to_string(lay.group) + "}");
+        const std::uint64_t first = nan || at + 1 == size ? at : size - 1;
+        const bool first_is_ff = nan ? byte == 0xFF : false;
+        const std::string want = "strict.w4a8.nan_group_scale: Comfy W4A8 layer 'd' has a NaN FP8 group scale (byte 0x" +
+                                 std::string(first_is_ff ? "ff" : "7f") + ") at weight_s_rel[" + std::to_string(first / groups) +
+                                 ", " + std::to_string(first % groups) + "]";
+        if (!nan && at + 1 == size) {
+          ASSERT_EQ(strict_verdict(c), "ok") << size << " " << at << " " << byte;
+          continue;
+        }
+        ASSERT_EQ(strict_verdict(c), want) << size << " " << at << " " << byte;
+      }
+  }
+}
+
 TEST(Strict, DataChecks) {
   const std::string p = "Comfy W4A8 layer 'd' ";
   const float inf = std::numeric_limits<float>::infinity();
