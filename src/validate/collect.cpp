@@ -201,15 +201,22 @@ void finalize_meta(State& s) {
   out.resize(w);
 }
 
+// The first position in ts[lo, hi) whose name is not below a + b (ts is sorted by name).
+std::size_t lower_joined(const std::vector<const TensorMeta*>& ts, std::size_t lo, std::size_t hi, std::string_view a,
+                         std::string_view b) {
+  return static_cast<std::size_t>(std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                   ts.begin() + static_cast<std::ptrdiff_t>(hi), 0,
+                                                   [&](const TensorMeta* t, int) { return compare_joined(t->name, a, b) < 0; }) -
+                                  ts.begin());
+}
+
 }  // namespace
 
 const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) const {
   const auto& ts = report.tensors;
   if (!suffix.starts_with('.')) {  // not of the form prefix + "." + rest: search everything
-    const auto it = std::lower_bound(ts.begin(), ts.end(), 0, [&](const TensorMeta* t, int) {
-      return compare_joined(t->name, prefix, suffix) < 0;
-    });
-    return it != ts.end() && compare_joined((*it)->name, prefix, suffix) == 0 ? *it : nullptr;
+    const std::size_t i = lower_joined(ts, 0, ts.size(), prefix, suffix);
+    return i < ts.size() && compare_joined(ts[i]->name, prefix, suffix) == 0 ? ts[i] : nullptr;
   }
   if (!range_.valid || range_.prefix != prefix) set_range(prefix);
   return find_in_range(prefix, suffix, range_.first, range_.last);
@@ -218,10 +225,7 @@ const TensorMeta* State::meta(std::string_view prefix, std::string_view suffix) 
 void State::set_range(std::string_view prefix) const {
   const auto& ts = report.tensors;
   auto search = [&](std::size_t lo, std::size_t hi, std::string_view a, std::string_view b) {
-    return static_cast<std::size_t>(std::lower_bound(ts.begin() + static_cast<std::ptrdiff_t>(lo),
-                                                     ts.begin() + static_cast<std::ptrdiff_t>(hi), 0,
-                                                     [&](const TensorMeta* t, int) { return compare_joined(t->name, a, b) < 0; }) -
-                                    ts.begin());
+    return lower_joined(ts, lo, hi, a, b);
   };
   auto under = [&](std::size_t i) { return is_under(ts[i]->name, prefix); };
   // Layers are mostly checked in name order, each right after the previous one's tensors: try
