@@ -32,7 +32,9 @@ class SlimVector {
 
   SlimVector() noexcept = default;
   SlimVector(std::initializer_list<T> init) { append_copies(init.begin(), init.end()); }
-  SlimVector(const SlimVector& o) { append_copies(o.begin(), o.end()); }
+  SlimVector(const SlimVector& o) {
+    if (o.p_ != nullptr) append_copies(o.begin(), o.end());  // most copied Values have no items or members
+  }
   SlimVector(SlimVector&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
   SlimVector& operator=(const SlimVector& o) {
     if (this != &o) SlimVector(o).swap(*this);  // the old elements go only once the copy succeeded
@@ -136,8 +138,12 @@ class SlimVector {
   template <class It>
   void append_copies(It first, It last) {
     try {
-      reserve(static_cast<size_type>(last - first));
-      for (; first != last; ++first) emplace_back(*first);
+      reserve(size() + static_cast<size_type>(last - first));
+      // Room is reserved: construct in place (size counts each element once it exists, for release()).
+      for (; first != last; ++first) {
+        ::new (static_cast<void*>(p_ + size())) T(*first);
+        ++head()->size;
+      }
     } catch (...) {
       release();
       throw;

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "json/number.hpp"
@@ -24,6 +25,17 @@ void Value::set(std::string key, Value v) {
     return;
   }
   members.emplace_back(std::move(key), std::move(v));
+}
+
+void Value::set_bool(std::string_view key, bool b) {
+  Value* slot = get(key);
+  if (slot == nullptr) {
+    slot = &members.emplace_back(std::piecewise_construct, std::forward_as_tuple(key), std::forward_as_tuple()).second;
+  } else {
+    *slot = Value();  // a replaced value keeps its position and nothing of what it held
+  }
+  slot->kind = Kind::Bool;
+  slot->boolean = b;
 }
 
 MemberIndex::MemberIndex(const Value& object) {

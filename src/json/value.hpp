@@ -49,6 +49,9 @@ struct Value {
   // Insert or replace, Python dict style (replacement keeps position). Searches: O(members), so
   // building an object of n members with set() is O(n^2); use append() for keys known to be new.
   void set(std::string key, Value v);
+  // set(key, from_bool(b)) without building a key string and a Value first: the validator adds two
+  // such keys to every layer's marker.
+  void set_bool(std::string_view key, bool b);
   // Adds a member without looking for an existing one (linear object building).
   // pre: kind == Object and key is not a member yet (a repeated key would stay twice: get() and
   // MemberIndex find the first, dump() prints both).

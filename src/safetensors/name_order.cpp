@@ -24,13 +24,10 @@ struct Entry {
 };
 
 std::uint64_t chunk(const Entry& e, std::size_t depth) {
-  std::uint64_t k = 0;
-  if (depth + 8 <= e.n) {
-    std::memcpy(&k, e.p + depth, 8);
-    return std::endian::native == std::endian::little ? __builtin_bswap64(k) : k;
-  }
-  for (std::size_t i = 0; i < 8; ++i) k = k << 8 | (depth + i < e.n ? static_cast<unsigned char>(e.p[depth + i]) : 0u);
-  return k;
+  std::uint64_t k = 0;  // a name's last chunk: its bytes first in memory, zeros after them
+  if (depth + 8 <= e.n) std::memcpy(&k, e.p + depth, 8);
+  else if (depth < e.n) std::memcpy(&k, e.p + depth, e.n - depth);
+  return std::endian::native == std::endian::little ? __builtin_bswap64(k) : k;
 }
 
 // Name order for names that agree on their first `depth` bytes: 8-byte chunks compared as big-endian

@@ -55,7 +55,7 @@ Status check_nvfp4(State& s, std::size_t layer) {
     return make_error(ErrorKind::SgNvfp4Shapes,
                       {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape), py::repr_shape(scale.shape)});
   const TensorMeta* pre = s.meta(layer, ".pre_quant_scale");
-  l.marker.set("_has_pre_quant_scale", json::Value::from_bool(pre != nullptr));
+  l.marker.set_bool("_has_pre_quant_scale", pre != nullptr);
   if (pre != nullptr) {
     const bool dtype_ok =
         pre->dtype == st::Dtype::BF16 || pre->dtype == st::Dtype::F16 || pre->dtype == st::Dtype::F32;
@@ -76,7 +76,7 @@ Status check_int8(State& s, std::size_t layer) {
   if (weight.dtype == st::Dtype::I8 && scale.dtype == st::Dtype::F32 && scale.shape.empty()) {
     if (weight.shape.size() != 2)
       return make_error(ErrorKind::SgTensorwiseRank, {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape)});
-    l.marker.set("_is_tensorwise_scalar", json::Value::from_bool(true));
+    l.marker.set_bool("_is_tensorwise_scalar", true);
     return Ok{};
   }
   if (weight.dtype != st::Dtype::I8 || scale.dtype != st::Dtype::F32)
@@ -85,7 +85,7 @@ Status check_int8(State& s, std::size_t layer) {
   if (weight.shape.size() != 2 || !shape_is(scale.shape, {weight.shape[0], 1}))
     return make_error(ErrorKind::SgInt8Shapes,
                       {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape), py::repr_shape(scale.shape)});
-  l.marker.set("_is_rowwise", json::Value::from_bool(true));
+  l.marker.set_bool("_is_rowwise", true);
   return Ok{};
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "json/dump.hpp"
 #include "json/parse.hpp"
@@ -37,6 +38,26 @@ TEST(ValueObjects, IndexFindsTheFirstOfRepeatedKeysAsGetDoes) {
   EXPECT_EQ(obj.get("a")->text, "1");
   obj.set("a", Value::from_int(3));  // set() replaces the first, keeping its place
   EXPECT_EQ(obj.members[0].second.text, "3");
+}
+
+// set_bool(k, b) against set(k, from_bool(b)): on keys already holding an array, an object, a string
+// or a float (replaced in place, nothing of the old value left) and on a new key (appended last).
+TEST(ValueObjects, SetBoolIsSetOfFromBool) {
+  for (const char* key : {"a", "o", "_x", "c", "_new"})
+    for (bool b : {true, false}) {
+      auto parsed = loads_str(R"({"a": [1, {"b": 2}], "o": {"k": "v"}, "_x": "s", "c": 1.5})");
+      ASSERT_TRUE(parsed.ok());
+      Value fast = *parsed, slow = *parsed;
+      fast.set_bool(key, b);
+      slow.set(key, Value::from_bool(b));
+      EXPECT_EQ(dump(fast), dump(slow)) << key << " " << b;
+      const Value* v = fast.get(key);
+      ASSERT_NE(v, nullptr);
+      EXPECT_TRUE(v->kind == Kind::Bool && v->boolean == b && v->text.empty() && v->items.empty() &&
+                  v->members.empty() && v->number == 0.0)
+          << key;
+      EXPECT_EQ(fast.members.size(), std::string_view(key) == "_new" ? 5u : 4u);
+    }
 }
 
 }  // namespace
