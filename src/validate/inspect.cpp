@@ -3,6 +3,7 @@
 #include "validate/inspect.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include "py/repr.hpp"
@@ -74,17 +75,20 @@ Result<Report> run(std::size_t nfiles, const Loader& load, const Options& opt, s
     first = *found;
     last = first + 1;
   }
-  for (std::size_t i = first; i < last; ++i) W4A8_TRY(check_layer(s, i));
-  if (opt.strict) {
-    // --strict reads every layer's scales, scattered through the data in name order: hand the pages
-    // back every few thousand layers, or a file that keeps each layer's tensors together ends with
-    // its whole data region resident.
-    constexpr std::size_t kReleaseEvery = 4096;
-    for (std::size_t i = first; i < last; ++i) {
-      W4A8_TRY(check_layer_strict(s, i));
-      if ((i - first + 1) % kReleaseEvery == 0) release_data_pages(s);
-    }
+  // --strict runs on each layer right after upstream's checks of it, while its tensors are in cache,
+  // but an upstream error of any later layer still wins: the first strict error waits for the end.
+  // (Upstream's checks of later layers change nothing a layer's strict checks read.) Its scales lie
+  // scattered through the data in name order: the pages are handed back every few thousand layers,
+  // or a file that keeps each layer's tensors together ends with its whole data region resident.
+  constexpr std::size_t kReleaseEvery = 4096;
+  std::optional<Error> strict_error;
+  for (std::size_t i = first; i < last; ++i) {
+    W4A8_TRY(check_layer(s, i));
+    if (!opt.strict || strict_error) continue;
+    if (Status st = check_layer_strict(s, i); !st.ok()) strict_error = std::move(st).error();
+    if ((i - first + 1) % kReleaseEvery == 0) release_data_pages(s);
   }
+  if (strict_error) return std::move(*strict_error);
   return std::move(s.report);
 }
 

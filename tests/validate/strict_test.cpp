@@ -153,5 +153,20 @@ TEST(Strict, LayersInMarkerOrderAndOnlyW4a8) {
   EXPECT_EQ(strict_verdict(c), "strict.w4a8.k_multiple_convrot: Comfy W4A8 layer 'a' has K=64 not divisible by convrot_groupsize=256");
 }
 
+// --strict runs on each layer right after upstream's checks of it, yet upstream's verdict comes
+// first: an upstream error in a later layer wins over a strict error in an earlier one, and of two
+// strict errors the first layer's wins.
+TEST(Strict, UpstreamErrorsOfLaterLayersWinOverStrictErrors) {
+  Ckpt c = Ckpt().w4a8("a", 4, 32);  // 'a': K=64, which --strict alone refuses (convrot_groupsize 256)
+  c.tensor("c.weight", Dtype::I8, {4, 128, 1}).tensor("c.weight_s_rel", Dtype::F8_E4M3, {4, 16});
+  c.tensor("c.weight_s_channel", Dtype::F32, {4}).marker("c", R"({"format": "asym_w4a8_int8"})");
+  const std::string upstream = verdict(run(c, false));
+  EXPECT_TRUE(upstream.starts_with("sglang.w4a8.rank: ") && upstream.find("'c'") != std::string::npos) << upstream;
+  EXPECT_EQ(verdict(run(c, true)), upstream);
+
+  Ckpt two = Ckpt().w4a8("a", 4, 32).w4a8("b", 4, 4, 4);  // both refused by --strict only
+  EXPECT_EQ(strict_verdict(two), "strict.w4a8.k_multiple_convrot: Comfy W4A8 layer 'a' has K=64 not divisible by convrot_groupsize=256");
+}
+
 }  // namespace
 }  // namespace w4a8::validate::testing
