@@ -1,5 +1,6 @@
 // inspect(): upstream's steps in order (collect, mxfp8 shortcut, missing markers, per-marker checks),
-// then --strict on every asym_w4a8_int8 layer.
+// with --strict on each asym_w4a8_int8 layer once upstream's checks of it pass (its first error is
+// the verdict only when upstream accepts every layer).
 #include "validate/inspect.hpp"
 
 #include <algorithm>
