@@ -12,6 +12,7 @@ namespace {
 constexpr std::size_t kMaxMergedRuns = 64;  // more ascending runs than this: the chunked sort
 constexpr std::size_t kSmallRange = 16;     // ranges up to this size: insertion sort on whole names
 constexpr int kAhead = 8;                   // entries of a permutation cycle prefetched ahead of the moves
+constexpr std::size_t kNear = 8;            // a name this close behind its place is moved there, not a new run
 
 // A name being sorted: its bytes (so sorting never reads the tensor table), its input position,
 // and the 8 bytes it is currently sorted on.
@@ -125,6 +126,47 @@ void insertion_sort(Entry* b, Entry* e, std::size_t depth) {
   }
 }
 
+// Local disorder: e[i] is below the end of its run, which starts at `start`. Moves it back into place
+// when that place is among the run's last kNear entries, keeping the run strictly ascending and its
+// LCP values (Entry::h) right. Writers that emit a layer's tensors in their own order (weight, then
+// its scales, then the marker) give ascending runs up to a few entries out of place; sorting those
+// whole costs several times a merge. Stays within the run's span of the input, so a run still holds
+// only names from its own stretch of the input and the merge's tie rule (input order) holds.
+// k: mismatch_from(e[i - 1], e[i], lcp). @return false (nothing moved) when the place is further
+// back or e[i] equals a name there.
+bool insert_near_end(Entry* e, std::size_t start, std::size_t i, std::uint32_t lcp, std::uint32_t k) {
+  const Entry x = e[i];
+  std::uint32_t k_after = k;  // x against the entry it will precede
+  if (k_after == x.n && x.n == e[i - 1].n) return false;     // a repeat: the merge's tie rule handles it
+  std::size_t p = i - 1;                                      // invariant: x < e[p]
+  std::uint32_t k_before = lcp;  // x against the entry it will follow (lcp when it becomes the first)
+  while (true) {
+    if (p == start) break;  // x becomes the run's first
+    if (i - p >= kNear) return false;
+    // x against e[p - 1] from the LCPs known: e[p - 1] < e[p] first differ at e[p].h, x < e[p] at
+    // k_after. Whichever is earlier decides; bytes are read only when they coincide.
+    if (e[p].h < k_after) {  // x agrees with e[p] there, so x > e[p - 1]
+      k_before = e[p].h;
+      break;
+    }
+    if (e[p].h == k_after) {
+      const std::uint32_t kp = mismatch_from(e[p - 1], x, k_after);
+      if (kp == x.n && x.n == e[p - 1].n) return false;
+      if (name_less_at(e[p - 1], x, kp)) {
+        k_before = kp;
+        break;
+      }
+      k_after = kp;
+    }  // else e[p - 1] agrees with e[p] up to where x < e[p]: x < e[p - 1], k_after unchanged
+    --p;
+  }
+  std::copy_backward(e + p, e + i, e + i + 1);
+  e[p] = x;
+  e[p].h = k_before;
+  e[p + 1].h = k_after;
+  return true;
+}
+
 // Bytes every name shares at its start.
 std::uint32_t common_prefix(const Entry* e, std::size_t n) {
   std::uint32_t lcp = e[0].n;
@@ -178,19 +220,23 @@ bool sort_by_name(std::vector<TensorInfo>& v) {
   // Names share long prefixes ("model.diffusion_model."): every comparison starts after them.
   const std::uint32_t lcp = common_prefix(e.get(), n);
   // Ascending runs (strictly: a repeat starts a new one), each entry's LCP with its predecessor
-  // noted for the merge. One run: sorted, no repeats, nothing to do.
+  // noted for the merge; a name a few places out of order is moved into its run. One run that
+  // nothing was moved in: sorted, no repeats, nothing to do.
   std::vector<std::size_t> runs = {0};
   e[0].h = lcp;
+  bool moved = false;
   for (std::size_t i = 1; i < n && runs.size() <= kMaxMergedRuns; ++i) {
     const std::uint32_t k = mismatch_from(e[i - 1], e[i], lcp);
     if (name_less_at(e[i - 1], e[i], k)) {
       e[i].h = k;
+    } else if (insert_near_end(e.get(), runs.back(), i, lcp, k)) {
+      moved = true;
     } else {
       e[i].h = lcp;
       runs.push_back(i);
     }
   }
-  if (runs.size() == 1) return false;
+  if (runs.size() == 1 && !moved) return false;
   bool dropped = false;
   if (runs.size() <= kMaxMergedRuns) {
     // The crate's writer emits names sorted within each dtype group: a few runs, merged pairwise

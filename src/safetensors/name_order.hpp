@@ -14,7 +14,9 @@ namespace w4a8::st::detail {
 // @return true when repeated names were dropped.
 // Linear in the bytes that tell names apart: already sorted input costs one pass; a few sorted runs
 // (the crate's writer: sorted within each dtype) are merged with their LCP values (names are rarely
-// read); anything else goes through a most-significant-digit sort on 8-byte chunks of the names.
+// read), after names up to 8 places out of order were moved into their run (a writer that keeps each
+// layer's tensors together, in numeric block order); anything else goes through a
+// most-significant-digit sort on 8-byte chunks of the names.
 // The tensors are moved in place (no second table).
 bool sort_by_name(std::vector<TensorInfo>& tensors);
 

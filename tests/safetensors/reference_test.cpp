@@ -5,6 +5,7 @@
 // Count: W4A8_ST_REF_HEADERS (default 40000), seed: W4A8_ST_SEED.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -149,6 +150,51 @@ TEST(StReference, ManyTensorsSortLikeReference) {
       EXPECT_TRUE(whole.error().kind == ErrorKind::StInvalidOffset || whole.error().kind == ErrorKind::StMetadataIncompleteBuffer)
           << whole.error().message;
     }
+  }
+}
+
+// A writer that keeps each layer's tensors together emits "blocks.2" before "blocks.10" and a
+// layer's weight before its marker: a few long ascending runs with names a few places out of order
+// (moved back into their run, name_order.cpp's insert_near_end). Local shuffles of every width up to
+// past the move limit, repeats (a repeat is never moved: input order decides which one stays),
+// names that move to a run's first place, and runs of one: the same table as the reference.
+TEST(StReference, NearlySortedNamesSortLikeReference) {
+  std::mt19937_64 rng(2026);
+  const std::vector<std::string> suffixes = {".weight", ".weight_s_rel", ".weight_s_channel", ".comfy_quant",
+                                             ".bias", ".weight_s_channel.x", ".w"};
+  for (int round = 0; round < 240; ++round) {
+    std::vector<std::string> names;
+    const std::size_t blocks = 1 + rng() % 40, layers = 1 + rng() % 4;
+    for (std::size_t b = 0; b < blocks; ++b)  // numeric block order: ascending runs of 10, 90, ...
+      for (std::size_t l = 0; l < layers; ++l)
+        for (const std::string& suf : suffixes)
+          if (rng() % 4 != 0) names.push_back("model.blocks." + std::to_string(b) + ".proj_" + std::to_string(l) + suf);
+    if (names.empty()) continue;
+    // Local disorder: windows of width 2..12 reversed or rotated (up to past the 8-place limit).
+    const std::size_t width = 2 + rng() % 11;
+    for (std::size_t k = rng() % 3 == 0 ? names.size() / 2 : rng() % 8; k > 0; --k) {
+      const std::size_t at = rng() % names.size(), end = std::min(names.size(), at + width);
+      if (rng() % 2) std::reverse(names.begin() + std::ptrdiff_t(at), names.begin() + std::ptrdiff_t(end));
+      else if (end - at > 1) std::rotate(names.begin() + std::ptrdiff_t(at), names.begin() + std::ptrdiff_t(end - 1),
+                                         names.begin() + std::ptrdiff_t(end));
+    }
+    if (round % 4 == 1)  // repeats, near and far
+      for (std::size_t k = 1 + rng() % 6; k > 0; --k) {
+        const std::size_t from = rng() % names.size();
+        const std::size_t to = std::min(names.size(), from + (rng() % 2 ? 1 + rng() % 6 : rng() % names.size()));
+        names.insert(names.begin() + std::ptrdiff_t(to), names[from]);
+      }
+    if (round % 4 == 2) std::reverse(names.begin(), names.end());  // runs of one: past 64 runs, the radix sort
+    std::string h = "{";
+    for (std::size_t i = 0; i < names.size(); ++i)
+      h += (i ? ",\"" : "\"") + names[i] + "\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[" +
+           std::to_string(i) + "," + std::to_string(i + 1) + "]}";
+    h += "}";
+    Header fast, ref;
+    const Status a = detail::deserialize_header(h, fast);
+    const Status b = detail::deserialize_header_reference(h, ref);
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    ASSERT_EQ(describe(a, fast), describe(b, ref)) << "round " << round << ": " << h.substr(0, 600);
   }
 }
 
