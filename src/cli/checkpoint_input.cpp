@@ -1,5 +1,8 @@
 #include "cli/checkpoint_input.hpp"
 
+#include <algorithm>
+
+#include "cli/heap_pages.hpp"
 #include "cli/report.hpp"
 
 namespace w4a8::cli {
@@ -10,7 +13,12 @@ Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const 
   if (!list.ok()) return std::move(list).error();
   const std::vector<std::string> shards = list->shards;
   std::string failed;
-  auto ck = io::Checkpoint::open(std::move(*list), &failed);
+  std::uint64_t header_bytes = 0;  // declared so far (capped: a bad length is the parser's to report)
+  const auto before_parse = [&header_bytes](std::uint64_t n) {
+    header_bytes += std::min(n, kHugeHeapFromHeaderBytes);
+    if (header_bytes >= kHugeHeapFromHeaderBytes) allocate_from_huge_pages();
+  };
+  auto ck = io::Checkpoint::open(std::move(*list), &failed, before_parse);
   if (ck.ok()) return ck;
   Error e = ck.error();
   if (exit_status(e) == 1) {

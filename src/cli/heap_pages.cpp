@@ -10,6 +10,14 @@
 #endif
 
 namespace w4a8::cli {
+namespace {
+
+// [below, boundary): the heap's stretch in 4 KiB pages that allocate_from_huge_pages() takes.
+char* below = nullptr;
+char* boundary = nullptr;
+void* taken = nullptr;  // that block: kept for the whole process
+
+}  // namespace
 
 void reserve_heap_in_huge_pages(std::size_t bytes) {
 #if defined(__GLIBC__) && defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
@@ -22,14 +30,27 @@ void reserve_heap_in_huge_pages(std::size_t bytes) {
   if (probe == nullptr) return;
   char* const p = static_cast<char*>(probe);
   char* const top = static_cast<char*>(::sbrk(0));
-  char* const start = p + (kHuge - reinterpret_cast<std::uintptr_t>(p) % kHuge) % kHuge;  // next 2 MiB boundary
+  // glibc has written the new top chunk's header just past the probe. A 2 MiB range with one page
+  // faulted in already gets 4 KiB pages only, so the huge pages start at the boundary after it.
+  char* const written = p + kProbe + 64;
+  char* const start = written + (kHuge - reinterpret_cast<std::uintptr_t>(written) % kHuge) % kHuge;
   // Only when the probe sits in the brk heap just below its top (else it came from elsewhere).
-  if (p < top && static_cast<std::size_t>(top - p) <= kProbe + bytes + kHuge && start < top)
-    (void)::madvise(start, static_cast<std::size_t>(top - start), MADV_HUGEPAGE);
+  const bool ours = p < top && static_cast<std::size_t>(top - p) <= kProbe + bytes + kHuge && start < top;
+  if (ours && ::madvise(start, static_cast<std::size_t>(top - start), MADV_HUGEPAGE) == 0) {
+    below = p;  // the probe's block goes back to the top chunk, which then starts here
+    boundary = start;
+  }
   std::free(probe);
 #else
   (void)bytes;
 #endif
+}
+
+void allocate_from_huge_pages() {
+  if (below == nullptr || taken != nullptr) return;
+  taken = std::malloc(static_cast<std::size_t>(boundary - below));
+  // The block is never used: keep the compiler from dropping the call as an unused allocation.
+  asm volatile("" : : "r"(taken) : "memory");
 }
 
 }  // namespace w4a8::cli

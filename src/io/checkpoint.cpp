@@ -138,11 +138,11 @@ Result<ShardList> resolve_checkpoint(std::span<const std::string> args) {
   return out;
 }
 
-Result<Checkpoint> Checkpoint::open(ShardList list, std::string* failed_shard) {
+Result<Checkpoint> Checkpoint::open(ShardList list, std::string* failed_shard, const st::BeforeParse& before_parse) {
   Checkpoint c;
   c.files_.reserve(list.shards.size());
   for (const std::string& path : list.shards) {
-    auto f = st::File::open(path);
+    auto f = st::File::open(path, before_parse);
     if (!f.ok()) {
       if (failed_shard) *failed_shard = path;
       return std::move(f).error();

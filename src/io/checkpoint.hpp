@@ -45,10 +45,11 @@ class Checkpoint {
     const st::TensorInfo* info = nullptr;
   };
 
-  // Opens every shard (mmap + header), in order.
+  // Opens every shard (mmap + header), in order; before_parse as in st::File::open, for each shard.
   // @return Checkpoint, or the first shard's st::File::open error (IoOpenFailed, IoNotRegularFile,
   //         IoReadFailed, container errors); `failed_shard` then names it.
-  static Result<Checkpoint> open(ShardList list, std::string* failed_shard = nullptr);
+  static Result<Checkpoint> open(ShardList list, std::string* failed_shard = nullptr,
+                                 const st::BeforeParse& before_parse = {});
 
   const ShardList& shards() const { return list_; }
   std::span<const st::File> files() const { return files_; }

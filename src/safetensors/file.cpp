@@ -74,7 +74,7 @@ void release_pages(std::span<const std::uint8_t> region) {
 #endif
 }
 
-Result<File> File::open(const std::string& path) {
+Result<File> File::open(const std::string& path, const BeforeParse& before_parse) {
   Fd fd;
   do {
     fd.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -97,6 +97,7 @@ Result<File> File::open(const std::string& path) {
     if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
     f.mapping_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
     prefault_header(p, len);
+    if (before_parse && len >= 8) before_parse(declared_header_len({static_cast<const std::uint8_t*>(p), 8}));
   }
   // Names view the mapping, which the Header then shares.
   auto h = detail::parse_prefix_viewing(f.bytes(), f.size_, f.mapping_);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -65,11 +66,15 @@ Result<Header> parse_prefix(std::span<const std::uint8_t> prefix, std::uint64_t 
 // bytes that will not be needed soon.
 void release_pages(std::span<const std::uint8_t> region);
 
+// Called with a file's declared header length once the file is mapped, before its header is parsed
+// (any value: parse() checks it). Lets a caller prepare for what a large header allocates.
+using BeforeParse = std::function<void(std::uint64_t declared_header_len)>;
+
 // A file opened read-only and memory-mapped; tensor bytes are views into the mapping.
 class File {
  public:
   // @return File, or IoOpenFailed/IoReadFailed, or any parse() error.
-  static Result<File> open(const std::string& path);
+  static Result<File> open(const std::string& path, const BeforeParse& before_parse = {});
   const Header& header() const { return header_; }
   const std::string& path() const { return path_; }
   // Bytes of a tensor of this file's header (bounds were validated by parse()).
