@@ -81,9 +81,13 @@ Result<Report> run(std::size_t nfiles, const Loader& load, const Options& opt, s
   // (Upstream's checks of later layers change nothing a layer's strict checks read.) Its scales lie
   // scattered through the data in name order: the pages are handed back every few thousand layers,
   // or a file that keeps each layer's tensors together ends with its whole data region resident.
-  constexpr std::size_t kReleaseEvery = 4096;
+  // Where each layer's tensors lie together, consecutive layers' scales are a layer's weights apart
+  // (and name order jumps: blocks.1, then blocks.10), which no hardware prefetcher follows: each
+  // layer's first read waited for memory. The loads of a layer a few ahead are started early.
+  constexpr std::size_t kReleaseEvery = 4096, kPrefetchAhead = 4;
   std::optional<Error> strict_error;
   for (std::size_t i = first; i < last; ++i) {
+    if (opt.strict && i + kPrefetchAhead < last) prefetch_strict_data(s, i + kPrefetchAhead);
     W4A8_TRY(check_layer(s, i));
     if (!opt.strict || strict_error) continue;
     if (Status st = check_layer_strict(s, i); !st.ok()) strict_error = std::move(st).error();

@@ -110,6 +110,9 @@ Status check_int8(State& s, std::size_t layer);
 Status check_float8(State& s, std::size_t layer);
 // --strict on one asym_w4a8_int8 layer that passed upstream. @return Ok, or strict.w4a8.*, python.int.*.
 Status check_strict(const State& s, std::size_t layer);
+// Starts loading the bytes check_strict reads of `layer` (its scales), if it has them. No effect
+// on any result. pre: collect() is done.
+void prefetch_strict_data(const State& s, std::size_t layer);
 
 // Records raw_markers[prefix] under the profile's rule (validator.md "Upstream versions"): WholeMarker
 // replaces an equal marker; PerKey merges key by key. prefix must point into storage that outlives s.

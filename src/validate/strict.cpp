@@ -132,6 +132,17 @@ Status check_data(const State& s, std::size_t layer) {
 
 }  // namespace
 
+void prefetch_strict_data(const State& s, std::size_t layer) {
+  for (std::string_view suffix : {std::string_view(".weight_s_rel"), std::string_view(".weight_s_channel")})
+    if (const TensorMeta* t = s.meta(layer, suffix)) {
+      const std::span<const std::uint8_t> d = s.data(*t);
+      if (!d.empty()) {
+        __builtin_prefetch(d.data());
+        __builtin_prefetch(d.data() + d.size() - 1);
+      }
+    }
+}
+
 Status check_strict(const State& s, std::size_t layer) {
   W4A8_TRY(check_contract(s, layer, s.group_sizes[layer]));
   return check_data(s, layer);
