@@ -7,18 +7,21 @@
 
 namespace w4a8::cli {
 
+st::BeforeParse huge_pages_for_large_headers() {
+  // The header bytes declared so far, each capped (a bad length is the parser's to report).
+  return [header_bytes = std::uint64_t{0}](std::uint64_t n) mutable {
+    header_bytes += std::min(n, kHugeHeapFromHeaderBytes);
+    if (header_bytes >= kHugeHeapFromHeaderBytes) allocate_from_huge_pages();
+  };
+}
+
 Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt,
                                        std::string* where) {
   auto list = io::resolve_checkpoint(args);
   if (!list.ok()) return std::move(list).error();
   const std::vector<std::string> shards = list->shards;
   std::string failed;
-  std::uint64_t header_bytes = 0;  // declared so far (capped: a bad length is the parser's to report)
-  const auto before_parse = [&header_bytes](std::uint64_t n) {
-    header_bytes += std::min(n, kHugeHeapFromHeaderBytes);
-    if (header_bytes >= kHugeHeapFromHeaderBytes) allocate_from_huge_pages();
-  };
-  auto ck = io::Checkpoint::open(std::move(*list), &failed, before_parse);
+  auto ck = io::Checkpoint::open(std::move(*list), &failed, huge_pages_for_large_headers());
   if (ck.ok()) return ck;
   Error e = ck.error();
   if (exit_status(e) == 1) {

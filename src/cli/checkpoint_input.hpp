@@ -18,6 +18,10 @@ namespace w4a8::cli {
 Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt,
                                        std::string* where = nullptr);
 
+// For io::Checkpoint::open: once the shards declare kHugeHeapFromHeaderBytes of header, later heap
+// blocks come from huge pages (heap_pages.hpp).
+st::BeforeParse huge_pages_for_large_headers();
+
 // The shards as the validator takes them (parsed once, by Checkpoint::open).
 std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck);
 

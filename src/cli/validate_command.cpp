@@ -150,7 +150,7 @@ void run_consumers(const ValidateArgs& a, const validate::Options& opt, const Fa
   const std::vector<std::string> shards = list->shards;
   std::string failed;
   std::vector<validate::LayersReport> per;
-  auto ck = io::Checkpoint::open(std::move(*list), &failed);
+  auto ck = io::Checkpoint::open(std::move(*list), &failed, huge_pages_for_large_headers());
   if (ck.ok()) {
     if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), ours(style));
     const auto files = parsed_files(*ck);
