@@ -8,7 +8,8 @@
 namespace w4a8::cli {
 
 st::BeforeParse huge_pages_for_large_headers() {
-  // The header bytes declared so far, each capped (a bad length is the parser's to report).
+  // The header bytes declared so far (File::open caps each at its file's size), each capped again at
+  // the threshold: only reaching it matters.
   return [header_bytes = std::uint64_t{0}](std::uint64_t n) mutable {
     header_bytes += std::min(n, kHugeHeapFromHeaderBytes);
     if (header_bytes >= kHugeHeapFromHeaderBytes) allocate_from_huge_pages();

@@ -2,6 +2,7 @@
 // A large header's pages are released after parsing (its names copied out first).
 // Opened with O_NONBLOCK and fstat'ed before any read, so a FIFO or device given as a checkpoint is
 // refused at once instead of blocking.
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -97,7 +98,8 @@ Result<File> File::open(const std::string& path, const BeforeParse& before_parse
     if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
     f.mapping_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
     prefault_header(p, len);
-    if (before_parse && len >= 8) before_parse(declared_header_len({static_cast<const std::uint8_t*>(p), 8}));
+    if (before_parse && len >= 8)
+      before_parse(std::min<std::uint64_t>(declared_header_len({static_cast<const std::uint8_t*>(p), 8}), len - 8));
   }
   // Names view the mapping, which the Header then shares.
   auto h = detail::parse_prefix_viewing(f.bytes(), f.size_, f.mapping_);

@@ -66,8 +66,9 @@ Result<Header> parse_prefix(std::span<const std::uint8_t> prefix, std::uint64_t 
 // bytes that will not be needed soon.
 void release_pages(std::span<const std::uint8_t> region);
 
-// Called with a file's declared header length once the file is mapped, before its header is parsed
-// (any value: parse() checks it). Lets a caller prepare for what a large header allocates.
+// Called with a file's declared header length once the file is mapped, before its header is parsed,
+// capped at the bytes the file holds after the length field (parse() checks the length itself). Lets
+// a caller prepare for what a large header allocates.
 using BeforeParse = std::function<void(std::uint64_t declared_header_len)>;
 
 // A file opened read-only and memory-mapped; tensor bytes are views into the mapping.

@@ -95,6 +95,24 @@ TEST_F(StFile, LargeHeaderNamesLeaveTheMapping) {
   EXPECT_EQ(f->data(*t)[0], static_cast<std::uint8_t>(data[t->begin]));
 }
 
+// before_parse sees each file's declared header length before parsing, at most the bytes the file
+// holds after the length field, and is not called for a file too short to declare one.
+TEST_F(StFile, BeforeParseGetsTheDeclaredLengthCappedAtTheFile) {
+  const auto good = test::container(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})", "xy");
+  ASSERT_TRUE(write_file(path("good"), good).ok());
+  std::vector<std::uint8_t> lying(8 + 10, ' ');  // declares 2^40 bytes of header, holds 10
+  lying[5] = 1;
+  ASSERT_TRUE(write_file(path("lying"), lying).ok());
+  ASSERT_TRUE(write_file(path("short"), std::vector<std::uint8_t>{1, 2, 3}).ok());
+  std::vector<std::uint64_t> seen;
+  const BeforeParse note = [&seen](std::uint64_t n) { seen.push_back(n); };
+  EXPECT_TRUE(File::open(path("good"), note).ok());
+  EXPECT_FALSE(File::open(path("lying"), note).ok());
+  EXPECT_FALSE(File::open(path("short"), note).ok());
+  const std::uint64_t declared = good[0] | std::uint64_t{good[1]} << 8;
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{declared, 10}));
+}
+
 TEST_F(StFile, EmptyFileIsHeaderTooSmall) {
   std::ofstream(path("empty")).close();
   auto f = File::open(path("empty"));
