@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -123,6 +124,47 @@ TEST(Emulation, CorrectionPathMatches) {
       c.seed = 500u + idx++;
       check_case(c);
     }
+}
+
+// The device tests' bound for the correction path's out (check_correction_out), on the reference
+// itself: the reference passes; one bf16 step (the neighbouring value a flipped rounding gives)
+// passes; four steps, a sign flip, and a wrong size do not. With f32 out, one bf16 step is far
+// outside the bound.
+TEST(CorrectionBound, AdmitsOneOutputRoundingAndNoMore) {
+  Case c;
+  c.m = 5, c.n = 24, c.k = 256, c.g = 16, c.r = 64, c.correction = true, c.bias = true, c.seed = 4252;
+  c.x_dtype = FloatDtype::BF16, c.out_dtype = FloatDtype::BF16;
+  const gemm::Layer layer = make_layer(c);
+  const gemm::Activations x = make_acts(c);
+  auto ref = gemm::gemm_literal(layer, x, options(c));
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(check_correction_out(c, x, *ref, ref->out), "");
+  // The bf16 value `steps` representable values above out[i] (positive or negative alike).
+  const auto moved = [&](std::size_t i, int steps) {
+    std::vector<float> got = ref->out;
+    std::uint32_t bits = gemm::f32_bits(got[i]);
+    bits += std::uint32_t(steps) << 16;
+    std::memcpy(&got[i], &bits, 4);
+    return got;
+  };
+  std::size_t i = 0;  // an element well away from zero
+  while (i < ref->out.size() && std::fabs(ref->out[i]) < 1.0f) ++i;
+  ASSERT_LT(i, ref->out.size());
+  EXPECT_EQ(check_correction_out(c, x, *ref, moved(i, 1)), "");
+  EXPECT_NE(check_correction_out(c, x, *ref, moved(i, 4)), "");
+  std::vector<float> negated = ref->out;
+  negated[i] = -negated[i];
+  EXPECT_NE(check_correction_out(c, x, *ref, negated), "");
+  EXPECT_NE(check_correction_out(c, x, *ref, std::vector<float>(ref->out.size() - 1)), "");
+  Case f32 = c;
+  f32.out_dtype = FloatDtype::F32;
+  auto ref32 = gemm::gemm_literal(layer, x, options(f32));
+  ASSERT_TRUE(ref32.ok());
+  std::vector<float> got = ref32->out;
+  got[i] = std::nextafter(got[i], 2 * got[i]);  // one f32 step: inside
+  EXPECT_EQ(check_correction_out(f32, x, *ref32, got), "");
+  got[i] = ref32->out[i] * (1.0f + 1.0f / 128);  // one bf16 step: outside for f32 out
+  EXPECT_NE(check_correction_out(f32, x, *ref32, got), "");
 }
 
 // Two runs give identical bytes (outputs, intermediates).

@@ -245,13 +245,23 @@ OwnedProblem owned_problem(const Case& c) {
   return o;
 }
 
-double max_rel_diff(const gemm::GemmResult& a, const gemm::GemmResult& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.out.size() && i < b.out.size(); ++i) {
-    const double den = std::max(std::fabs(double(b.out[i])), 1e-6);
-    worst = std::max(worst, std::fabs(double(a.out[i]) - double(b.out[i])) / den);
-  }
-  return worst;
+std::string check_correction_out(const Case& c, const gemm::Activations& x, const gemm::GemmResult& ref,
+                                 const std::vector<float>& got) {
+  if (got.size() != c.m * c.n || ref.out.size() != c.m * c.n) return "out has the wrong size";
+  const double ulp = c.out_dtype == gemm::FloatDtype::BF16  ? std::ldexp(1.0, -8)
+                     : c.out_dtype == gemm::FloatDtype::F16 ? std::ldexp(1.0, -11)
+                                                             : std::ldexp(1.0, -24);
+  for (std::uint64_t a = 0; a < c.m; ++a)
+    for (std::uint64_t j = 0; j < c.n; ++j) {
+      double s = 0;
+      for (std::uint64_t q = 0; q < c.k; ++q) s += std::fabs(double(x.values[a * c.k + q]) * ref.w_dequant[j * c.k + q]);
+      const double want = ref.out[a * c.n + j], have = got[a * c.n + j];
+      const double tol = 2.0 * double(c.k) * std::ldexp(1.0, -24) * s + 2.0 * ulp * std::fabs(want) + 1e-30;
+      if (!(std::fabs(have - want) <= tol))
+        return "out[" + std::to_string(a) + ", " + std::to_string(j) + "]: " + std::to_string(have) + " vs " +
+               std::to_string(want) + " (bound " + std::to_string(tol) + ")";
+    }
+  return "";
 }
 
 }  // namespace w4a8::kern::test

@@ -41,8 +41,14 @@ std::string diff_results(const gemm::GemmResult& a, const gemm::GemmResult& b, b
 // correction path one time in seven.
 Case draw_case();
 
-// Largest |a - b| / max(|b|, tiny) over out, for paths whose float order differs (cuBLAS).
-double max_rel_diff(const gemm::GemmResult& a, const gemm::GemmResult& b);
+// The correction path's out (cuBLAS sums in another order than the reference): "" when every
+// out[a, j] of `got` is within the float32 dot-product bound of ref's,
+//   |got - want| <= 2 K u sum_q |x[a, q] w_dequant[j, q]| + 2 ulp_out |want|,  u = 2^-24,
+// where ulp_out is the output dtype's relative rounding unit (2^-8 bf16, 2^-11 f16, 2^-24 f32): a sum
+// that differs in its last float bits can round to the neighbouring bf16 value. Else the first
+// element outside the bound, with both values and the bound.
+std::string check_correction_out(const Case& c, const gemm::Activations& x, const gemm::GemmResult& ref,
+                                 const std::vector<float>& got);
 
 // ---- case lists shared by the emulation and the device tests ----------------------------------------
 // Tile edges of both block shapes: M in {16, 17, 32, 33, 128, 129} x N in {63, .., 129}, K = 512,
