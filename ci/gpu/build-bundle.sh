@@ -33,7 +33,8 @@ for f in "${bins[@]}"; do cp "$build/$f" "$out/bin/"; done
 for f in "${mods[@]}"; do cp "$build/$f" "$out/lib/"; done
 strip --strip-unneeded "$out"/bin/* "$out"/lib/*
 cp "$root/ci/gpu/run.sh" "$out/run.sh"
-chmod +x "$out/run.sh"
+cp "$root/ci/gpu/profile.sh" "$out/profile.sh"
+chmod +x "$out/run.sh" "$out/profile.sh"
 
 # Only the C library, the driver (loaded by cudart at run time), cuBLAS and, for the plugin modules
 # (loaded into a C++ program), libstdc++ may remain.
@@ -55,7 +56,7 @@ done
   echo "w4a8check GPU bundle: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo '+changes')"
   echo "built: $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -m), $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1 || echo 'nvcc ?')"
   echo "archs: $(grep -E '^CMAKE_CUDA_ARCHITECTURES' "$build/CMakeCache.txt" | cut -d= -f2)"
-  (cd "$out" && sha256sum bin/* lib/* run.sh)
+  (cd "$out" && sha256sum bin/* lib/* run.sh profile.sh)
 } >"$out/MANIFEST"
 size=$(du -sb "$out" | cut -f1)
 echo "build-bundle: $out: $((size / 1024)) KiB ($(ls "$out"/bin | wc -l) binaries, $(ls "$out"/lib | wc -l) modules)"
