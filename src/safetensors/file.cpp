@@ -41,15 +41,14 @@ struct Fd {
 // The header is read front to back right away: map its pages in one call instead of one fault per
 // 64 KiB of fault-around (a 2.4 MB header: ~40 faults). Only the header, never the tensor data.
 // MADV_POPULATE_READ is Linux 5.14+; older kernels refuse it and the faults happen as before.
-void prefault_header(void* p, std::size_t len) {
+// header_len: the declared length, capped at the file (a bad one is parse()'s to report).
+void prefault_header(void* p, std::uint64_t header_len) {
 #ifdef __linux__
   constexpr int kPopulateRead = 22;  // MADV_POPULATE_READ (absent from older headers)
-  if (len < 8) return;
-  const std::uint64_t n = declared_header_len({static_cast<const std::uint8_t*>(p), 8});  // a bad one is parse()'s to report
-  const std::uint64_t want = n < len - 8 ? n + 8 : len;
+  const std::uint64_t want = 8 + header_len;
   if (want > (64u << 10)) (void)::madvise(p, static_cast<std::size_t>(want), kPopulateRead);
 #else
-  (void)p, (void)len;
+  (void)p, (void)header_len;
 #endif
 }
 
@@ -97,9 +96,12 @@ Result<File> File::open(const std::string& path, const BeforeParse& before_parse
     void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd.fd, 0);
     if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
     f.mapping_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
-    prefault_header(p, len);
-    if (before_parse && len >= 8)
-      before_parse(std::min<std::uint64_t>(declared_header_len({static_cast<const std::uint8_t*>(p), 8}), len - 8));
+    if (len >= 8) {
+      const std::uint64_t header_len =
+          std::min<std::uint64_t>(declared_header_len({static_cast<const std::uint8_t*>(p), 8}), len - 8);
+      prefault_header(p, header_len);
+      if (before_parse) before_parse(header_len);
+    }
   }
   // Names view the mapping, which the Header then shares.
   auto h = detail::parse_prefix_viewing(f.bytes(), f.size_, f.mapping_);
