@@ -57,7 +57,7 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
     py::append_repr_str(buf, l.prefix, pv);
     buf += "  format="sv;
     append_marker_format(buf, l.marker);
-    for (const auto& [key, value] : l.marker.members) {
+    for (const auto& [key, value] : l.marker->members) {
       if (key == "format"sv) continue;
       buf += ' ';
       buf += key;

@@ -156,7 +156,7 @@ std::string compare_unordered(const Result<validate::Report>& a, const Result<va
   if (a.ok() != b.ok()) return std::string("verdicts differ: ") + (a.ok() ? "accepted" : show_error(a.error())) + " vs " + (b.ok() ? "accepted" : show_error(b.error()));
   if (!a.ok()) return a.error() == b.error() ? "" : "errors differ: " + show_error(a.error()) + " vs " + show_error(b.error());
   std::map<std::string, const json::Value*, BytesLess> m;
-  for (const auto& l : a->layers) m[l.prefix] = &l.marker;
+  for (const auto& l : a->layers) m[l.prefix] = &l.marker.value();
   if (m.size() != b->layers.size()) return "layer sets differ";
   for (const auto& l : b->layers) {
     auto it = m.find(l.prefix);

@@ -74,7 +74,7 @@ Status collect_metadata(State& s, const Source& src) {
   for (auto& [prefix, marker] : layers->members) {
     if (!marker.is_object())
       return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(prefix, s.opt.python)});
-    W4A8_TRY(record_marker(s, prefix, std::move(marker)));
+    W4A8_TRY(record_marker(s, prefix, Marker(std::move(marker))));
   }
   return Ok{};
 }
@@ -90,53 +90,49 @@ bool marker_readable(st::Dtype d) {
 
 // A model's markers are mostly byte-identical ({"format": "asym_w4a8_int8", ...} on every layer), and
 // parsing is pure: the last object parsed is kept with its bytes, and a marker with the same bytes
-// gets a copy of it instead of a parse (a copy skips the scan, the checks and the key comparisons).
+// shares it (Marker: read-only while shared) instead of being parsed again.
 // Objects only: a marker that fails or is not an object is parsed again for its error.
 class MarkerMemo {
  public:
-  // The parsed marker: a copy of the kept one when `bytes` equal its bytes, else json::loads_bytes.
-  json::ParseResult parse(std::span<const std::uint8_t> bytes) {
+  // The marker of `bytes` when they hold an object: the kept one when they equal its bytes, else
+  // json::loads_bytes' object. Null otherwise, with that parse's result (an error or a non-object)
+  // in *other.
+  Marker parse(std::span<const std::uint8_t> bytes, std::optional<json::ParseResult>* other) {
     if (valid_ && bytes.size() == bytes_.size() &&
         (bytes.empty() || std::memcmp(bytes.data(), bytes_.data(), bytes.size()) == 0))
-      return copy_with_room(kept_);
+      return kept_;
     json::ParseResult parsed = json::loads_bytes(bytes, kDerivedKeysMax);
     valid_ = parsed.ok() && parsed->is_object();
-    if (valid_) {
-      bytes_ = bytes;
-      kept_ = copy_with_room(*parsed);
+    if (!valid_) {
+      if (other != nullptr) other->emplace(std::move(parsed));
+      return {};
     }
-    return parsed;
+    bytes_ = bytes;
+    kept_ = Marker(std::move(parsed).value());
+    return kept_;
   }
 
  private:
-  // A copy with room for the derived keys (as loads_bytes leaves it).
-  static json::Value copy_with_room(const json::Value& v) {
-    json::Value out = json::Value::object();
-    out.members.reserve(v.members.size() + kDerivedKeysMax);
-    for (const auto& member : v.members) out.members.emplace_back(member);  // (append() would copy twice)
-    return out;
-  }
-
   bool valid_ = false;
   std::span<const std::uint8_t> bytes_;  // a view into a source's mapping, alive for the whole walk
-  json::Value kept_;
+  Marker kept_;
 };
 
-// preparsed: the marker's document when it was parsed ahead (an object), else nullptr.
-Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, json::Value* preparsed, MarkerMemo& memo) {
+// preparsed: the marker when it was parsed ahead (an object), else nullptr.
+Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, Marker* preparsed, MarkerMemo& memo) {
   if (auto name = torch_unsupported_name(t.dtype))
     return make_error(ErrorKind::TorchUnsupportedScalarType, {*name});
   if (t.dtype == st::Dtype::F6_E2M3 || t.dtype == st::Dtype::F6_E3M2)  // no torch dtype at all
     return make_error(ErrorKind::StDtypeNotUnderstood, {st::dtype_name(t.dtype)});
   const std::string_view prefix = std::string_view(t.name).substr(0, t.name.size() - kMarkerSuffix.size());
   if (preparsed != nullptr) return record_marker(s, prefix, std::move(*preparsed));
-  json::ParseResult parsed = memo.parse(marker_bytes(src, t));
-  if (!parsed.ok())
-    return json_failure(parsed.error(),
+  std::optional<json::ParseResult> other;
+  Marker marker = memo.parse(marker_bytes(src, t), &other);
+  if (!marker.is_null()) return record_marker(s, prefix, std::move(marker));
+  if (!other->ok())
+    return json_failure(other->error(),
                         make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name, s.opt.python), src.path}));
-  if (!parsed->is_object())
-    return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name, s.opt.python)});
-  return record_marker(s, prefix, std::move(parsed).value());
+  return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name, s.opt.python)});
 }
 
 // A large mapped file's markers (tensor indices, in name order), parsed ahead in file-offset order:
@@ -145,13 +141,13 @@ Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, json
 // for its error). The data pages behind the offset are released as it advances: markers scattered
 // among the tensor data (a writer that keeps each layer's tensors together) would otherwise leave
 // the whole data region resident. @return out[k] for markers[k]; objects only, others empty.
-std::vector<std::optional<json::Value>> preparse_markers(const Source& src, const std::vector<std::uint32_t>& markers) {
+std::vector<Marker> preparse_markers(const Source& src, const std::vector<std::uint32_t>& markers) {
   const auto& ts = src.header->tensors;
   std::vector<std::uint32_t> by_offset(markers.size());
   for (std::uint32_t k = 0; k < by_offset.size(); ++k) by_offset[k] = k;
   std::sort(by_offset.begin(), by_offset.end(),
             [&](std::uint32_t a, std::uint32_t b) { return ts[markers[a]].begin < ts[markers[b]].begin; });
-  std::vector<std::optional<json::Value>> out(markers.size());
+  std::vector<Marker> out(markers.size());
   constexpr std::uint64_t kReleaseStep = std::uint64_t{1} << 20;  // one madvise per MiB passed
   const std::uint64_t data_start = src.header->data_start();
   std::uint64_t released = data_start;  // [data_start, released) handed back already
@@ -163,8 +159,7 @@ std::vector<std::optional<json::Value>> preparse_markers(const Source& src, cons
       st::release_pages(src.bytes.subspan(released, at - released));  // whole pages before `at` only
       released = at;
     }
-    json::ParseResult parsed = memo.parse(marker_bytes(src, t));
-    if (parsed.ok() && parsed->is_object()) out[k] = std::move(parsed).value();
+    out[k] = memo.parse(marker_bytes(src, t), nullptr);
   }
   st::release_pages(src.bytes.subspan(released));
   return out;
@@ -345,23 +340,27 @@ Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value
 
 }  // namespace
 
-Status record_marker(State& s, std::string_view prefix, json::Value marker) {
+Status record_marker(State& s, std::string_view prefix, Marker marker) {
   const auto [position, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
   if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
     // Room for the keys section 4 adds (_has_codebook, ...), growing them then would double every
-    // marker's block and strand the old one. A no-op for markers the parser already gave the room.
-    marker.members.reserve(marker.members.size() + kDerivedKeysMax);
+    // marker's block and strand the old one. A no-op for markers the parser already gave the room; a
+    // shared marker gets its room when it is copied.
+    if (!marker.shared()) {
+      json::Value& own = marker.edit();
+      own.members.reserve(own.members.size() + kDerivedKeysMax);
+    }
     s.report.layers.push_back(Layer{std::string(prefix), std::move(marker)});
     return Ok{};
   }
-  json::Value& previous = s.report.layers[position].marker;
+  Marker& previous = s.report.layers[position].marker;
   switch (s.merge) {
     case upstream::MarkerMerge::WholeMarker:
       if (!json::py_equal(previous, marker)) return conflict(prefix, s.opt.python);
       previous = std::move(marker);  // Python replaces the value and keeps the key's first position
       return Ok{};
     case upstream::MarkerMerge::PerKey:
-      return merge_per_key(previous, prefix, std::move(marker), s.opt.python);
+      return merge_per_key(previous.edit(kDerivedKeysMax), prefix, marker.take(), s.opt.python);
   }
   return Ok{};
 }
@@ -378,7 +377,7 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     s.report.layers.reserve(s.report.layers.size() + markers);
     s.layer_index.reserve(s.report.layers.size() + markers);
     W4A8_TRY(collect_metadata(s, src));
-    std::vector<std::optional<json::Value>> ahead;  // the markers in name order, parsed ahead
+    std::vector<Marker> ahead;  // the markers in name order, parsed ahead (null: parsed in turn)
     if (src.mapped && markers > 0 && src.bytes.size() - src.header->data_start() >= s.opt.release_pages_from) {
       std::vector<std::uint32_t> indices;
       indices.reserve(markers);
@@ -393,7 +392,7 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
       if (name.ends_with(kWeightSuffix) && is_quantized_dtype(t.dtype))
         s.quantized.push_back(name.substr(0, name.size() - kWeightSuffix.size()));
       if (name.ends_with(kMarkerSuffix)) {
-        json::Value* pre = k < ahead.size() && ahead[k] ? &*ahead[k] : nullptr;
+        Marker* pre = k < ahead.size() && !ahead[k].is_null() ? &ahead[k] : nullptr;
         ++k;
         W4A8_TRY(collect_marker(s, src, t, pre, memo));
       }

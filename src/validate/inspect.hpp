@@ -15,6 +15,7 @@
 #include "py/version.hpp"
 #include "safetensors/dtype.hpp"
 #include "safetensors/reader.hpp"
+#include "validate/marker.hpp"
 
 namespace w4a8::validate {
 
@@ -44,7 +45,7 @@ using TensorMeta = st::TensorInfo;
 
 struct Layer {
   std::string prefix;
-  json::Value marker;  // as recorded (merged under per-key profiles), plus upstream's derived keys
+  Marker marker;  // as recorded (merged under per-key profiles), plus upstream's derived keys
 };
 
 struct Report {

@@ -22,7 +22,7 @@ Status apply_mxfp8(State& s) {
     if (!s.has_layer(prefix)) {
       json::Value marker = json::Value::object();
       marker.set("format", json::Value::from_string("mxfp8"));
-      W4A8_TRY(record_marker(s, prefix, std::move(marker)));
+      W4A8_TRY(record_marker(s, prefix, Marker(std::move(marker))));
     }
   }
   return Ok{};

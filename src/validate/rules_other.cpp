@@ -8,7 +8,7 @@ namespace w4a8::validate::detail {
 Status check_float8(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
   const bool static_scale = s.meta(layer, ".input_scale") != nullptr;
-  l.marker.set("_activation_scheme", json::Value::from_string(static_scale ? "static" : "dynamic"));
+  l.marker.edit(1).set("_activation_scheme", json::Value::from_string(static_scale ? "static" : "dynamic"));
   return Ok{};
 }
 
@@ -55,7 +55,7 @@ Status check_nvfp4(State& s, std::size_t layer) {
     return make_error(ErrorKind::SgNvfp4Shapes,
                       {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape), py::repr_shape(scale.shape)});
   const TensorMeta* pre = s.meta(layer, ".pre_quant_scale");
-  l.marker.set_bool("_has_pre_quant_scale", pre != nullptr);
+  s.derived.set_bool(l.marker, "_has_pre_quant_scale", pre != nullptr);
   if (pre != nullptr) {
     const bool dtype_ok =
         pre->dtype == st::Dtype::BF16 || pre->dtype == st::Dtype::F16 || pre->dtype == st::Dtype::F32;
@@ -76,7 +76,7 @@ Status check_int8(State& s, std::size_t layer) {
   if (weight.dtype == st::Dtype::I8 && scale.dtype == st::Dtype::F32 && scale.shape.empty()) {
     if (weight.shape.size() != 2)
       return make_error(ErrorKind::SgTensorwiseRank, {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape)});
-    l.marker.set_bool("_is_tensorwise_scalar", true);
+    s.derived.set_bool(l.marker, "_is_tensorwise_scalar", true);
     return Ok{};
   }
   if (weight.dtype != st::Dtype::I8 || scale.dtype != st::Dtype::F32)
@@ -85,7 +85,7 @@ Status check_int8(State& s, std::size_t layer) {
   if (weight.shape.size() != 2 || !shape_is(scale.shape, {weight.shape[0], 1}))
     return make_error(ErrorKind::SgInt8Shapes,
                       {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape), py::repr_shape(scale.shape)});
-  l.marker.set_bool("_is_rowwise", true);
+  s.derived.set_bool(l.marker, "_is_rowwise", true);
   return Ok{};
 }
 

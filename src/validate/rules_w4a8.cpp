@@ -41,8 +41,8 @@ Status check_w4a8(State& s, std::size_t layer) {
 
   const TensorMeta* codebook = s.meta(layer, ".weight_codebook");
   const TensorMeta* correction = s.meta(layer, ".weight_correction");
-  l.marker.set_bool("_has_codebook", codebook != nullptr);
-  l.marker.set_bool("_has_correction", correction != nullptr);
+  s.derived.set_bool(l.marker, "_has_codebook", codebook != nullptr);
+  s.derived.set_bool(l.marker, "_has_correction", correction != nullptr);
   if (codebook != nullptr && !meta_is(codebook, st::Dtype::F32, {16}))
     return make_error(ErrorKind::SgW4a8Codebook, {py::repr_str(p, s.opt.python)});
   if (correction != nullptr && !meta_is(correction, st::Dtype::F32, {groups, rows}))

@@ -52,6 +52,7 @@ struct State {
   std::vector<std::string_view> quantized;  // marked_dtype_weight_prefixes: sorted, unique after collect
   std::set<std::string> formats;            // global_quant_formats, lower-cased
   std::vector<py::BigInt> group_sizes;      // per layer: int(group_size) of asym_w4a8 layers
+  DerivedKeys derived;                      // sets the rules' derived keys on report.layers[].marker
   bool collected = false;                   // section 1 finished (every file read)
 
  private:
@@ -117,7 +118,7 @@ void prefetch_strict_data(const State& s, std::size_t layer);
 // Records raw_markers[prefix] under the profile's rule (validator.md "Upstream versions"): WholeMarker
 // replaces an equal marker; PerKey merges key by key. prefix must point into storage that outlives s.
 // @return Ok, or sglang.conflicting_markers.
-Status record_marker(State& s, std::string_view prefix, json::Value marker);
+Status record_marker(State& s, std::string_view prefix, Marker marker);
 
 // ---- Name order (checkpoint_meta is sorted by name, byte order = Python's str order for UTF-8) -----
 // a <=> prefix + suffix (negative, zero, positive), without concatenating.

@@ -144,7 +144,7 @@ TEST(Collect, IdenticalMarkerBytesGiveEachLayerItsOwnMarker) {
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(mapped->layers[i].prefix, prefixes[i]);
     EXPECT_TRUE(json::py_equal(mapped->layers[i].marker, r->layers[i].marker)) << prefixes[i];
-    EXPECT_EQ(mapped->layers[i].marker.members.size(), 4u) << prefixes[i];
+    EXPECT_EQ(mapped->layers[i].marker->members.size(), 4u) << prefixes[i];
   }
   std::remove(path.c_str());
 

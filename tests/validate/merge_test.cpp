@@ -137,8 +137,8 @@ TEST(Merge, LargeMarkersMergeInLinearTime) {
   auto r = run_as(kPerKey, {x.bytes(), y.bytes()});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(verdict(r), "ok");
-  EXPECT_EQ(r->layers[0].marker.members.size(), 60002u);
-  EXPECT_EQ(r->layers[0].marker.members.back().first, "only_b");
+  EXPECT_EQ(r->layers[0].marker->members.size(), 60002u);
+  EXPECT_EQ(r->layers[0].marker->members.back().first, "only_b");
   EXPECT_EQ(verdict(run_as(kWhole, {x.bytes(), y.bytes()})), kConflict);
   EXPECT_LT(s, 2.0) << "per-key merge of two 60k-key markers took " << s << " s";
 }

@@ -18,7 +18,7 @@ TEST(W4a8, AcceptsAndSetsDerivedKeysInOrder) {
   c.tensor("l.weight_codebook", Dtype::F32, {16}).tensor("l.weight_correction", Dtype::F32, {16, 4});
   auto r = run(c);
   ASSERT_EQ(verdict(r), "ok");
-  const json::Members& m = r->layers[0].marker.members;
+  const json::Members& m = r->layers[0].marker->members;
   ASSERT_EQ(m.size(), 4u);
   EXPECT_EQ(m[2].first, "_has_codebook");
   EXPECT_EQ(m[3].first, "_has_correction");
