@@ -113,6 +113,13 @@ JsonWriter& JsonWriter::value(const json::Value& v) {
   return *this;
 }
 
+JsonWriter& JsonWriter::dumped(std::string_view text) {
+  separate();
+  buf_ += text;
+  wrote();
+  return *this;
+}
+
 std::string Predicts::text() const {
   std::string t;
   auto add = [&t](std::string_view name, std::string_view v) {

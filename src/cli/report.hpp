@@ -58,6 +58,8 @@ class JsonWriter {
   JsonWriter& number(std::uint64_t v);
   JsonWriter& number(double v);
   JsonWriter& value(const json::Value& v);  // json.dumps(v)
+  // A value as json::dump gave it earlier (the report prints one marker object for many layers).
+  JsonWriter& dumped(std::string_view text);
 
  private:
   void separate();

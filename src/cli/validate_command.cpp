@@ -52,19 +52,27 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
   BlockOut block(out);
   std::string& buf = block.text();
   std::size_t next = 0;  // the tensor after the previous layer's
+  // Most layers share their marker object with the layer before (validate::Marker): its text is
+  // formatted once. `shown` holds the object, so its address is not reused while remembered.
+  validate::Marker shown;
+  std::string shown_text;
   for (const validate::Layer& l : r.layers) {
     buf += "  "sv;
     py::append_repr_str(buf, l.prefix, pv);
-    buf += "  format="sv;
-    append_marker_format(buf, l.marker);
-    for (const auto& [key, value] : l.marker->members) {
-      if (key == "format"sv) continue;
-      buf += ' ';
-      buf += key;
-      buf += '=';
-      json::dump_append(buf, value);
+    if (!l.marker.same_object(shown)) {
+      shown = l.marker;
+      shown_text.assign("  format="sv);
+      append_marker_format(shown_text, l.marker);
+      for (const auto& [key, value] : l.marker->members) {
+        if (key == "format"sv) continue;
+        shown_text += ' ';
+        shown_text += key;
+        shown_text += '=';
+        json::dump_append(shown_text, value);
+      }
+      shown_text += '\n';
     }
-    buf += '\n';
+    buf += shown_text;
     const validate::TensorMeta* found[std::size(kSuffixes)] = {};  // printed in kSuffixes' order
     for (const validate::TensorMeta* t : r.under(l.prefix, &next)) {
       const std::string_view rest = t->name.substr(l.prefix.size() + 1);
@@ -110,7 +118,15 @@ void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs
     w.end_object();
   } else {
     w.key("layers").begin_object();
-    for (const validate::Layer& l : r.layers) w.key(l.prefix).value(l.marker);
+    validate::Marker shown;  // as in print_layers: one dump per marker object in a row
+    std::string shown_text;
+    for (const validate::Layer& l : r.layers) {
+      if (!l.marker.same_object(shown)) {
+        shown = l.marker;
+        shown_text = json::dump(l.marker);
+      }
+      w.key(l.prefix).dumped(shown_text);
+    }
     w.end_object();
   }
   w.end_object();

@@ -109,5 +109,16 @@ TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
   EXPECT_NE(v.out.find("Invalid _quantization_metadata in " + dir + "/./m.safetensors"), std::string::npos) << v.out;
 }
 
+// Layers with equal marker bytes share one marker object, whose report text is formatted once: every
+// layer must still show its own marker (repeats, alternation, a derived key or a value that differs),
+// in --json against the oracle and in the text report (tests/cli/shared_markers_check.py).
+TEST(ValidateCli, EachLayerShowsItsOwnMarkerWhenMarkersRepeat) {
+  auto r = run_command(std::string(W4A8_PYTHON) + " " + kRoot + "/tests/cli/shared_markers_check.py " +
+                       W4A8_CLI_BINARY + " " + kRoot + "/tools/oracle/sglang_spec.py '" + ::testing::TempDir() +
+                       "w4a8 shared markers' 2>&1");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("OK: 12 layers, 4 distinct markers"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace w4a8
