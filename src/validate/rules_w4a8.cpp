@@ -4,12 +4,24 @@
 
 namespace w4a8::validate::detail {
 
-// K // group_size for K < 2^65 and a Python int group_size >= 4 (any size: huge ones give 0).
-std::uint64_t floor_div_k(u128 k, const py::BigInt& group_size) {
-  u128 g = 0;
-  if (!small_nonneg(group_size, g) || g == 0) return 0;  // g > 2^119 > k (g >= 4 was checked)
-  return static_cast<std::uint64_t>(k / g);               // < 2^63 since g >= 4
+namespace {
+
+// int(marker.get("group_size", 16)), which must be >= 4. The marker object is usually the previous
+// layer's: its result is kept (errors are not; they end the walk).
+Result<const GroupSize*> group_size(State& s, const Layer& l) {
+  if (s.group_fact.for_(l.marker)) return &s.group_fact.value;
+  const long long absent = comfy_format(ComfyFormatId::W4a8).group_size;
+  Result<py::BigInt> group = py::to_int_or(l.marker.get("group_size"), absent, s.opt.python);
+  if (!group.ok()) return std::move(group).error();
+  if (group->compare(4) < 0)
+    return make_error(ErrorKind::SgW4a8GroupSize, {py::repr_str(l.prefix, s.opt.python), group->text});
+  GroupSize g{std::move(group).value()};
+  if (!small_nonneg(g.value, g.small)) g.small = 0;  // > 2^119: K // group is 0 for any K < 2^65
+  s.group_fact = {l.marker, std::move(g)};
+  return &s.group_fact.value;
 }
+
+}  // namespace
 
 Status check_w4a8(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
@@ -18,12 +30,8 @@ Status check_w4a8(State& s, std::size_t layer) {
   const TensorMeta& s_rel = *s.meta(layer, ".weight_s_rel");
   const TensorMeta& channel = *s.meta(layer, ".weight_s_channel");
 
-  const json::Value* gv = l.marker.get("group_size");
-  const long long absent = comfy_format(ComfyFormatId::W4a8).group_size;
-  Result<py::BigInt> group = py::to_int_or(gv, absent, s.opt.python);
+  Result<const GroupSize*> group = group_size(s, l);
   if (!group.ok()) return std::move(group).error();
-  if (group->compare(4) < 0)
-    return make_error(ErrorKind::SgW4a8GroupSize, {py::repr_str(p, s.opt.python), group->text});
   if (weight.dtype != st::Dtype::I8 || s_rel.dtype != st::Dtype::F8_E4M3)
     return make_error(ErrorKind::SgW4a8Dtypes,
                       {py::repr_str(p, s.opt.python), st::dtype_name(weight.dtype), st::dtype_name(s_rel.dtype)});
@@ -34,7 +42,9 @@ Status check_w4a8(State& s, std::size_t layer) {
 
   const std::uint64_t rows = weight.shape[0];
   const u128 k = u128{weight.shape[1]} * 2;  // may exceed 2^64
-  const std::uint64_t groups = floor_div_k(k, *group);
+  // K // group_size: K < 2^65 and group >= 4, so < 2^63; a group of 2^120 or more gives 0.
+  const u128 g = (*group)->small;
+  const std::uint64_t groups = g == 0 ? 0 : static_cast<std::uint64_t>(k / g);
   if (!shape_is(s_rel.shape, {rows, groups}) || !shape_is(channel.shape, {rows}))
     return make_error(ErrorKind::SgW4a8Shapes, {py::repr_str(p, s.opt.python), py::repr_shape(weight.shape),
                                                 py::repr_shape(s_rel.shape), py::repr_shape(channel.shape)});
@@ -48,7 +58,7 @@ Status check_w4a8(State& s, std::size_t layer) {
   if (correction != nullptr && !meta_is(correction, st::Dtype::F32, {groups, rows}))
     return make_error(ErrorKind::SgW4a8Correction, {py::repr_str(p, s.opt.python)});
   if (s.group_sizes.size() < s.report.layers.size()) s.group_sizes.resize(s.report.layers.size());
-  s.group_sizes[layer] = std::move(group).value();
+  s.group_sizes[layer] = (*group)->value;
   return Ok{};
 }
 

@@ -38,6 +38,23 @@ struct Source {
 // Opens file i (in order, lazily: upstream opens file i only after it has processed file i - 1).
 using Loader = std::function<Result<Source>(std::size_t)>;
 
+// A fact computed from a marker object alone, kept for the last object it was computed for: most
+// layers share their marker object with the layer before (Marker). `of` holds the object, so its
+// address is not reused while it is remembered.
+template <class T>
+struct LastMarkerFact {
+  Marker of;  // null: nothing remembered
+  T value{};
+  bool for_(const Marker& m) const { return !of.is_null() && of.same_object(m); }
+};
+
+// int(marker.get("group_size", 16)) of an asym_w4a8_int8 marker that passed (>= 4), with what the
+// shape rule derives from it.
+struct GroupSize {
+  py::BigInt value;
+  u128 small = 0;  // the value when it is below 2^120 (small_nonneg), else 0: K // group is 0
+};
+
 struct State {
   explicit State(const Options& o) : opt(o), merge(upstream::profile(o.sglang).merge) { report.sglang = o.sglang; }
 
@@ -53,6 +70,8 @@ struct State {
   std::set<std::string> formats;            // global_quant_formats, lower-cased
   std::vector<py::BigInt> group_sizes;      // per layer: int(group_size) of asym_w4a8 layers
   DerivedKeys derived;                      // sets the rules' derived keys on report.layers[].marker
+  LastMarkerFact<const ComfyFormat*> format_fact;  // comfy_format_of, for check_layer
+  LastMarkerFact<GroupSize> group_fact;            // check_w4a8's group size
   bool collected = false;                   // section 1 finished (every file read)
 
  private:
@@ -143,7 +162,5 @@ bool shape_is(const std::vector<std::uint64_t>& shape, std::initializer_list<std
 bool small_nonneg(const py::BigInt& k, u128& out);
 // k mod m for a Python int k >= 0 and 0 < m < 2^32.
 std::uint32_t mod_small(const py::BigInt& k, std::uint32_t m);
-// K // group_size for K < 2^65 and a Python int group_size >= 4 (any size: huge ones give 0).
-std::uint64_t floor_div_k(u128 k, const py::BigInt& group_size);
 
 }  // namespace w4a8::validate::detail
