@@ -13,7 +13,7 @@ std::string meta_repr(const TensorMeta* t) {
   return "('" + std::string(st::dtype_name(t->dtype)) + "', " + py::repr_shape(t->shape) + ")";
 }
 
-bool shape_is(const std::vector<std::uint64_t>& shape, std::initializer_list<std::uint64_t> expected) {
+bool shape_is(std::span<const std::uint64_t> shape, std::initializer_list<std::uint64_t> expected) {
   // A loop, not std::equal: that becomes a call to memcmp for two or three numbers.
   if (shape.size() != expected.size()) return false;
   const std::uint64_t* want = expected.begin();

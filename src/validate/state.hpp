@@ -157,7 +157,7 @@ inline bool is_under(std::string_view name, std::string_view prefix) {
 std::string meta_repr(const TensorMeta* t);
 // (dtype, shape) == (dtype, expected) exactly.
 bool meta_is(const TensorMeta* t, st::Dtype d, std::initializer_list<std::uint64_t> shape);
-bool shape_is(const std::vector<std::uint64_t>& shape, std::initializer_list<std::uint64_t> expected);
+bool shape_is(std::span<const std::uint64_t> shape, std::initializer_list<std::uint64_t> expected);  // (a span: st::Shape converts without a copy)
 // The Python int k as a non-negative u128 when 0 <= k < 2^120; false otherwise (negative or huge).
 bool small_nonneg(const py::BigInt& k, u128& out);
 // k mod m for a Python int k >= 0 and 0 < m < 2^32.
