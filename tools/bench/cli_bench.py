@@ -13,7 +13,9 @@ Times are the minimum over --runs (each a fresh process, measured with wait4: wa
 child's peak RSS), with the median beside it. The commands of one group (start-up; one checkpoint)
 run interleaved, one of each per round, so a busy spell of a shared host slows them alike.
 --baseline times another w4a8check binary on the same files (e.g. the previous build) in the same
-run. Prints a Markdown table and the machine it ran on.
+run. The Python process runs twice: as installed (`python3`, with site and its .pth hooks) and with
+-S (the stdlib only, all json.loads needs); a host whose site-packages import things at every start
+shows it as the gap between the two `-c pass` rows. Prints a Markdown table and the machine.
 """
 import argparse
 import json
@@ -158,6 +160,7 @@ def main():
              ("w4a8check validate (tiny file, 2 layers)", [cli, "validate", tiny]),
              ("w4a8check validate --strict --json (tiny file)", [cli, "validate", "--strict", "--json", tiny]),
              ("python3 -c pass (interpreter start, reference)", [sys.executable, "-c", "pass"]),
+             ("python3 -S -c pass (no site: stdlib only, reference)", [sys.executable, "-S", "-c", "pass"]),
              ("python3 json.loads of the tiny header", [sys.executable, "-c", PY_LOADS, tiny])]
     if a.baseline:
         start += [("baseline --version (%s)" % a.baseline, [a.baseline, "--version"]),
@@ -182,6 +185,9 @@ def main():
                  ("validate --summary", ["--summary"]), ("validate --quiet", ["--quiet"])]
         cmds = [("%s: w4a8check %s" % (tag, label), [cli, "validate"] + extra + [path]) for label, extra in modes]
         cmds.append(("%s: python3 process: json.loads(header)" % tag, [sys.executable, "-c", PY_LOADS, path]))
+        # The same without site (-S): json needs only the stdlib, and site-packages hooks (.pth files
+        # that import packages at every start) can add tens of ms that are not Python's json.loads.
+        cmds.append(("%s: python3 -S process: json.loads(header)" % tag, [sys.executable, "-S", "-c", PY_LOADS, path]))
         if a.baseline:
             cmds += [("%s: baseline %s" % (tag, label), [a.baseline, "validate"] + extra + [path])
                      for label, extra in modes if label != "validate --strict" and label != "validate --summary"]
@@ -190,6 +196,7 @@ def main():
             row(label, w, c, r, "%.0f MB/s of header (wall); median %s" % (mb / w, fmt_ms(med)))
         results = {label: (timed["%s: w4a8check %s" % (tag, label)][:2]) for label, _ in modes}
         w_py, c_py = timed["%s: python3 process: json.loads(header)" % tag][:2]
+        w_pys = timed["%s: python3 -S process: json.loads(header)" % tag][0]
         t_open, t_all = cpp_inprocess(bench, path, runs_n)
         t_py = py_inprocess(path, runs_n)
         row("%s: in process: C++ File::open (mmap + header parse)" % tag, t_open, None, 0, "%.0f MB/s" % (mb / t_open))
@@ -198,8 +205,9 @@ def main():
         w_txt, c_txt = results["validate (text)"]
         w_q = results["validate --quiet"][0]
         ratio = ("%s: python3 json.loads process / w4a8check validate: %.1fx wall (text), %.1fx wall (--quiet), "
-                 "%.1fx CPU (text); in process json.loads / C++ open+inspect: %.1fx"
-                 % (tag, w_py / w_txt, w_py / w_q, c_py / c_txt, t_py / t_all))
+                 "%.1fx CPU (text); the same with python3 -S: %.1fx (text), %.1fx (--quiet); "
+                 "in process json.loads / C++ open+inspect: %.1fx"
+                 % (tag, w_py / w_txt, w_py / w_q, c_py / c_txt, w_pys / w_txt, w_pys / w_q, t_py / t_all))
         ratios.append(ratio)
         print("  " + ratio, flush=True)
         os.unlink(path)
