@@ -1,0 +1,53 @@
+// The validator allocates nothing per layer once its tables are sized: a model's layers share their
+// marker objects (validate::Marker), and the rules build no strings or vectors on the accepted path.
+// Regressions here were invisible to every other test: a copy of each marker, then an implicit
+// st::Shape -> std::vector conversion in shape_is (two allocations per layer), each cost 5-10 % of a
+// 20k-tensor `validate`. Counted with a replaced global operator new (this executable only).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "builder.hpp"
+
+namespace {
+std::atomic<long> g_news{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  g_news.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace w4a8::validate::testing {
+namespace {
+
+// Allocations of one inspect() (parse + validate) of `layers` equal asym_w4a8_int8 layers, with
+// short names (no string allocates) and the same marker bytes.
+long allocations(int layers, bool strict) {
+  Ckpt c;
+  for (int i = 0; i < layers; ++i) c.w4a8("l" + std::to_string(1000 + i), 4, 128, 16, R"({"format": "asym_w4a8_int8", "group_size": 16})");
+  const std::vector<Bytes> files{c.bytes()};
+  const long before = g_news.load();
+  auto r = run(files, strict);
+  const long n = g_news.load() - before;
+  EXPECT_TRUE(r.ok()) << verdict(r);
+  return n;
+}
+
+TEST(Allocations, NonePerLayerOnTheAcceptedPath) {
+  for (bool strict : {false, true}) {
+    const long small = allocations(200, strict), large = allocations(1200, strict);
+    // Tables grow by doubling: a handful more for 6x the layers, far below one per layer (1,000).
+    EXPECT_LT(large - small, 60) << (strict ? "--strict: " : "") << small << " allocations for 200 layers, "
+                                 << large << " for 1,200";
+  }
+}
+
+}  // namespace
+}  // namespace w4a8::validate::testing
