@@ -14,7 +14,6 @@ namespace {
 
 constexpr std::string_view kWeightSuffix = ".weight";
 constexpr std::string_view kMarkerSuffix = ".comfy_quant";
-constexpr std::size_t kDerivedKeysMax = 2;  // most keys one rule adds to a marker (rules_*.cpp)
 constexpr std::size_t kLinearRange = 16;     // a layer with more tensors than this: found by galloping
 
 std::string ascii_lower(std::string_view s) {

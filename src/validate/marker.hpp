@@ -16,6 +16,10 @@
 
 namespace w4a8::validate {
 
+// The most keys one section-4 rule adds to a marker (rules_*.cpp): markers get room for them up front,
+// since growing a member block later would move it and strand the old one.
+inline constexpr std::size_t kDerivedKeysMax = 2;
+
 class Marker {
  public:
   Marker() = default;  // null
@@ -89,13 +93,12 @@ class DerivedKeys {
     s.from = m;
     s.key.assign(key);
     s.b = b;
-    m.edit(kRoom).set_bool(key, b);  // (a copy: s.from shares the object now)
+    m.edit(kDerivedKeysMax).set_bool(key, b);  // (a copy: s.from shares the object now)
     s.to = m;
   }
 
  private:
   static constexpr std::size_t kSteps = 4;  // a rule adds at most two keys; room for two rules in turn
-  static constexpr std::size_t kRoom = 2;   // most keys one rule adds (rules_*.cpp)
   struct Step {
     Marker from, to;
     std::string key;

@@ -8,7 +8,7 @@ namespace w4a8::validate::detail {
 Status check_float8(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
   const bool static_scale = s.meta(layer, ".input_scale") != nullptr;
-  l.marker.edit(1).set("_activation_scheme", json::Value::from_string(static_scale ? "static" : "dynamic"));
+  l.marker.edit(kDerivedKeysMax).set("_activation_scheme", json::Value::from_string(static_scale ? "static" : "dynamic"));
   return Ok{};
 }
 
