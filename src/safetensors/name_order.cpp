@@ -6,6 +6,8 @@
 #include <cstring>
 #include <memory>
 
+#include "json/scan.hpp"
+
 namespace w4a8::st::detail {
 namespace {
 
@@ -54,18 +56,7 @@ bool same_name(const Entry& a, const Entry& b) { return a.n == b.n && std::memcm
 // The first position >= from where the names differ, or the shorter length (one is a prefix of the
 // other, or they are equal), or `limit` if that comes first. pre: they agree on [0, from).
 std::uint32_t mismatch_from(const Entry& a, const Entry& b, std::uint32_t from, std::uint32_t limit = UINT32_MAX) {
-  const std::uint32_t m = std::min({a.n, b.n, limit});
-  std::uint32_t k = from;
-  for (std::uint64_t x, y; k + 8 <= m; k += 8) {
-    std::memcpy(&x, a.p + k, 8);
-    std::memcpy(&y, b.p + k, 8);
-    if (x != y) {
-      const int bit = std::endian::native == std::endian::little ? __builtin_ctzll(x ^ y) : __builtin_clzll(x ^ y);
-      return k + static_cast<std::uint32_t>(bit / 8);
-    }
-  }
-  while (k < m && a.p[k] == b.p[k]) ++k;
-  return k;
+  return static_cast<std::uint32_t>(json::scan::mismatch(a.p, b.p, from, std::min({a.n, b.n, limit})));
 }
 
 // a < b in name order, given k = mismatch_from(a, b, ...).

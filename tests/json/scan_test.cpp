@@ -75,6 +75,31 @@ TEST(JsonScan, NonAsciiFindsTheFirstHighByte) {
     }
 }
 
+// Both mismatch paths against the byte-by-byte definition: every length to 40 (both loops, both
+// overlapping tails, the byte loop), every start, one differing byte at every place or none, and
+// bytes that differ in one bit only (the lowest and the highest).
+TEST(JsonScan, MismatchFindsTheFirstDifferingByte) {
+  std::size_t found = 0;
+  for (std::size_t m = 0; m <= 40; ++m)
+    for (std::size_t from = 0; from <= m; ++from)
+      for (std::size_t at = from; at <= m; ++at)
+        for (const int flip : {0x01, 0x80, 0x5A}) {
+          std::string a(m + 1, 'a'), b;
+          for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<char>("model.diffusion_model.x"[i % 23]);
+          b = a;
+          if (at < m) b[1 + at] = static_cast<char>(b[1 + at] ^ flip);
+          const char* x = a.data() + 1;  // unaligned on purpose
+          const char* y = b.data() + 1;
+          std::size_t want = from;
+          while (want < m && x[want] == y[want]) ++want;
+          ASSERT_EQ(want, at);
+          found += want < m;
+          ASSERT_EQ(scan::mismatch(x, y, from, m), want) << m << " " << from << " " << at;
+          ASSERT_EQ(scan::mismatch_words(x, y, from, m), want) << m << " " << from << " " << at;
+        }
+  EXPECT_GT(found, 10000u);
+}
+
 TEST(JsonScan, DigitRunAndValue) {
   std::mt19937_64 rng(11);
   const std::string after(",]} .eE-+/:\x80\xff\x00", 14);  // the NUL included
