@@ -45,7 +45,7 @@ struct Described {
 Result<Described> describe_layer(const validate::Report& r, const validate::Layer& l, py::Version pv) {
   Described out;
   gemm::OperandDesc& d = out.d;
-  const std::string& p = l.prefix;
+  const st::Name& p = l.prefix;
   const auto weight = desc(r, p + ".weight"), s_rel = desc(r, p + ".weight_s_rel"), s_ch = desc(r, p + ".weight_s_channel");
   for (const auto& [t, suffix] : {std::pair{&weight, ".weight"}, {&s_rel, ".weight_s_rel"}, {&s_ch, ".weight_s_channel"}})
     if (!*t) return make_error(ErrorKind::ConsumerMissingTensor, {py::repr_str(p, pv), py::repr_str(p + suffix, pv)});

@@ -65,8 +65,8 @@ Status collect_metadata(State& s, const Source& src) {
   if (!parsed.ok())
     return json_failure(parsed.error(), make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
   if (!parsed->is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
-  // Kept: the layers' keys are the prefixes layer_index views.
-  json::Value& doc = s.metadata_docs.emplace_back(std::move(parsed).value());
+  // Kept: the layers' keys are the prefixes layer_index and the Report's layers view.
+  json::Value& doc = s.keep_metadata(std::move(parsed).value());
   json::Value* layers = doc.get("layers");
   if (layers == nullptr || !layers->is_object())
     return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
@@ -258,7 +258,7 @@ void State::set_range(std::string_view prefix) const {
 }
 
 const TensorMeta* State::meta_first(std::size_t layer, std::string_view suffix) const {
-  const std::string& prefix = report.layers[layer].prefix;
+  const st::Name& prefix = report.layers[layer].prefix;
   if (!suffix.starts_with('.')) return meta(prefix, suffix);
   if (layer_ranges_.size() <= layer) layer_ranges_.resize(std::max(layer + 1, report.layers.size()));
   LayerRange& r = layer_ranges_[layer];
@@ -339,6 +339,19 @@ Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value
 
 }  // namespace
 
+json::Value& State::keep_metadata(json::Value doc) {
+  // Each document in a block of its own, chained onto report.metadata: it never moves, and it lives
+  // as long as any copy of the Report.
+  struct Kept {
+    std::shared_ptr<const void> earlier;
+    json::Value doc;
+  };
+  auto kept = std::make_shared<Kept>(Kept{std::move(report.metadata), std::move(doc)});
+  json::Value& out = kept->doc;
+  report.metadata = std::move(kept);
+  return out;
+}
+
 Status record_marker(State& s, std::string_view prefix, Marker marker) {
   const auto [position, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
   if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
@@ -349,7 +362,7 @@ Status record_marker(State& s, std::string_view prefix, Marker marker) {
       json::Value& own = marker.edit();
       own.members.reserve(own.members.size() + kDerivedKeysMax);
     }
-    s.report.layers.push_back(Layer{std::string(prefix), std::move(marker)});
+    s.report.layers.push_back(Layer{st::Name(prefix), std::move(marker)});
     return Ok{};
   }
   Marker& previous = s.report.layers[position].marker;

@@ -28,10 +28,10 @@ Status check_missing_markers(const State& s) {
 }
 
 Status check_required(const State& s, std::size_t layer, const ComfyFormat& f) {
-  const std::string& prefix = s.report.layers[layer].prefix;
+  const st::Name& prefix = s.report.layers[layer].prefix;
   std::vector<std::string> missing;
   for (std::string_view suffix : f.required)
-    if (s.meta(layer, suffix) == nullptr) missing.push_back(prefix + std::string(suffix));
+    if (s.meta(layer, suffix) == nullptr) missing.push_back(std::string(prefix).append(suffix));
   if (missing.empty()) return Ok{};
   std::sort(missing.begin(), missing.end());
   return make_error(ErrorKind::SgMissingTensors, {py::repr_str(prefix, s.opt.python), py::repr_str_list(missing, s.opt.python)});

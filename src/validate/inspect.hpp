@@ -44,7 +44,10 @@ struct InputFile {
 using TensorMeta = st::TensorInfo;
 
 struct Layer {
-  std::string prefix;
+  // A view, like the tensors' names (no allocation per layer): of a tensor name in the parsed
+  // headers, or of a key of a file's _quantization_metadata (Report::metadata). Like `tensors`, it
+  // must not outlive the Report (nor, for inspect_parsed, the caller's headers).
+  st::Name prefix;
   Marker marker;  // as recorded (merged under per-key profiles), plus upstream's derived keys
 };
 
@@ -55,7 +58,8 @@ struct Report {
   // Pointers into the parsed headers, which `keep` owns (inspect, inspect_paths) or the caller
   // keeps alive (inspect_parsed).
   std::vector<const TensorMeta*> tensors;
-  std::shared_ptr<const void> keep;
+  std::shared_ptr<const void> keep;      // the parsed headers, or what the caller keeps them in
+  std::shared_ptr<const void> metadata;  // the parsed _quantization_metadata the layers' prefixes view
 
   // checkpoint_meta.get(name); nullptr when absent.
   const TensorMeta* find(std::string_view name) const;

@@ -14,7 +14,7 @@ Status check_float8(State& s, std::size_t layer) {
 
 Status check_w4a4(State& s, std::size_t layer) {
   const Layer& l = s.report.layers[layer];
-  const std::string& p = l.prefix;
+  const st::Name& p = l.prefix;
   const TensorMeta& weight = *s.meta(layer, ".weight");
   const TensorMeta& scale = *s.meta(layer, ".weight_scale");
   if (weight.dtype != st::Dtype::I8 || scale.dtype != st::Dtype::F32)
@@ -38,7 +38,7 @@ Status check_w4a4(State& s, std::size_t layer) {
 
 Status check_nvfp4(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
-  const std::string& p = l.prefix;
+  const st::Name& p = l.prefix;
   const TensorMeta& weight = *s.meta(layer, ".weight");
   const TensorMeta& scale = *s.meta(layer, ".weight_scale");
   const TensorMeta& scale_2 = *s.meta(layer, ".weight_scale_2");
@@ -70,7 +70,7 @@ Status check_nvfp4(State& s, std::size_t layer) {
 
 Status check_int8(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
-  const std::string& p = l.prefix;
+  const st::Name& p = l.prefix;
   const TensorMeta& weight = *s.meta(layer, ".weight");
   const TensorMeta& scale = *s.meta(layer, ".weight_scale");
   if (weight.dtype == st::Dtype::I8 && scale.dtype == st::Dtype::F32 && scale.shape.empty()) {

@@ -25,7 +25,7 @@ Result<const GroupSize*> group_size(State& s, const Layer& l) {
 
 Status check_w4a8(State& s, std::size_t layer) {
   Layer& l = s.report.layers[layer];
-  const std::string& p = l.prefix;
+  const st::Name& p = l.prefix;
   const TensorMeta& weight = *s.meta(layer, ".weight");  // presence checked by the caller
   const TensorMeta& s_rel = *s.meta(layer, ".weight_s_rel");
   const TensorMeta& channel = *s.meta(layer, ".weight_s_channel");

@@ -63,9 +63,11 @@ struct State {
   std::vector<Source> sources;     // opened files, in order
   Report report;                   // layers = raw_markers, tensors = checkpoint_meta
   // raw_markers' keys: prefix -> report.layers position. The views point into the headers (tensor
-  // names), into metadata_docs, or into `quantized`, all of which outlive the State's use of them.
+  // names), into the kept metadata, or into `quantized`, all of which outlive the State's use of them.
   PrefixIndex layer_index;
-  std::vector<json::Value> metadata_docs;   // parsed _quantization_metadata (their keys are views above)
+  // A parsed _quantization_metadata, kept as long as the Report (its layers' keys are the prefixes
+  // viewed above and by Report::layers). Its address is stable.
+  json::Value& keep_metadata(json::Value doc);
   std::vector<std::string_view> quantized;  // marked_dtype_weight_prefixes: sorted, unique after collect
   std::set<std::string> formats;            // global_quant_formats, lower-cased
   std::vector<py::BigInt> group_sizes;      // per layer: int(group_size) of asym_w4a8 layers

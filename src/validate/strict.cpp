@@ -49,7 +49,7 @@ std::string float_str(float v) { return json::py_float_repr(static_cast<double>(
 
 Status check_contract(const State& s, std::size_t layer, const py::BigInt& group) {
   const Layer& l = s.report.layers[layer];
-  const std::string& p = l.prefix;
+  const st::Name& p = l.prefix;
   const TensorMeta& weight = *s.meta(layer, ".weight");
   const std::uint64_t n = weight.shape[0];
   const u128 k = u128{weight.shape[1]} * 2;
@@ -94,7 +94,7 @@ Status check_contract(const State& s, std::size_t layer, const py::BigInt& group
 // Data checks. Shapes and dtypes were validated upstream and the container validated the byte
 // ranges, so each span holds exactly its elements; only views into the mapping are read.
 Status check_data(const State& s, std::size_t layer) {
-  const std::string& p = s.report.layers[layer].prefix;
+  const st::Name& p = s.report.layers[layer].prefix;
   const TensorMeta& s_rel = *s.meta(layer, ".weight_s_rel");
   const std::uint64_t groups = s_rel.shape[1];
   const std::span<const std::uint8_t> rel = s.data(s_rel);

@@ -27,16 +27,20 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace w4a8::validate::testing {
 namespace {
 
-// Allocations of one inspect() (parse + validate) of `layers` equal asym_w4a8_int8 layers, with
-// short names (no string allocates) and the same marker bytes.
+// Allocations of one inspect() (parse + validate) of `layers` equal asym_w4a8_int8 layers with the
+// same marker bytes, named as real models name them: longer than any short-string buffer, so a
+// std::string per layer would allocate (Layer::prefix was one until it became a view).
 long allocations(int layers, bool strict) {
+  constexpr std::string_view kMarker = R"({"format": "asym_w4a8_int8", "group_size": 16})";
   Ckpt c;
-  for (int i = 0; i < layers; ++i) c.w4a8("l" + std::to_string(1000 + i), 4, 128, 16, R"({"format": "asym_w4a8_int8", "group_size": 16})");
+  for (int i = 0; i < layers; ++i)
+    c.w4a8("model.diffusion_model.double_blocks." + std::to_string(i) + ".img_attn.qkv", 4, 128, 16, std::string(kMarker));
   const std::vector<Bytes> files{c.bytes()};
   const long before = g_news.load();
   auto r = run(files, strict);
   const long n = g_news.load() - before;
   EXPECT_TRUE(r.ok()) << verdict(r);
+  EXPECT_EQ(r.ok() ? r->layers.size() : 0u, static_cast<std::size_t>(layers));
   return n;
 }
 

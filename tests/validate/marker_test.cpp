@@ -93,7 +93,7 @@ TEST(DerivedKeys, EveryLayerEqualsItsOwnObjectChangedBySetBool) {
 
 TEST(DerivedKeys, LayersGivenTheSameKeysKeepSharingOneObject) {
   Marker base(parsed(R"({"format": "asym_w4a8_int8", "group_size": 16})"));
-  std::vector<Layer> layers(100, Layer{"p", base});
+  std::vector<Layer> layers(100, Layer{st::Name("p"), base});
   DerivedKeys derived;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     derived.set_bool(layers[i].marker, "_has_codebook", i == 7);

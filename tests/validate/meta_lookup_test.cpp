@@ -55,7 +55,7 @@ TEST(MetaLookup, AgreesWithBruteForce) {
     const std::string suffixes[] = {".weight", ".comfy_quant", ".b", ".b.weight", ".t7", "weight", "", ".", "/x"};
     // Every prefix is also a layer, for the lookups keyed by layer index (meta(layer, suffix)); the
     // two kinds are mixed, so a range set by one is reused (or must not be) by the other.
-    for (const auto& p : prefixes) s.report.layers.push_back(Layer{p, {}});
+    for (const auto& p : prefixes) s.report.layers.push_back(Layer{st::Name(p), {}});  // prefixes outlives s
     std::vector<std::size_t> order(prefixes.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     auto check = [&](std::size_t layer) {
