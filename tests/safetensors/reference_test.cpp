@@ -198,6 +198,41 @@ TEST(StReference, NearlySortedNamesSortLikeReference) {
   }
 }
 
+// The fast path reads the form writers emit and skips whitespace only where a token is not found at
+// once: whitespace (one to three bytes) at every byte boundary of such entries, and at two random
+// boundaries at once, inside strings and numbers too, and bytes that are not JSON whitespace (errors
+// the general path reports).
+// The same table or the same error as the reference.
+TEST(StReference, WhitespaceAnywhereInATensorEntry) {
+  const std::vector<std::string> entries = {
+      R"({"dtype":"F32","shape":[2,3],"data_offsets":[0,24]})",
+      R"({"dtype":"I8","shape":[],"data_offsets":[24,25]})",
+      R"({"dtype":"F8_E4M3","shape":[1234567890123456,1],"data_offsets":[25,25]})"};
+  // JSON's four whitespace bytes, and two that are not (form feed, vertical tab: errors).
+  const std::vector<std::string> spaces = {" ", "\n", "\t\r ", "\r\n", "\f", " \v"};
+  std::mt19937_64 rng(404);
+  std::size_t checked = 0, accepted = 0;
+  auto check = [&](const std::string& entry) {
+    const std::string h = "{\"a\":" + entry + ",\"b\":" + entry + "}";
+    Header fast, ref;
+    const Status a = detail::deserialize_header(h, fast);
+    const Status b = detail::deserialize_header_reference(h, ref);
+    ++checked;
+    accepted += a.ok();
+    ASSERT_EQ(describe(a, fast), describe(b, ref)) << h;
+  };
+  for (const std::string& e : entries)
+    for (std::size_t at = 0; at <= e.size(); ++at)
+      for (const std::string& ws : spaces) {
+        check(e.substr(0, at) + ws + e.substr(at));
+        const std::size_t other = rng() % (e.size() + 1);
+        const std::size_t lo = std::min(at, other), hi = std::max(at, other);
+        check(e.substr(0, lo) + ws + e.substr(lo, hi - lo) + spaces[rng() % spaces.size()] + e.substr(hi));
+      }
+  EXPECT_GT(accepted, checked / 8);  // both kinds occur: whitespace between tokens, and inside them
+  EXPECT_LT(accepted, checked);
+}
+
 // Hand cases where the two could drift: positions across lines, streamed metadata against later
 // syntax errors, tensor errors against trailing text, deep nesting.
 TEST(StReference, EdgeHeaders) {
