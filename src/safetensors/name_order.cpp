@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::size_t kMaxMergedRuns = 64;  // more ascending runs than this: the chunked sort
 constexpr std::size_t kSmallRange = 16;     // ranges up to this size: insertion sort on whole names
-constexpr std::size_t kAhead = 8;           // entries prefetched ahead of the gather's moves
+constexpr std::uint32_t kAhead = 8;         // entries prefetched ahead of the moves
 constexpr std::size_t kNear = 8;            // a name this close behind its place is moved there, not a new run
 
 // A name being sorted: its bytes (so sorting never reads the tensor table), its input position,
@@ -203,7 +203,7 @@ void chunked_sort(Entry* all, std::size_t n, std::size_t lcp) {
 
 }  // namespace
 
-bool sort_by_name(std::vector<TensorInfo>& v) {
+bool sort_by_name(std::vector<TensorInfo>& v, std::size_t gather_from) {
   const std::size_t n = v.size();  // n <= header bytes / 2 < 2^32
   if (n < 2) return false;
   std::unique_ptr<Entry[]> e(new Entry[n]);
@@ -256,27 +256,57 @@ bool sort_by_name(std::vector<TensorInfo>& v) {
     // Equal names are adjacent, in input order, and the last of them stays.
     for (std::size_t k = 0; k + 1 < n && !dropped; ++k) dropped = same_name(e[k], e[k + 1]);
   }
-  // Gathered into a new table in name order, then the repeats squeezed out. The reads follow the
-  // input's sorted runs (a few streams the prefetcher follows; the explicit prefetch covers the
-  // rest) and the writes are sequential. Following the permutation's cycles in place instead
-  // missed the cache on nearly every move of a large table, reads and writes alike (a third of a
-  // 500k-tensor `validate`, docs/cli.md). The price is a second table during the pass: the entries
-  // give way to a bare order first, so the peak stays that of the sort (the old table is freed right
-  // after, and the heap reuses it).
-  std::unique_ptr<std::uint32_t[]> order(new std::uint32_t[n]);
-  for (std::size_t k = 0; k < n; ++k) order[k] = e[k].index;
-  e.reset();
-  std::vector<TensorInfo> sorted;
-  sorted.reserve(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    if (k + kAhead < n) {
-      const TensorInfo* ahead = &v[order[k + kAhead]];
-      __builtin_prefetch(ahead);
-      __builtin_prefetch(reinterpret_cast<const char*>(ahead) + sizeof(TensorInfo) - 1);  // may straddle lines
+  if (n >= gather_from) {
+    // A large table is gathered into a new one in name order: the reads follow the input's sorted
+    // runs (a few streams the prefetcher follows; the explicit prefetch covers the rest) and the
+    // writes are sequential, where following the permutation's cycles in place misses the cache on
+    // nearly every move, reads and writes alike (a third of a 500k-tensor `validate`, docs/cli.md).
+    // The price is a second table during the pass (the entries give way to a bare order first, so
+    // the peak stays that of the sort) and its first-touch page faults, which cost more than the
+    // cycles' misses below kGatherFrom (20k tensors in process: 1.39 -> 2.17 ms).
+    std::unique_ptr<std::uint32_t[]> order(new std::uint32_t[n]);
+    for (std::size_t k = 0; k < n; ++k) order[k] = e[k].index;
+    e.reset();
+    std::vector<TensorInfo> sorted;
+    sorted.reserve(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k + kAhead < n) {
+        const TensorInfo* ahead = &v[order[k + kAhead]];
+        __builtin_prefetch(ahead);
+        __builtin_prefetch(reinterpret_cast<const char*>(ahead) + sizeof(TensorInfo) - 1);  // may straddle lines
+      }
+      sorted.push_back(std::move(v[order[k]]));
     }
-    sorted.push_back(std::move(v[order[k]]));
+    v.swap(sorted);
+  } else {
+    // Otherwise in place, cycle by cycle (a done slot gets its own index).
+    for (std::uint32_t k = 0; k < n; ++k) {
+      if (e[k].index == k) continue;
+      TensorInfo held = std::move(v[k]);
+      std::uint32_t j = k;
+      // The cycle's entries are known ahead (e[] is small and cached): fetch kAhead of them early, or
+      // each move waits on a cache miss (the table is larger than L2 at 20,000 tensors). A lookahead
+      // past the cycle's end reads finished slots (their own index): harmless prefetches.
+      std::uint32_t ahead = k;
+      const auto fetch = [&](std::uint32_t i) {
+        __builtin_prefetch(&v[i]);
+        __builtin_prefetch(reinterpret_cast<const char*>(&v[i]) + sizeof(TensorInfo) - 1);  // may straddle lines
+      };
+      for (std::uint32_t d = 0; d < kAhead; ++d) fetch(ahead = e[ahead].index);
+      while (true) {
+        const std::uint32_t src = e[j].index;
+        e[j].index = j;
+        if (src == k) {
+          v[j] = std::move(held);
+          break;
+        }
+        fetch(ahead = e[ahead].index);
+        v[j] = std::move(v[src]);
+        j = src;
+      }
+    }
   }
-  v.swap(sorted);
+  // Then the repeats squeezed out.
   if (dropped) {
     std::size_t w = 0;
     for (std::size_t i = 0; i < n; ++i) {

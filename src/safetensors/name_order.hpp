@@ -3,6 +3,7 @@
 // occurrence (HashMap::insert replaces the value).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -17,7 +18,10 @@ namespace w4a8::st::detail {
 // read), after names up to 8 places out of order were moved into their run (a writer that keeps each
 // layer's tensors together, in numeric block order); anything else goes through a
 // most-significant-digit sort on 8-byte chunks of the names.
-// The tensors are moved in place (no second table).
-bool sort_by_name(std::vector<TensorInfo>& tensors);
+// The tensors are moved in place, following the permutation's cycles; from `gather_from` tensors on
+// they are gathered into a new table in name order instead (the default: where the cycles' cache
+// misses cost more than faulting in a second table; name_order.cpp).
+inline constexpr std::size_t kGatherFrom = std::size_t{1} << 16;
+bool sort_by_name(std::vector<TensorInfo>& tensors, std::size_t gather_from = kGatherFrom);
 
 }  // namespace w4a8::st::detail

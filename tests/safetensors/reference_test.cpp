@@ -13,6 +13,7 @@
 #include "mutator.hpp"
 #include "safetensors/hash_metadata.hpp"
 #include "safetensors/header_reference.hpp"
+#include "safetensors/name_order.hpp"
 #include "safetensors/utf8.hpp"
 
 namespace w4a8::st {
@@ -149,6 +150,47 @@ TEST(StReference, ManyTensorsSortLikeReference) {
     if (!whole.ok()) {
       EXPECT_TRUE(whole.error().kind == ErrorKind::StInvalidOffset || whole.error().kind == ErrorKind::StMetadataIncompleteBuffer)
           << whole.error().message;
+    }
+  }
+}
+
+// Both ways of putting the table in order (the permutation's cycles in place, and the gather into a
+// new table used from kGatherFrom tensors on), forced on the same inputs, against a stable sort by
+// name that keeps the last of equal names: sorted runs (the merge), shuffles (the radix sort), near
+// order, repeats. Tensors are told apart by their offsets.
+TEST(StReference, CyclesAndGatherGiveTheSameTable) {
+  std::mt19937_64 rng(77);
+  for (int round = 0; round < 120; ++round) {
+    const std::size_t count = 1 + rng() % (round % 10 == 0 ? 5000 : 400);
+    std::vector<std::string> names(count);
+    for (std::string& n : names) {
+      n = "model.diffusion_model.blocks." + std::to_string(rng() % (count / 4 + 1)) + (rng() % 2 ? ".w" : ".s");
+      if (rng() % 20 == 0) n.resize(rng() % n.size());  // a prefix of others, or empty
+    }
+    if (round % 3 == 0) std::sort(names.begin(), names.end());
+    if (round % 3 == 1) {  // a few sorted runs
+      const std::size_t cut = rng() % count;
+      std::sort(names.begin(), names.begin() + std::ptrdiff_t(cut));
+      std::sort(names.begin() + std::ptrdiff_t(cut), names.end());
+    }
+    std::vector<TensorInfo> input(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      input[i].name = Name(names[i]);
+      input[i].begin = i;
+    }
+    std::vector<TensorInfo> want = input;  // the oracle: stable by name, the last of equal names kept
+    std::stable_sort(want.begin(), want.end(), [](const TensorInfo& a, const TensorInfo& b) { return a.name < b.name; });
+    std::vector<TensorInfo> kept;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      if (i + 1 == want.size() || want[i].name != want[i + 1].name) kept.push_back(want[i]);
+    for (const std::size_t gather_from : {std::size_t{0}, SIZE_MAX}) {
+      std::vector<TensorInfo> got = input;
+      const bool dropped = detail::sort_by_name(got, gather_from);
+      ASSERT_EQ(dropped, kept.size() != count) << "round " << round;
+      ASSERT_EQ(got.size(), kept.size()) << "round " << round;
+      for (std::size_t i = 0; i < kept.size(); ++i)
+        ASSERT_TRUE(got[i].name == kept[i].name && got[i].begin == kept[i].begin)
+            << "round " << round << (gather_from == 0 ? " (gather)" : " (cycles)") << " at " << i;
     }
   }
 }
