@@ -15,6 +15,7 @@
 #include "json/bytes_decode.hpp"
 #include "json/flat_object.hpp"
 #include "json/number.hpp"
+#include "json/scan.hpp"
 #include "json/serde_messages.hpp"
 #include "json/wtf8.hpp"
 
@@ -276,12 +277,9 @@ class Parser {
     const std::size_t begin = pos_++;
     while (true) {
       const std::size_t run = pos_;
-      while (pos_ < s_.size()) {
-        const auto c = static_cast<unsigned char>(s_[pos_]);
-        if (c == '"' || c == '\\') break;
-        if (c < 0x20) return fail(ParseFailure::Syntax, pos_, "invalid control character", kControlChar, pos_ + 1);
-        ++pos_;
-      }
+      pos_ = static_cast<std::size_t>(scan::string_stop(s_.data() + pos_, s_.data() + s_.size()) - s_.data());
+      if (pos_ < s_.size() && static_cast<unsigned char>(s_[pos_]) < 0x20)
+        return fail(ParseFailure::Syntax, pos_, "invalid control character", kControlChar, pos_ + 1);
       out.append(s_.substr(run, pos_ - run));
       if (pos_ >= s_.size()) return fail(ParseFailure::Syntax, begin, "unterminated string", kEofString, pos_);
       if (s_[pos_++] == '"') return true;

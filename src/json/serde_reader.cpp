@@ -51,12 +51,8 @@ bool SerdeReader::read_string_slow(std::size_t begin, std::size_t j, std::string
   i_ = j;
   while (true) {
     const std::size_t run = i_;
-    while (i_ < n_) {
-      const auto c = static_cast<unsigned char>(s_[i_]);
-      if (c == '"' || c == '\\') break;
-      if (c < 0x20) return fail(serde_msg::kControlChar, i_ + 1);
-      ++i_;
-    }
+    i_ = static_cast<std::size_t>(scan::string_stop(s_ + i_, s_ + n_) - s_);  // a '"', a '\\' or a control byte
+    if (i_ < n_ && static_cast<unsigned char>(s_[i_]) < 0x20) return fail(serde_msg::kControlChar, i_ + 1);
     scratch_.append(s_ + run, i_ - run);
     if (i_ >= n_) return fail_here(serde_msg::kEofString);
     if (s_[i_++] == '"') {
