@@ -49,6 +49,14 @@ class Marker {
   bool shared() const { return v_ && v_.use_count() > 1; }
   // Both hold the same object (not merely equal ones).
   bool same_object(const Marker& o) const { return v_ == o.v_; }
+  // A handle that recognizes this object later (is()) without holding it: the object is not kept
+  // alive, and not made shared, so a layer's own object stays editable in place.
+  std::weak_ptr<const json::Value> watch() const { return v_; }
+  // This Marker holds the object `w` was taken from, and that object still exists. (A weak handle
+  // keeps its control block, so another object cannot pass for the one it watched.)
+  bool is(const std::weak_ptr<const json::Value>& w) const {
+    return v_ && !w.expired() && !w.owner_before(v_) && !v_.owner_before(w);
+  }
 
   // `v` with room reserved for `extra` more members when it is an object (growing a member block
   // later would move it and strand the old one).

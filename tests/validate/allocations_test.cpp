@@ -53,5 +53,36 @@ TEST(Allocations, NonePerLayerOnTheAcceptedPath) {
   }
 }
 
+// Markers in _quantization_metadata: the document is parsed into objects as json.loads builds them
+// (per layer its key and its member block), and each layer's marker is its own object (Marker) with
+// an index entry: about 8 allocations per layer. A layer's own object must stay unshared, so its
+// derived keys are set in place: when the rules' remembered facts held it (LastMarkerFact), each of
+// the two derived keys copied it, 12 per layer.
+long metadata_allocations(int layers) {
+  constexpr std::string_view kMarker = R"({"format": "asym_w4a8_int8", "group_size": 16})";
+  Ckpt c;
+  std::string meta = R"({"format_version": "1.0", "layers": {)";
+  for (int i = 0; i < layers; ++i) {
+    const std::string p = "model.diffusion_model.double_blocks." + std::to_string(i) + ".img_attn.qkv";
+    c.tensor(p + ".weight", st::Dtype::I8, {4, 128});
+    c.tensor(p + ".weight_s_rel", st::Dtype::F8_E4M3, {4, 16}, std::nullopt, 0x38);
+    c.tensor(p + ".weight_s_channel", st::Dtype::F32, {4}, f32_bytes({1, 1, 1, 1}));
+    meta += (i ? ", \"" : "\"") + p + "\": " + std::string(kMarker);
+  }
+  c.meta("_quantization_metadata", meta + "}}");
+  const std::vector<Bytes> files{c.bytes()};
+  const long before = g_news.load();
+  auto r = run(files, false);
+  const long n = g_news.load() - before;
+  EXPECT_TRUE(r.ok()) << verdict(r);
+  EXPECT_EQ(r.ok() ? r->layers.size() : 0u, static_cast<std::size_t>(layers));
+  return n;
+}
+
+TEST(Allocations, MetadataMarkersAreNotCopied) {
+  const long small = metadata_allocations(200), large = metadata_allocations(1200);
+  EXPECT_LT(large - small, 10 * 1000) << small << " allocations for 200 layers, " << large << " for 1,200";
+}
+
 }  // namespace
 }  // namespace w4a8::validate::testing
