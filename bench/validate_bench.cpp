@@ -1,6 +1,6 @@
 // Validator throughput on a synthetic asym_w4a8_int8 checkpoint: L layers of weight, s_rel, s_channel
 // and a .comfy_quant marker (4L tensors; tiny tensors, so the header dominates; default 20,000 tensors).
-//   validate_bench [--tensors N | --layers L] [--order crate|layer] [--write FILE] [--repeats R]
+//   validate_bench [--tensors N | --layers L] [--order crate|layer|metadata] [--write FILE] [--repeats R]
 //       (--order: the header's tensor order, see Order; default crate) prints header size and best-of-R wall times of st::parse (the container alone),
 //       inspect_parsed (the validator's own work), inspect [--strict] (both, as the CLI runs them) and
 //       the heap the validator's Report holds; --write also saves the checkpoint so
@@ -33,7 +33,9 @@ using namespace w4a8;
 // comfy-kitchen and sglang use) writes: dtypes in descending order of its Dtype enum (F32, F8_E4M3,
 // I8, U8 here), names sorted within each. Layer: each layer's tensors together, layers in model
 // order, as a hand-rolled writer might emit (the header's names are then far from sorted).
-enum class Order { Crate, Layer };
+// Metadata: the crate's order, with the markers in the header's _quantization_metadata instead of
+// .comfy_quant tensors (the same layers: 3 tensors each, and a JSON document escaped in a string).
+enum class Order { Crate, Layer, Metadata };
 
 std::vector<std::uint8_t> make_checkpoint(int layers, Order order) {
   std::vector<st::TensorSpec> specs;
@@ -42,18 +44,22 @@ std::vector<std::uint8_t> make_checkpoint(int layers, Order order) {
   std::vector<std::uint8_t> ones(16);
   for (int i = 0; i < 4; ++i) std::memcpy(ones.data() + 4 * i, &one, 4);
   const std::string marker = R"({"format": "asym_w4a8_int8", "group_size": 16, "convrot": true})";
+  std::string doc = R"({"format_version": "1.0", "layers": {)";
   for (int l = 0; l < layers; ++l) {
     const std::string p = "model.diffusion_model.blocks." + std::to_string(l / 8) + ".attn.proj_" + std::to_string(l % 8);
     specs.push_back({p + ".weight", st::Dtype::I8, {4, 128}, std::vector<std::uint8_t>(512, 0x11)});
     specs.push_back({p + ".weight_s_rel", st::Dtype::F8_E4M3, {4, 16}, std::vector<std::uint8_t>(64, 0x38)});
     specs.push_back({p + ".weight_s_channel", st::Dtype::F32, {4}, ones});
-    specs.push_back({p + ".comfy_quant", st::Dtype::U8, {marker.size()}, {marker.begin(), marker.end()}});
+    if (order == Order::Metadata) doc += (l ? ", \"" : "\"") + p + "\": " + marker;
+    else specs.push_back({p + ".comfy_quant", st::Dtype::U8, {marker.size()}, {marker.begin(), marker.end()}});
   }
-  if (order == Order::Crate)  // st::Dtype lists dtypes in the crate's enum order
+  st::WriteOptions opt;
+  if (order == Order::Metadata) opt.metadata.emplace().emplace_back("_quantization_metadata", doc + "}}");
+  if (order != Order::Layer)  // st::Dtype lists dtypes in the crate's enum order
     std::stable_sort(specs.begin(), specs.end(), [](const st::TensorSpec& a, const st::TensorSpec& b) {
       return a.dtype != b.dtype ? a.dtype > b.dtype : a.name < b.name;
     });
-  auto r = st::serialize(specs);
+  auto r = st::serialize(specs, opt);
   if (!r.ok()) {
     std::fprintf(stderr, "serialize: %s\n", r.error().message.c_str());
     std::exit(2);
@@ -121,11 +127,14 @@ int main(int argc, char** argv) {
     else if (a == "--profile-validator" && i + 1 < argc) profile_runs = std::atoi(argv[++i]);
     else if (a == "--write" && i + 1 < argc) write = argv[++i];
     else if (a == "--file" && i + 1 < argc) file = argv[++i];
-    else if (a == "--order" && i + 1 < argc && (std::string_view(argv[i + 1]) == "crate" || std::string_view(argv[i + 1]) == "layer"))
-      order = std::string_view(argv[++i]) == "crate" ? Order::Crate : Order::Layer;
+    else if (a == "--order" && i + 1 < argc && (std::string_view(argv[i + 1]) == "crate" || std::string_view(argv[i + 1]) == "layer" ||
+                                                std::string_view(argv[i + 1]) == "metadata")) {
+      const std::string_view o = argv[++i];
+      order = o == "crate" ? Order::Crate : o == "layer" ? Order::Layer : Order::Metadata;
+    }
     else {
       std::fprintf(stderr,
-                   "usage: validate_bench [--tensors N | --layers L] [--order crate|layer] [--write FILE] [--repeats R]\n"
+                   "usage: validate_bench [--tensors N | --layers L] [--order crate|layer|metadata] [--write FILE] [--repeats R]\n"
                    "       validate_bench --file FILE [--repeats R]\n"
                    "       validate_bench [--layers L] --profile-validator N\n");
       return 2;

@@ -27,14 +27,31 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace w4a8::validate::testing {
 namespace {
 
+constexpr std::string_view kMarker = R"({"format": "asym_w4a8_int8", "group_size": 16})";
+
+// A layer name as real models have them: longer than any short-string buffer, so a std::string per
+// layer would allocate (Layer::prefix was one until it became a view).
+std::string layer_name(int i) { return "model.diffusion_model.double_blocks." + std::to_string(i) + ".img_attn.qkv"; }
+
+enum class Markers { Tensors, Metadata };
+
 // Allocations of one inspect() (parse + validate) of `layers` equal asym_w4a8_int8 layers with the
-// same marker bytes, named as real models name them: longer than any short-string buffer, so a
-// std::string per layer would allocate (Layer::prefix was one until it became a view).
-long allocations(int layers, bool strict) {
-  constexpr std::string_view kMarker = R"({"format": "asym_w4a8_int8", "group_size": 16})";
+// same marker bytes, as .comfy_quant tensors or in _quantization_metadata.
+long allocations(int layers, bool strict, Markers where = Markers::Tensors) {
   Ckpt c;
-  for (int i = 0; i < layers; ++i)
-    c.w4a8("model.diffusion_model.double_blocks." + std::to_string(i) + ".img_attn.qkv", 4, 128, 16, std::string(kMarker));
+  std::string meta = R"({"format_version": "1.0", "layers": {)";
+  for (int i = 0; i < layers; ++i) {
+    const std::string p = layer_name(i);
+    if (where == Markers::Tensors) {
+      c.w4a8(p, 4, 128, 16, std::string(kMarker));
+      continue;
+    }
+    c.tensor(p + ".weight", st::Dtype::I8, {4, 128});
+    c.tensor(p + ".weight_s_rel", st::Dtype::F8_E4M3, {4, 16}, std::nullopt, 0x38);
+    c.tensor(p + ".weight_s_channel", st::Dtype::F32, {4}, f32_bytes({1, 1, 1, 1}));
+    meta += (i ? ", \"" : "\"") + p + "\": " + std::string(kMarker);
+  }
+  if (where == Markers::Metadata) c.meta("_quantization_metadata", meta + "}}");
   const std::vector<Bytes> files{c.bytes()};
   const long before = g_news.load();
   auto r = run(files, strict);
@@ -58,29 +75,8 @@ TEST(Allocations, NonePerLayerOnTheAcceptedPath) {
 // an index entry: about 8 allocations per layer. A layer's own object must stay unshared, so its
 // derived keys are set in place: when the rules' remembered facts held it (LastMarkerFact), each of
 // the two derived keys copied it, 12 per layer.
-long metadata_allocations(int layers) {
-  constexpr std::string_view kMarker = R"({"format": "asym_w4a8_int8", "group_size": 16})";
-  Ckpt c;
-  std::string meta = R"({"format_version": "1.0", "layers": {)";
-  for (int i = 0; i < layers; ++i) {
-    const std::string p = "model.diffusion_model.double_blocks." + std::to_string(i) + ".img_attn.qkv";
-    c.tensor(p + ".weight", st::Dtype::I8, {4, 128});
-    c.tensor(p + ".weight_s_rel", st::Dtype::F8_E4M3, {4, 16}, std::nullopt, 0x38);
-    c.tensor(p + ".weight_s_channel", st::Dtype::F32, {4}, f32_bytes({1, 1, 1, 1}));
-    meta += (i ? ", \"" : "\"") + p + "\": " + std::string(kMarker);
-  }
-  c.meta("_quantization_metadata", meta + "}}");
-  const std::vector<Bytes> files{c.bytes()};
-  const long before = g_news.load();
-  auto r = run(files, false);
-  const long n = g_news.load() - before;
-  EXPECT_TRUE(r.ok()) << verdict(r);
-  EXPECT_EQ(r.ok() ? r->layers.size() : 0u, static_cast<std::size_t>(layers));
-  return n;
-}
-
 TEST(Allocations, MetadataMarkersAreNotCopied) {
-  const long small = metadata_allocations(200), large = metadata_allocations(1200);
+  const long small = allocations(200, false, Markers::Metadata), large = allocations(1200, false, Markers::Metadata);
   EXPECT_LT(large - small, 10 * 1000) << small << " allocations for 200 layers, " << large << " for 1,200";
 }
 

@@ -6,7 +6,7 @@ with process start included for both, and in process (C++ File::open + inspect v
 bench/validate_bench --file; Python json.loads in this interpreter).
 
     python3 tools/bench/cli_bench.py [--build build] [--sizes 1000,10000,20000,100000,500000]
-                                     [--orders crate,layer] [--runs 5] [--baseline OTHER/w4a8check]
+                                     [--orders crate,layer,metadata] [--runs 5] [--baseline OTHER/w4a8check]
                                      [--out table.md]
 
 Times are the minimum over --runs (each a fresh process, measured with wait4: wall clock and the
@@ -137,9 +137,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--sizes", default="1000,10000,20000,100000,500000")
-    ap.add_argument("--orders", default="crate,layer",
+    ap.add_argument("--orders", default="crate,layer,metadata",
                     help="header tensor orders to time (validate_bench --order): crate = as the safetensors "
-                         "crate writes (dtype groups, names sorted in each), layer = each layer's tensors together")
+                         "crate writes (dtype groups, names sorted in each), layer = each layer's tensors together, "
+                         "metadata = crate order with the markers in _quantization_metadata (the same layers, 3 tensors "
+                         "each; the size counts 4 a layer as in the other orders)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--baseline", default="")
     ap.add_argument("--out", default="")
