@@ -16,6 +16,12 @@ namespace {
 std::atomic<long> g_news{0};
 }  // namespace
 
+// The replacements pair malloc with free; GCC sees `operator new` inlined into a caller and `free`
+// in the matching delete, and warns about a mismatch that is not one here.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(std::size_t n) {
   g_news.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
@@ -23,6 +29,9 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace w4a8::validate::testing {
 namespace {
