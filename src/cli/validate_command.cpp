@@ -53,26 +53,26 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
   std::string& buf = block.text();
   std::size_t next = 0;  // the tensor after the previous layer's
   // Most layers share their marker object with the layer before (validate::Marker): its text is
-  // formatted once. `shown` holds the object, so its address is not reused while remembered.
-  validate::Marker shown;
-  std::string shown_text;
+  // formatted once.
+  validate::LastMarkerFact<std::string> shown;
   for (const validate::Layer& l : r.layers) {
     buf += "  "sv;
     py::append_repr_str(buf, l.prefix, pv);
-    if (!l.marker.same_object(shown)) {
-      shown = l.marker;
-      shown_text.assign("  format="sv);
-      append_marker_format(shown_text, l.marker);
+    if (!shown.for_(l.marker)) {
+      shown.of = l.marker.watch();
+      std::string& text = shown.value;
+      text.assign("  format="sv);
+      append_marker_format(text, l.marker);
       for (const auto& [key, value] : l.marker->members) {
         if (key == "format"sv) continue;
-        shown_text += ' ';
-        shown_text += key;
-        shown_text += '=';
-        json::dump_append(shown_text, value);
+        text += ' ';
+        text += key;
+        text += '=';
+        json::dump_append(text, value);
       }
-      shown_text += '\n';
+      text += '\n';
     }
-    buf += shown_text;
+    buf += shown.value;
     const validate::TensorMeta* found[std::size(kSuffixes)] = {};  // printed in kSuffixes' order
     for (const validate::TensorMeta* t : r.under(l.prefix, &next)) {
       const std::string_view rest = t->name.substr(l.prefix.size() + 1);
@@ -118,14 +118,10 @@ void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs
     w.end_object();
   } else {
     w.key("layers").begin_object();
-    validate::Marker shown;  // as in print_layers: one dump per marker object in a row
-    std::string shown_text;
+    validate::LastMarkerFact<std::string> shown;  // as in print_layers: one dump per marker object in a row
     for (const validate::Layer& l : r.layers) {
-      if (!l.marker.same_object(shown)) {
-        shown = l.marker;
-        shown_text = json::dump(l.marker);
-      }
-      w.key(l.prefix).dumped(shown_text);
+      if (!shown.for_(l.marker)) shown = {l.marker.watch(), json::dump(l.marker)};
+      w.key(l.prefix).dumped(shown.value);
     }
     w.end_object();
   }

@@ -52,6 +52,13 @@ bool less_from(const Entry& a, const Entry& b, std::size_t depth) {
   return c != 0 ? c < 0 : a.index < b.index;
 }
 
+// Starts loading a tensor-table entry that a move will read soon (both its cache lines: an entry may
+// straddle two).
+void prefetch_entry(const TensorInfo* t) {
+  __builtin_prefetch(t);
+  __builtin_prefetch(reinterpret_cast<const char*>(t) + sizeof(TensorInfo) - 1);
+}
+
 bool same_name(const Entry& a, const Entry& b) { return a.n == b.n && std::memcmp(a.p, b.p, a.n) == 0; }
 
 // The first position >= from where the names differ, or the shorter length (one is a prefix of the
@@ -270,11 +277,7 @@ bool sort_by_name(std::vector<TensorInfo>& v, std::size_t gather_from) {
     std::vector<TensorInfo> sorted;
     sorted.reserve(n);
     for (std::size_t k = 0; k < n; ++k) {
-      if (k + kAhead < n) {
-        const TensorInfo* ahead = &v[order[k + kAhead]];
-        __builtin_prefetch(ahead);
-        __builtin_prefetch(reinterpret_cast<const char*>(ahead) + sizeof(TensorInfo) - 1);  // may straddle lines
-      }
+      if (k + kAhead < n) prefetch_entry(&v[order[k + kAhead]]);
       sorted.push_back(std::move(v[order[k]]));
     }
     v.swap(sorted);
@@ -288,10 +291,7 @@ bool sort_by_name(std::vector<TensorInfo>& v, std::size_t gather_from) {
       // each move waits on a cache miss (the table is larger than L2 at 20,000 tensors). A lookahead
       // past the cycle's end reads finished slots (their own index): harmless prefetches.
       std::uint32_t ahead = k;
-      const auto fetch = [&](std::uint32_t i) {
-        __builtin_prefetch(&v[i]);
-        __builtin_prefetch(reinterpret_cast<const char*>(&v[i]) + sizeof(TensorInfo) - 1);  // may straddle lines
-      };
+      const auto fetch = [&](std::uint32_t i) { prefetch_entry(&v[i]); };
       for (std::uint32_t d = 0; d < kAhead; ++d) fetch(ahead = e[ahead].index);
       while (true) {
         const std::uint32_t src = e[j].index;

@@ -77,6 +77,18 @@ class Marker {
   std::shared_ptr<json::Value> v_;
 };
 
+// A fact computed from a marker object alone, kept for the last object it was computed for: most
+// layers share their marker object with the layer before (the rules' format and group size, the
+// CLI's report text). `of` only watches the object: holding it would make a layer's own object
+// shared, and each derived key then a copy. An object may get derived keys in place after a fact
+// about it (DerivedKeys); facts never read those keys.
+template <class T>
+struct LastMarkerFact {
+  std::weak_ptr<const json::Value> of;  // empty: nothing remembered
+  T value{};
+  bool for_(const Marker& m) const { return m.is(of); }
+};
+
 // Sets a derived key on markers as Value::set_bool does, keeping them shared: when every layer adds
 // the same key and value to the same shared object, they all get one shared result. The last few
 // (object, key, value) -> result steps are remembered; the entries hold their objects, so a

@@ -38,17 +38,6 @@ struct Source {
 // Opens file i (in order, lazily: upstream opens file i only after it has processed file i - 1).
 using Loader = std::function<Result<Source>(std::size_t)>;
 
-// A fact computed from a marker object alone, kept for the last object it was computed for: most
-// layers share their marker object with the layer before (Marker). `of` only watches the object:
-// holding it would make a layer's own object shared, and each derived key then a copy. An object
-// may get derived keys in place after a fact about it (DerivedKeys); facts never read those keys.
-template <class T>
-struct LastMarkerFact {
-  std::weak_ptr<const json::Value> of;  // empty: nothing remembered
-  T value{};
-  bool for_(const Marker& m) const { return m.is(of); }
-};
-
 // int(marker.get("group_size", 16)) of an asym_w4a8_int8 marker that passed (>= 4), with what the
 // shape rule derives from it.
 struct GroupSize {
