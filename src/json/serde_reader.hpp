@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -136,6 +137,8 @@ class SerdeReader {
 
  private:
   bool read_string_slow(std::size_t begin, std::size_t j, std::string_view& out);
+  // Room for `more` bytes after o (a position in scratch_), which may move: the new o.
+  char* grow_scratch(char* o, std::size_t more);
   bool read_hex4(std::size_t at, char32_t& out) const;
   bool read_surrogate_pair(char32_t& cp);
   bool read_number(SerdeScalar& out);
@@ -144,7 +147,10 @@ class SerdeReader {
   const char* s_;
   std::size_t n_;
   std::size_t i_ = 0;
-  std::string scratch_;  // decoded strings that had escapes
+  // The last decoded string that had escapes, at the front of scratch_ (read_string_slow). It keeps
+  // its largest size.
+  std::unique_ptr<char[]> scratch_;
+  std::size_t scratch_size_ = 0;
   bool failed_ = false;
   std::string msg_;
   std::size_t at_ = 0;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "json/flat_layers.hpp"
 #include "json/parse.hpp"
 #include "py/repr.hpp"
 #include "validate/state.hpp"
@@ -55,38 +56,6 @@ std::optional<std::string_view> torch_unsupported_name(st::Dtype d) {
   }
 }
 
-Status collect_metadata(State& s, const Source& src) {
-  const st::Header& h = *src.header;
-  if (const std::string* qf = h.meta("quant_format"); qf != nullptr && !qf->empty())
-    s.formats.insert(ascii_lower(*qf));
-  const std::string* serialized = h.meta("_quantization_metadata");
-  if (serialized == nullptr) return Ok{};
-  json::ParseResult parsed = json::loads_str(*serialized);
-  if (!parsed.ok())
-    return json_failure(parsed.error(), make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
-  if (!parsed->is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
-  // Kept: the layers' keys are the prefixes layer_index and the Report's layers view.
-  json::Value& doc = s.keep_metadata(std::move(parsed).value());
-  json::Value* layers = doc.get("layers");
-  if (layers == nullptr || !layers->is_object())
-    return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
-  for (auto& [prefix, marker] : layers->members) {
-    if (!marker.is_object())
-      return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(prefix, s.opt.python)});
-    W4A8_TRY(record_marker(s, prefix, Marker(std::move(marker))));
-  }
-  return Ok{};
-}
-
-// parse() validated begin <= end <= data size, so this view is in bounds.
-std::span<const std::uint8_t> marker_bytes(const Source& src, const st::TensorInfo& t) {
-  return src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
-}
-
-bool marker_readable(st::Dtype d) {
-  return !torch_unsupported_name(d) && d != st::Dtype::F6_E2M3 && d != st::Dtype::F6_E3M2;
-}
-
 // A model's markers are mostly byte-identical ({"format": "asym_w4a8_int8", ...} on every layer), and
 // parsing is pure: the last object parsed is kept with its bytes, and a marker with the same bytes
 // shares it (Marker: read-only while shared) instead of being parsed again.
@@ -113,9 +82,53 @@ class MarkerMemo {
 
  private:
   bool valid_ = false;
-  std::span<const std::uint8_t> bytes_;  // a view into a source's mapping, alive for the whole walk
+  std::span<const std::uint8_t> bytes_;  // a view into a source's mapping or header, alive for the whole walk
   Marker kept_;
 };
+
+std::span<const std::uint8_t> as_bytes(std::string_view s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+Status collect_metadata(State& s, const Source& src) {
+  const st::Header& h = *src.header;
+  if (const std::string* qf = h.meta("quant_format"); qf != nullptr && !qf->empty())
+    s.formats.insert(ascii_lower(*qf));
+  const std::string* serialized = h.meta("_quantization_metadata");
+  if (serialized == nullptr) return Ok{};
+  // The usual shape, read without building it: the keys view the header's text (as tensor names
+  // do), and layers whose marker text repeats share one object (MarkerMemo), as tensor markers do.
+  if (auto flat = json::read_flat_layers(*serialized)) {
+    MarkerMemo memo;
+    for (const json::FlatLayer& l : *flat)
+      W4A8_TRY(record_marker(s, l.key, memo.parse(as_bytes(l.marker), nullptr)));
+    return Ok{};
+  }
+  json::ParseResult parsed = json::loads_str(*serialized);
+  if (!parsed.ok())
+    return json_failure(parsed.error(), make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
+  if (!parsed->is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
+  // Kept: the layers' keys are the prefixes layer_index and the Report's layers view.
+  json::Value& doc = s.keep_metadata(std::move(parsed).value());
+  json::Value* layers = doc.get("layers");
+  if (layers == nullptr || !layers->is_object())
+    return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
+  for (auto& [prefix, marker] : layers->members) {
+    if (!marker.is_object())
+      return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(prefix, s.opt.python)});
+    W4A8_TRY(record_marker(s, prefix, Marker(std::move(marker))));
+  }
+  return Ok{};
+}
+
+// parse() validated begin <= end <= data size, so this view is in bounds.
+std::span<const std::uint8_t> marker_bytes(const Source& src, const st::TensorInfo& t) {
+  return src.bytes.subspan(src.header->data_start() + t.begin, t.end - t.begin);
+}
+
+bool marker_readable(st::Dtype d) {
+  return !torch_unsupported_name(d) && d != st::Dtype::F6_E2M3 && d != st::Dtype::F6_E3M2;
+}
 
 // preparsed: the marker when it was parsed ahead (an object), else nullptr.
 Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, Marker* preparsed, MarkerMemo& memo) {

@@ -1,14 +1,15 @@
-// The flat-object fast path (json/flat_object.hpp) against the general parser on the same text:
-// whenever the fast path answers, the value is the general parser's, member for member (kind,
-// text, boolean, order); and it declines everything outside its shape. Inputs: generated markers,
-// then byte edits of them (JSON-significant bytes, deletions, duplications), so both sides of every
-// boundary of the shape are reached.
+// The flat fast paths (json/flat_object.hpp, json/flat_layers.hpp) against the general parser on the
+// same text: whenever a fast path answers, its answer is the general parser's, member for member
+// (kind, text, boolean, order); and it declines everything outside its shape. Inputs: generated
+// markers and _quantization_metadata documents, then byte edits of them (JSON-significant bytes,
+// deletions, duplications), so both sides of every boundary of the shape are reached.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <random>
 #include <string>
 
+#include "json/flat_layers.hpp"
 #include "json/flat_object.hpp"
 #include "json/parse.hpp"
 
@@ -48,9 +49,10 @@ std::string edit(std::mt19937_64& rng, std::string s) {
   static const std::string_view kBytes[] = {"\"", "{", "}", "[", "]", ",", ":", "\\", "0", "-", "1", ".", "e", " ",
                                             "\n", "t", "n", "\x01", "\x7f", "\xc3\xa9", "\x00"};
   const std::size_t at = rng() % (s.size() + 1);
-  switch (rng() % 3) {
+  switch (rng() % 4) {
     case 0: s.insert(at, kBytes[rng() % std::size(kBytes)]); break;
     case 1: s.erase(at, 1 + rng() % 3); break;
+    case 2: s.replace(at, 1, kBytes[rng() % std::size(kBytes)]); break;
     default: s.insert(at, s.substr(at, rng() % 8)); break;
   }
   return s;
@@ -112,6 +114,111 @@ TEST(JsonFlatObject, SpareRoomIsRoomOnly) {
   const auto b = loads_bytes({reinterpret_cast<const std::uint8_t*>(t.data()), t.size()}, 2);
   ASSERT_TRUE(b.ok());
   EXPECT_GE(b->members.capacity(), 4u);
+}
+
+// A _quantization_metadata document: a few root members, "layers" among them (mostly), holding markers
+// (mostly byte-identical, some repeated keys, keys in and out of order).
+std::string random_metadata(std::mt19937_64& rng) {
+  static const char* const kRootKeys[] = {"format_version", "layers", "x", "layers", ""};
+  // The first five are flat; the rest are not (the document is then the general parser's).
+  static const char* const kRootValues[] = {"\"1.0\"", "1", "null", "{}", "{\"a\": 1}", "[]", "1.5", "\"\\n\""};
+  static const char* const kUsual[] = {"{\"format\": \"asym_w4a8_int8\", \"group_size\": 64}", "{}",
+                                       "{\"format\":\"int8_tensorwise\"}"};
+  static const char* const kLayerKeys[] = {"blocks.0.attn.q", "blocks.0.attn.k", "blocks.1.mlp", "a", "", "z.9"};
+  static const char* const kWs[] = {"", " ", "\n", "\t "};
+  auto ws = [&] { return std::string(kWs[rng() % std::size(kWs)]); };
+  std::string s = ws() + "{";
+  const std::size_t n = rng() % 4;
+  for (std::size_t i = 0; i < n || (i == n && rng() % 4 != 0); ++i) {
+    if (i) s += ",";
+    const bool layers = i == n;  // the last member is "layers", unless the document has none
+    s += ws() + "\"" + (layers ? "layers" : kRootKeys[rng() % std::size(kRootKeys)]) + "\"" + ws() + ":" + ws();
+    if (!layers) {
+      s += kRootValues[rng() % 4 != 0 ? rng() % 5 : rng() % std::size(kRootValues)];
+      continue;
+    }
+    s += "{";
+    const std::size_t m = rng() % 6;
+    const std::string usual = rng() % 2 ? random_marker(rng) : kUsual[rng() % std::size(kUsual)];
+    for (std::size_t k = 0; k < m; ++k) {
+      if (k) s += "," + ws();
+      s += "\"" + std::string(kLayerKeys[rng() % std::size(kLayerKeys)]) + std::to_string(rng() % 40) + "\":" + ws();
+      s += rng() % 4 != 0 ? usual : random_marker(rng);
+    }
+    s += "}";
+  }
+  return s + "}" + ws();
+}
+
+TEST(JsonFlatLayers, AgreesWithTheGeneralParser) {
+  const char* env = std::getenv("W4A8_FLAT_CASES");
+  const std::size_t count = env && *env ? std::strtoull(env, nullptr, 10) : 200000;
+  std::mt19937_64 rng(0x1A7E);
+  std::size_t answered = 0, declined = 0, layers_seen = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string text = random_metadata(rng);
+    for (std::size_t k = rng() % 2 ? 0 : 1 + rng() % 2; k > 0; --k) text = edit(rng, text);
+    const auto flat = read_flat_layers(text);
+    if (!flat) {
+      ++declined;
+      continue;
+    }
+    ++answered;
+    const ParseResult general = detail::loads_general(text);
+    ASSERT_TRUE(general.ok() && general->is_object()) << "fast path accepted what the parser rejects: " << text;
+    const Value* layers = general->get("layers");
+    ASSERT_TRUE(layers != nullptr && layers->is_object()) << text;
+    ASSERT_EQ(layers->members.size(), flat->size()) << text;
+    for (std::size_t k = 0; k < flat->size(); ++k) {
+      const FlatLayer& l = (*flat)[k];
+      EXPECT_EQ(l.key, layers->members[k].first) << text;
+      // The key and marker are views of the text itself.
+      EXPECT_TRUE(l.key.data() >= text.data() && l.key.data() + l.key.size() <= text.data() + text.size());
+      const auto marker = loads_flat_object(l.marker);
+      ASSERT_TRUE(marker.has_value()) << l.marker;
+      ASSERT_TRUE(same(*marker, layers->members[k].second)) << text;
+    }
+    layers_seen += flat->size();
+  }
+  std::printf("flat layers fast path: %zu answered (%zu layers), %zu declined\n", answered, layers_seen, declined);
+  EXPECT_GT(answered, count / 10);
+  EXPECT_GT(declined, count / 10);
+  EXPECT_GT(layers_seen, answered);
+}
+
+TEST(JsonFlatLayers, HandPickedBoundaries) {
+  const auto keys = [](std::string_view t) {
+    std::string out;
+    const auto layers = read_flat_layers(t);
+    for (const FlatLayer& l : *layers) out += std::string(l.key) + "=" + std::string(l.marker) + ";";
+    return out;
+  };
+  EXPECT_EQ(keys("{\"layers\":{}}"), "");
+  EXPECT_EQ(keys(" {\"format_version\": \"1.0\", \"layers\": {\"b\": {\"format\": \"x\"}, \"a\" : { } } } "),
+            "b={\"format\": \"x\"};a={ };");
+  EXPECT_EQ(keys("{\"layers\":{\"a\":{}},\"v\":{\"k\":-0},\"w\":true}"), "a={};");
+  const std::string declined[] = {
+      "", "{}", "[]", "{\"x\":1}",                                  // no "layers": its error is the parser's
+      "{\"layers\":[]}", "{\"layers\":1}", "{\"layers\":{\"a\":1}}",  // not an object / a marker not one
+      "{\"layers\":{\"a\":{}},\"layers\":{}}",                     // a repeated root key
+      "{\"layers\":{\"a\":{},\"a\":{}}}",                           // a repeated layer key, in order
+      "{\"layers\":{\"b\":{},\"a\":{},\"b\":{}}}",                 // and out of order
+      "{\"layers\":{\"a\":{\"k\":[1]}}}", "{\"layers\":{\"a\":{\"k\":{}}}}",  // a marker not flat
+      "{\"layers\":{\"a\\u0062\":{}}}", "{\"layers\":{\"\xc3\xa9\":{}}}",   // a key not plain
+      "{\"layers\":{\"a\":{}},\"x\":[]}", "{\"layers\":{\"a\":{}},\"x\":1.5}",  // another value not flat
+      "{\"layers\":{\"a\":{}}} x", "{\"layers\":{\"a\":{},}}", "{\"layers\":{\"a\":{}}", "\xef\xbb\xbf{\"layers\":{}}"};
+  for (const auto& t : declined) EXPECT_FALSE(read_flat_layers(t).has_value()) << t;
+  // Out of order but unique: answered (the repeat check hashes); many root members: declined.
+  std::string many = "{\"layers\":{";
+  for (int i = 999; i >= 0; --i) many += (i == 999 ? "\"k" : ",\"k") + std::to_string(i) + "\":{}";
+  ASSERT_TRUE(read_flat_layers(many + "}}").has_value());
+  EXPECT_EQ(read_flat_layers(many + "}}")->size(), 1000u);
+  EXPECT_FALSE(read_flat_layers(many + ",\"k500\":{}}}").has_value());
+  std::string wide = "{\"layers\":{}";
+  for (std::size_t i = 1; i < kFlatMembers; ++i) wide += ",\"r" + std::to_string(i) + "\":1";
+  EXPECT_TRUE(read_flat_layers(wide + "}").has_value());
+  EXPECT_FALSE(read_flat_layers(wide + ",\"extra\":1}").has_value());
+  EXPECT_TRUE(loads_str(wide + ",\"extra\":1}").ok());
 }
 
 }  // namespace

@@ -1,0 +1,98 @@
+#include "json/flat_layers.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+
+#include "json/flat_cursor.hpp"
+#include "json/flat_object.hpp"
+
+namespace w4a8::json {
+namespace {
+
+// Whether two layers share a key: an open-addressing set of positions, at most half full.
+bool has_repeat(const std::vector<FlatLayer>& layers) {
+  std::size_t size = 16;
+  while (size < 2 * layers.size()) size *= 2;
+  constexpr std::uint32_t kEmpty = UINT32_MAX;
+  std::vector<std::uint32_t> slots(size, kEmpty);
+  const std::hash<std::string_view> hash;
+  for (std::uint32_t i = 0; i < layers.size(); ++i) {
+    std::size_t at = hash(layers[i].key) & (size - 1);
+    for (; slots[at] != kEmpty; at = (at + 1) & (size - 1))
+      if (layers[slots[at]].key == layers[i].key) return true;
+    slots[at] = i;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::vector<FlatLayer>> read_flat_layers(std::string_view text) {
+  flat::Cursor c{text.data(), text.data() + text.size()};
+  std::string_view keys[flat::kMembers];  // a flat object's keys and values (checked, then dropped)
+  flat::Scalar values[flat::kMembers];
+  std::string_view root[kFlatMembers];
+  std::size_t nroot = 0;
+  std::optional<std::vector<FlatLayer>> layers;
+  c.ws();
+  if (!c.take('{')) return std::nullopt;
+  c.ws();
+  if (!c.take('}')) {
+    while (true) {
+      if (nroot == kFlatMembers || !c.plain_string(root[nroot])) return std::nullopt;
+      for (std::size_t i = 0; i < nroot; ++i)
+        if (root[i] == root[nroot]) return std::nullopt;  // a repeated key: the general parser merges it
+      c.ws();
+      if (!c.take(':')) return std::nullopt;
+      c.ws();
+      std::size_t n = 0;
+      if (root[nroot] == "layers") {
+        if (!c.take('{')) return std::nullopt;
+        layers.emplace();
+        std::string_view last;  // the last marker object() read
+        bool increasing = true;  // keys in increasing order are unique without a search
+        c.ws();
+        if (!c.take('}')) {
+          while (true) {
+            FlatLayer l;
+            if (!c.plain_string(l.key)) return std::nullopt;
+            c.ws();
+            if (!c.take(':')) return std::nullopt;
+            c.ws();
+            // A marker spelled as the one before is that object again: object() reads exactly the
+            // bytes up to its '}', so the same bytes give the same answer and the same end.
+            const auto left = static_cast<std::size_t>(c.end - c.p);
+            if (!last.empty() && left >= last.size() && std::memcmp(c.p, last.data(), last.size()) == 0) {
+              l.marker = {c.p, last.size()};
+              c.p += last.size();
+            } else {
+              const char* const b = c.p;
+              if (!c.object(keys, values, n)) return std::nullopt;
+              l.marker = last = {b, static_cast<std::size_t>(c.p - b)};
+            }
+            increasing = increasing && (layers->empty() || layers->back().key < l.key);
+            layers->push_back(l);
+            c.ws();
+            if (c.take('}')) break;
+            if (!c.take(',')) return std::nullopt;
+            c.ws();
+          }
+        }
+        if (!increasing && has_repeat(*layers)) return std::nullopt;
+      } else if (!(c.p < c.end && *c.p == '{' ? c.object(keys, values, n) : c.scalar(values[0]))) {
+        return std::nullopt;
+      }
+      ++nroot;
+      c.ws();
+      if (c.take('}')) break;
+      if (!c.take(',')) return std::nullopt;
+      c.ws();
+    }
+  }
+  c.ws();
+  if (c.p != c.end) return std::nullopt;
+  return layers;  // (nullopt when there was no "layers": the general parser reports that)
+}
+
+}  // namespace w4a8::json
