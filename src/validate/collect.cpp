@@ -99,6 +99,8 @@ Status collect_metadata(State& s, const Source& src) {
   // The usual shape, read without building it: the keys view the header's text (as tensor names
   // do), and layers whose marker text repeats share one object (MarkerMemo), as tensor markers do.
   if (auto flat = json::read_flat_layers(*serialized)) {
+    s.report.layers.reserve(s.report.layers.size() + flat->size());
+    s.layer_index.reserve(s.report.layers.size() + flat->size());
     MarkerMemo memo;
     for (const json::FlatLayer& l : *flat)
       W4A8_TRY(record_marker(s, l.key, memo.parse(as_bytes(l.marker), nullptr)));
