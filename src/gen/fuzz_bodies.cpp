@@ -7,6 +7,8 @@
 #include "gen/model.hpp"
 #include "gen/raw_json.hpp"
 #include "json/dump.hpp"
+#include "json/flat_layers.hpp"
+#include "json/flat_object.hpp"
 #include "json/parse.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
@@ -116,9 +118,28 @@ bool has_split_pair(const json::Value& v) {
   return false;
 }
 
+// The bytes as a _quantization_metadata text: when the flat reader answers (the validator then never
+// builds the document), the general parser must build exactly the layers it read.
+std::string check_flat_layers(std::span<const std::uint8_t> bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const auto flat = json::read_flat_layers(text);
+  if (!flat) return "";
+  const json::ParseResult r = json::loads_str(text);
+  const json::Value* layers = r.ok() ? r->get("layers") : nullptr;
+  if (layers == nullptr || !layers->is_object() || layers->members.size() != flat->size())
+    return "read_flat_layers answered for a document whose layers json.loads does not build so";
+  for (std::size_t i = 0; i < flat->size(); ++i) {
+    const auto marker = json::loads_flat_object((*flat)[i].marker);
+    if ((*flat)[i].key != layers->members[i].first || !marker || !same_json(*marker, layers->members[i].second))
+      return "read_flat_layers read layer " + std::to_string(i) + " unlike json.loads";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
+  if (std::string e = check_flat_layers(bytes); !e.empty()) return e;
   const json::ParseResult r = json::loads_bytes(bytes);
   if (r.ok() && !has_split_pair(*r)) {
     const std::string text = json::dump(*r);

@@ -32,7 +32,8 @@ std::string check_container_bytes(std::span<const std::uint8_t> bytes);
 // structure, and a value-preserving respelling of the text (raw_json.hpp: duplicate keys resolved
 // as a dict does, floats respelled with 4-digit exponents, non-ASCII escaped) parses to the same
 // structure; as the .comfy_quant tensor of a valid tiny W4A8 layer, the validator's error kind
-// matches the JSON verdict.
+// matches the JSON verdict; as a _quantization_metadata text that json::read_flat_layers reads,
+// json.loads builds the same layers.
 std::string check_marker_bytes(std::span<const std::uint8_t> bytes);
 
 // ---- validator_struct ----
