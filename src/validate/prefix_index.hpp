@@ -25,23 +25,11 @@ class PrefixIndex {
   }
   // post: key maps to a position; returns it and whether key was new (then it maps to pos).
   std::pair<std::size_t, bool> try_emplace(std::string_view key, std::size_t pos) {
-    if (!hashed()) {
-      if (entries_.empty() || entries_.back().key < key) {
-        entries_.push_back({key, pos});
-        return {pos, true};
-      }
-      if (auto found = find(key)) return {*found, false};
-      rehash(std::max(entries_.capacity(), entries_.size() + 1));
+    if (!hashed() && (entries_.empty() || entries_.back().key < key)) {  // the usual case: inlined
+      entries_.push_back({key, pos});
+      return {pos, true};
     }
-    std::size_t at = slot_of(key);
-    if (slots_[at] != kEmpty) return {entries_[slots_[at]].pos, false};
-    if (2 * (entries_.size() + 1) > slots_.size()) {
-      rehash(entries_.size() + 1);
-      at = slot_of(key);
-    }
-    slots_[at] = static_cast<std::uint32_t>(entries_.size());
-    entries_.push_back({key, pos});
-    return {pos, true};
+    return try_emplace_other(key, pos);
   }
   std::optional<std::size_t> find(std::string_view key) const {
     if (hashed()) {
@@ -67,6 +55,22 @@ class PrefixIndex {
   };
 
   bool hashed() const { return !slots_.empty(); }
+  // try_emplace of a key out of order (it may switch to hashing), or once hashing.
+  std::pair<std::size_t, bool> try_emplace_other(std::string_view key, std::size_t pos) {
+    if (!hashed()) {
+      if (auto found = find(key)) return {*found, false};
+      rehash(std::max(entries_.capacity(), entries_.size() + 1));
+    }
+    std::size_t at = slot_of(key);
+    if (slots_[at] != kEmpty) return {entries_[slots_[at]].pos, false};
+    if (2 * (entries_.size() + 1) > slots_.size()) {
+      rehash(entries_.size() + 1);
+      at = slot_of(key);
+    }
+    slots_[at] = static_cast<std::uint32_t>(entries_.size());
+    entries_.push_back({key, pos});
+    return {pos, true};
+  }
   // The slot holding key, or the empty slot where it would go.
   std::size_t slot_of(std::string_view key) const {
     const std::size_t mask = slots_.size() - 1;
