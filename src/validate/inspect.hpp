@@ -45,8 +45,9 @@ using TensorMeta = st::TensorInfo;
 
 struct Layer {
   // A view, like the tensors' names (no allocation per layer): of a tensor name in the parsed
-  // headers, or of a key of a file's _quantization_metadata (Report::metadata). Like `tensors`, it
-  // must not outlive the Report (nor, for inspect_parsed, the caller's headers).
+  // headers, or of a key of a file's _quantization_metadata (in the header's text of it, or in the
+  // document Report::metadata keeps when it had to be parsed whole). Like `tensors`, it must not
+  // outlive the Report (nor, for inspect_parsed, the caller's headers).
   st::Name prefix;
   Marker marker;  // as recorded (merged under per-key profiles), plus upstream's derived keys
 };
@@ -59,7 +60,7 @@ struct Report {
   // keeps alive (inspect_parsed).
   std::vector<const TensorMeta*> tensors;
   std::shared_ptr<const void> keep;      // the parsed headers, or what the caller keeps them in
-  std::shared_ptr<const void> metadata;  // the parsed _quantization_metadata the layers' prefixes view
+  std::shared_ptr<const void> metadata;  // _quantization_metadata documents parsed whole (prefixes view them)
 
   // checkpoint_meta.get(name); nullptr when absent.
   const TensorMeta* find(std::string_view name) const;
