@@ -50,7 +50,7 @@ std::vector<std::uint8_t> make_checkpoint(int layers, Order order) {
     specs.push_back({p + ".weight", st::Dtype::I8, {4, 128}, std::vector<std::uint8_t>(512, 0x11)});
     specs.push_back({p + ".weight_s_rel", st::Dtype::F8_E4M3, {4, 16}, std::vector<std::uint8_t>(64, 0x38)});
     specs.push_back({p + ".weight_s_channel", st::Dtype::F32, {4}, ones});
-    if (order == Order::Metadata) doc += (l ? ", \"" : "\"") + p + "\": " + marker;
+    if (order == Order::Metadata) doc.append(l ? ", \"" : "\"").append(p).append("\": ").append(marker);
     else specs.push_back({p + ".comfy_quant", st::Dtype::U8, {marker.size()}, {marker.begin(), marker.end()}});
   }
   st::WriteOptions opt;
