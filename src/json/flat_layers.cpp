@@ -11,16 +11,16 @@ namespace w4a8::json {
 namespace {
 
 // Whether two layers share a key: an open-addressing set of positions, at most half full.
-bool has_repeat(const std::vector<FlatLayer>& layers) {
+bool has_repeat(std::string_view text, const std::vector<FlatLayer>& layers) {
   std::size_t size = 16;
   while (size < 2 * layers.size()) size *= 2;
   constexpr std::uint32_t kEmpty = UINT32_MAX;
   std::vector<std::uint32_t> slots(size, kEmpty);
   const std::hash<std::string_view> hash;
   for (std::uint32_t i = 0; i < layers.size(); ++i) {
-    std::size_t at = hash(layers[i].key) & (size - 1);
+    std::size_t at = hash(layers[i].key(text)) & (size - 1);
     for (; slots[at] != kEmpty; at = (at + 1) & (size - 1))
-      if (layers[slots[at]].key == layers[i].key) return true;
+      if (layers[slots[at]].key(text) == layers[i].key(text)) return true;
     slots[at] = i;
   }
   return false;
@@ -29,6 +29,7 @@ bool has_repeat(const std::vector<FlatLayer>& layers) {
 }  // namespace
 
 std::optional<std::vector<FlatLayer>> read_flat_layers(std::string_view text) {
+  if (text.size() > UINT32_MAX) return std::nullopt;  // (offsets are 32-bit)
   flat::Cursor c{text.data(), text.data() + text.size()};
   std::string_view keys[flat::kMembers];  // a flat object's keys and values (checked, then dropped)
   flat::Scalar values[flat::kMembers];
@@ -55,23 +56,24 @@ std::optional<std::vector<FlatLayer>> read_flat_layers(std::string_view text) {
         c.ws();
         if (!c.take('}')) {
           while (true) {
-            FlatLayer l;
-            if (!c.plain_string(l.key)) return std::nullopt;
+            std::string_view key;
+            if (!c.plain_string(key)) return std::nullopt;
             c.ws();
             if (!c.take(':')) return std::nullopt;
             c.ws();
             // A marker spelled as the one before is that object again: object() reads exactly the
             // bytes up to its '}', so the same bytes give the same answer and the same end.
+            const char* const b = c.p;
             const auto left = static_cast<std::size_t>(c.end - c.p);
             if (!last.empty() && left >= last.size() && std::memcmp(c.p, last.data(), last.size()) == 0) {
-              l.marker = {c.p, last.size()};
               c.p += last.size();
             } else {
-              const char* const b = c.p;
               if (!c.object(keys, values, n)) return std::nullopt;
-              l.marker = last = {b, static_cast<std::size_t>(c.p - b)};
+              last = {b, static_cast<std::size_t>(c.p - b)};
             }
-            increasing = increasing && (layers->empty() || layers->back().key < l.key);
+            increasing = increasing && (layers->empty() || layers->back().key(text) < key);
+            const auto at = [&](const char* p) { return static_cast<std::uint32_t>(p - text.data()); };
+            const FlatLayer l{at(key.data()), static_cast<std::uint32_t>(key.size()), at(b), at(c.p) - at(b)};
             layers->push_back(l);
             c.ws();
             if (c.take('}')) break;
@@ -79,7 +81,7 @@ std::optional<std::vector<FlatLayer>> read_flat_layers(std::string_view text) {
             c.ws();
           }
         }
-        if (!increasing && has_repeat(*layers)) return std::nullopt;
+        if (!increasing && has_repeat(text, *layers)) return std::nullopt;
       } else if (!(c.p < c.end && *c.p == '{' ? c.object(keys, values, n) : c.scalar(values[0]))) {
         return std::nullopt;
       }

@@ -103,7 +103,7 @@ Status collect_metadata(State& s, const Source& src) {
     s.layer_index.reserve(s.report.layers.size() + flat->size());
     MarkerMemo memo;
     for (const json::FlatLayer& l : *flat)
-      W4A8_TRY(record_marker(s, l.key, memo.parse(as_bytes(l.marker), nullptr)));
+      W4A8_TRY(record_marker(s, l.key(*serialized), memo.parse(as_bytes(l.marker(*serialized)), nullptr)));
     return Ok{};
   }
   json::ParseResult parsed = json::loads_str(*serialized);
@@ -368,7 +368,7 @@ json::Value& State::keep_metadata(json::Value doc) {
 }
 
 Status record_marker(State& s, std::string_view prefix, Marker marker) {
-  const auto [position, inserted] = s.layer_index.try_emplace(prefix, s.report.layers.size());
+  const auto [position, inserted] = s.layer_index.try_emplace(prefix);
   if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
     // Room for the keys section 4 adds (_has_codebook, ...), growing them then would double every
     // marker's block and strand the old one. A no-op for markers the parser already gave the room; a

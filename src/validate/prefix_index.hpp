@@ -1,9 +1,10 @@
 // Private to src/validate: raw_markers' keys (layer prefixes) -> their position in Report::layers.
-// Keys often arrive in increasing order (one file's marker tensors come sorted), and then the index
-// is a sorted vector: recording a new key costs one comparison. The first key out of order (markers
-// in _quantization_metadata come in model order: blocks.9 before blocks.10) switches it to an
-// open-addressing hash table over the same vector, which allocates nothing per key either.
-// Keys are views: their bytes must outlive the index (State guarantees it).
+// It holds no keys: a key is its layer's prefix, and a key's position is its insertion order
+// (record_marker appends a layer for every new key). Keys often arrive in increasing order (one
+// file's marker tensors come sorted), and then the layers themselves are the sorted table: recording
+// a key costs one comparison and no memory. The first key out of order (markers in
+// _quantization_metadata come in model order: blocks.9 before blocks.10) switches to an
+// open-addressing hash table of positions, 8 to 16 bytes a layer.
 #pragma once
 
 #include <algorithm>
@@ -15,79 +16,80 @@
 #include <utility>
 #include <vector>
 
+#include "validate/inspect.hpp"
+
 namespace w4a8::validate::detail {
 
 class PrefixIndex {
  public:
+  explicit PrefixIndex(const std::vector<Layer>& layers) : layers_(&layers) {}
+  PrefixIndex(const PrefixIndex&) = delete;  // (it points at the layers of its owner)
+  PrefixIndex& operator=(const PrefixIndex&) = delete;
+
   void reserve(std::size_t n) {
-    entries_.reserve(n);
     if (hashed() && slots_.size() < 2 * n) rehash(n);
   }
-  // post: key maps to a position; returns it and whether key was new (then it maps to pos).
-  std::pair<std::size_t, bool> try_emplace(std::string_view key, std::size_t pos) {
-    if (!hashed() && (entries_.empty() || entries_.back().key < key)) {  // the usual case: inlined
-      entries_.push_back({key, pos});
-      return {pos, true};
-    }
-    return try_emplace_other(key, pos);
+  // key's position, and whether it is new. A new key's position is layers.size(): the caller appends
+  // a layer with prefix `key` before any other call.
+  std::pair<std::size_t, bool> try_emplace(std::string_view key) {
+    const std::vector<Layer>& ls = *layers_;
+    if (!hashed() && (ls.empty() || std::string_view(ls.back().prefix) < key)) return {ls.size(), true};  // inlined
+    return try_emplace_other(key);
   }
   std::optional<std::size_t> find(std::string_view key) const {
+    const std::vector<Layer>& ls = *layers_;
     if (hashed()) {
       const std::uint32_t e = slots_[slot_of(key)];
-      return e == kEmpty ? std::nullopt : std::optional<std::size_t>(entries_[e].pos);
+      return e == kEmpty ? std::nullopt : std::optional<std::size_t>(e);
     }
     // Lookups mostly come in key order too (the missing-marker check walks the sorted weight
-    // prefixes): the entry after the previous hit is tried before a binary search.
-    if (next_ < entries_.size() && entries_[next_].key == key) return entries_[next_++].pos;
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
-                               [](const Entry& e, std::string_view k) { return e.key < k; });
-    if (it == entries_.end() || it->key != key) return std::nullopt;
-    next_ = static_cast<std::size_t>(it - entries_.begin()) + 1;
-    return it->pos;
+    // prefixes): the layer after the previous hit is tried before a binary search.
+    if (next_ < ls.size() && std::string_view(ls[next_].prefix) == key) return next_++;
+    auto it = std::lower_bound(ls.begin(), ls.end(), key,
+                               [](const Layer& l, std::string_view k) { return std::string_view(l.prefix) < k; });
+    if (it == ls.end() || std::string_view(it->prefix) != key) return std::nullopt;
+    next_ = static_cast<std::size_t>(it - ls.begin()) + 1;
+    return next_ - 1;
   }
   bool contains(std::string_view key) const { return find(key).has_value(); }
 
  private:
-  static constexpr std::uint32_t kEmpty = UINT32_MAX;  // (fewer keys than that: each is a header's bytes)
-  struct Entry {
-    std::string_view key;
-    std::size_t pos;
-  };
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;  // (fewer layers than that: each is a header's bytes)
 
   bool hashed() const { return !slots_.empty(); }
-  // try_emplace of a key out of order (it may switch to hashing), or once hashing.
-  std::pair<std::size_t, bool> try_emplace_other(std::string_view key, std::size_t pos) {
+  // try_emplace of a key out of order (it switches to hashing), or once hashing.
+  std::pair<std::size_t, bool> try_emplace_other(std::string_view key) {
+    const std::size_t n = layers_->size();
     if (!hashed()) {
       if (auto found = find(key)) return {*found, false};
-      rehash(std::max(entries_.capacity(), entries_.size() + 1));
+      rehash(std::max(layers_->capacity(), n + 1));
     }
     std::size_t at = slot_of(key);
-    if (slots_[at] != kEmpty) return {entries_[slots_[at]].pos, false};
-    if (2 * (entries_.size() + 1) > slots_.size()) {
-      rehash(entries_.size() + 1);
+    if (slots_[at] != kEmpty) return {slots_[at], false};
+    if (2 * (n + 1) > slots_.size()) {
+      rehash(n + 1);
       at = slot_of(key);
     }
-    slots_[at] = static_cast<std::uint32_t>(entries_.size());
-    entries_.push_back({key, pos});
-    return {pos, true};
+    slots_[at] = static_cast<std::uint32_t>(n);
+    return {n, true};
   }
   // The slot holding key, or the empty slot where it would go.
   std::size_t slot_of(std::string_view key) const {
     const std::size_t mask = slots_.size() - 1;
     std::size_t at = std::hash<std::string_view>{}(key) & mask;
-    while (slots_[at] != kEmpty && entries_[slots_[at]].key != key) at = (at + 1) & mask;
+    while (slots_[at] != kEmpty && std::string_view((*layers_)[slots_[at]].prefix) != key) at = (at + 1) & mask;
     return at;
   }
-  // Hashes every entry into a table with room for n keys at most half full.
+  // Hashes every layer into a table with room for n keys at most half full.
   void rehash(std::size_t n) {
     std::size_t size = 16;
     while (size < 2 * n) size *= 2;
     slots_.assign(size, kEmpty);
-    for (std::uint32_t i = 0; i < entries_.size(); ++i) slots_[slot_of(entries_[i].key)] = i;
+    for (std::uint32_t i = 0; i < layers_->size(); ++i) slots_[slot_of((*layers_)[i].prefix)] = i;
   }
 
-  std::vector<Entry> entries_;       // in arrival order (sorted while no key came out of order)
-  std::vector<std::uint32_t> slots_;  // empty while sorted; then entries_ positions, kEmpty for none
+  const std::vector<Layer>* layers_;  // the keys, in insertion order
+  std::vector<std::uint32_t> slots_;  // empty while the keys are sorted; then layer positions, kEmpty for none
   mutable std::size_t next_ = 0;      // sorted: the position after the last key found (a hint only)
 };
 

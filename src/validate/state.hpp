@@ -47,14 +47,16 @@ struct GroupSize {
 
 struct State {
   explicit State(const Options& o) : opt(o), merge(upstream::profile(o.sglang).merge) { report.sglang = o.sglang; }
+  State(const State&) = delete;  // (layer_index points at report.layers)
+  State& operator=(const State&) = delete;
 
   const Options& opt;
   upstream::MarkerMerge merge;     // how a prefix's second marker is recorded (the profile's rule)
   std::vector<Source> sources;     // opened files, in order
   Report report;                   // layers = raw_markers, tensors = checkpoint_meta
-  // raw_markers' keys: prefix -> report.layers position. The views point into the headers (tensor
-  // names), into the kept metadata, or into `quantized`, all of which outlive the State's use of them.
-  PrefixIndex layer_index;
+  // raw_markers' keys: prefix -> report.layers position (the keys are the layers' prefixes, views
+  // into the headers or the kept metadata, which outlive the State's use of them).
+  PrefixIndex layer_index{report.layers};
   // A parsed _quantization_metadata, kept as long as the Report (its layers' keys are the prefixes
   // viewed above and by Report::layers). Its address is stable.
   json::Value& keep_metadata(json::Value doc);

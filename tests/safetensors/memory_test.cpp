@@ -3,82 +3,25 @@
 // new in this binary while parse runs.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <cstdio>
-#include <new>
 
 #include "safetensors/reader.hpp"
+#include "support/counting_new.hpp"
 #include "test_bytes.hpp"
-
-namespace {
-// Every block carries its size in a 16-byte prefix so deletes can be subtracted: live and peak
-// bytes are measured, not just the total requested.
-constexpr std::size_t kPrefix = 16;
-std::atomic<bool> g_counting{false};
-std::atomic<long long> g_live{0}, g_peak{0}, g_total{0};
-
-void* counted_alloc(std::size_t n) {
-  auto* p = static_cast<unsigned char*>(std::malloc(n + kPrefix));
-  if (!p) throw std::bad_alloc();
-  *reinterpret_cast<std::size_t*>(p) = n;
-  if (g_counting.load(std::memory_order_relaxed)) {
-    const long long live = g_live += static_cast<long long>(n);
-    g_total += static_cast<long long>(n);
-    long long peak = g_peak.load();
-    while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {}
-  }
-  return p + kPrefix;
-}
-void counted_free(void* q) noexcept {
-  if (!q) return;
-  auto* p = static_cast<unsigned char*>(q) - kPrefix;
-  if (g_counting.load(std::memory_order_relaxed)) g_live -= static_cast<long long>(*reinterpret_cast<std::size_t*>(p));
-  std::free(p);
-}
-}  // namespace
-
-// GCC pairs the inlined malloc/free across the replaced operators and warns; the pairing is right.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-void* operator new(std::size_t n) { return counted_alloc(n); }
-void* operator new[](std::size_t n) { return counted_alloc(n); }
-void operator delete(void* p) noexcept { counted_free(p); }
-void operator delete[](void* p) noexcept { counted_free(p); }
-void operator delete(void* p, std::size_t) noexcept { counted_free(p); }
-void operator delete[](void* p, std::size_t) noexcept { counted_free(p); }
-// The nothrow forms too (std::inplace_merge's buffer): ASan supplies its own otherwise, whose blocks
-// lack our prefix.
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return counted_alloc(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { counted_free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_free(p); }
 
 namespace w4a8::st {
 namespace {
 
-struct Usage {
-  std::size_t peak = 0, total = 0;
-};
+using testing::heap::Usage;
 
 // Peak live bytes (and total requested) from operator new while parse_prefix runs.
 Usage measure(std::span<const std::uint8_t> prefix, std::uint64_t file_size, ErrorKind* kind) {
-  g_live = 0, g_peak = 0, g_total = 0;
-  g_counting = true;
+  testing::heap::start();
   {
     auto r = parse_prefix(prefix, file_size);
     *kind = r.ok() ? ErrorKind::kCount : r.error().kind;
   }
-  g_counting = false;
-  return {static_cast<std::size_t>(g_peak.load()), static_cast<std::size_t>(g_total.load())};
+  return testing::heap::stop();
 }
 
 std::size_t allocated_by_parse(std::span<const std::uint8_t> prefix, std::uint64_t file_size, ErrorKind* kind) {

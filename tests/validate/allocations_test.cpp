@@ -2,36 +2,13 @@
 // marker objects (validate::Marker), and the rules build no strings or vectors on the accepted path.
 // Regressions here were invisible to every other test: a copy of each marker, then an implicit
 // st::Shape -> std::vector conversion in shape_is (two allocations per layer), each cost 5-10 % of a
-// 20k-tensor `validate`. Counted with a replaced global operator new (this executable only).
+// 20k-tensor `validate`. Counted with a replaced global operator new (support/counting_new.hpp).
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 
 #include "builder.hpp"
-
-namespace {
-std::atomic<long> g_news{0};
-}  // namespace
-
-// The replacements pair malloc with free; GCC sees `operator new` inlined into a caller and `free`
-// in the matching delete, and warns about a mismatch that is not one here.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-void* operator new(std::size_t n) {
-  g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "support/counting_new.hpp"
 
 namespace w4a8::validate::testing {
 namespace {
@@ -66,9 +43,9 @@ long allocations(int layers, bool strict, Markers where = Markers::Tensors) {
   }
   if (where != Markers::Tensors) c.meta("_quantization_metadata", meta + "}}");
   const std::vector<Bytes> files{c.bytes()};
-  const long before = g_news.load();
+  w4a8::testing::heap::start();
   auto r = run(files, strict);
-  const long n = g_news.load() - before;
+  const long n = w4a8::testing::heap::stop().count;
   EXPECT_TRUE(r.ok()) << verdict(r);
   EXPECT_EQ(r.ok() ? r->layers.size() : 0u, static_cast<std::size_t>(layers));
   return n;

@@ -1,6 +1,7 @@
-// PrefixIndex (src/validate/prefix_index.hpp) against std::map on the same operations: keys in
-// order (the sorted vector), then out of order (the switch to hashing, growth past the reserved
-// room), repeats, and lookups of present and absent keys in both modes.
+// PrefixIndex (src/validate/prefix_index.hpp) against std::map on the same operations, used as
+// record_marker uses it (a new key's layer is appended at once): keys in order (the layers are the
+// sorted table), then out of order (the switch to hashing, growth past the reserved room), repeats,
+// and lookups of present and absent keys in both modes.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -16,20 +17,22 @@ namespace {
 TEST(PrefixIndex, AgreesWithAMap) {
   std::mt19937_64 rng(0x9E3779B9);
   for (int round = 0; round < 300; ++round) {
-    // Keys live in a pool that never moves (the index holds views).
+    // Keys live in a pool that never moves (layers hold views).
     const std::size_t n = 1 + rng() % 400;
     std::vector<std::string> pool;
     pool.reserve(n);
     for (std::size_t i = 0; i < n; ++i) pool.push_back("blocks." + std::to_string(rng() % (2 * n)) + ".w");
     if (round % 3 == 0) std::sort(pool.begin(), pool.end());  // in order; repeats, if any, adjacent
-    PrefixIndex index;
+    std::vector<Layer> layers;
+    PrefixIndex index(layers);
     if (round % 2 == 0) index.reserve(rng() % (n + 1));
     std::map<std::string, std::size_t> model;
     for (std::size_t i = 0; i < n; ++i) {
-      const auto [pos, inserted] = index.try_emplace(pool[i], i);
-      const auto [it, model_inserted] = model.try_emplace(pool[i], i);
+      const auto [pos, inserted] = index.try_emplace(pool[i]);
+      const auto [it, model_inserted] = model.try_emplace(pool[i], layers.size());
       ASSERT_EQ(inserted, model_inserted) << pool[i];
       ASSERT_EQ(pos, it->second) << pool[i];
+      if (inserted) layers.push_back(Layer{st::Name(pool[i]), Marker{}});
       // A lookup between insertions: present, then absent.
       const std::string& probe = pool[rng() % (i + 1)];
       ASSERT_EQ(index.find(probe), std::optional<std::size_t>(model.at(probe)));

@@ -1,0 +1,72 @@
+// Peak heap of inspect() (header parse + validator) with the markers in _quantization_metadata,
+// against the header's size (issue #9: at most 3x the header plus 16 MB). The document is escaped
+// inside a header string, decoded once, then read in place (json/flat_layers.hpp); the layers'
+// tables cost what they cost for tensor markers. Before that reader, building the document as
+// json.loads does took about 500 bytes a layer: 38x the header for minimal layers.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "builder.hpp"
+#include "support/counting_new.hpp"
+
+namespace w4a8::validate::testing {
+namespace {
+
+std::size_t header_size(const Bytes& b) {
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | b[static_cast<std::size_t>(i)];
+  return static_cast<std::size_t>(n);
+}
+
+// Peak live heap bytes of one inspect() of `file`, which must be accepted with `layers` layers.
+std::size_t peak_of(const Bytes& file, std::size_t layers) {
+  const std::vector<Bytes> files{file};
+  w4a8::testing::heap::start();
+  std::size_t got = 0;
+  {
+    auto r = run(files);
+    EXPECT_TRUE(r.ok()) << verdict(r);
+    got = r.ok() ? r->layers.size() : 0;
+  }
+  const auto u = w4a8::testing::heap::stop();
+  EXPECT_EQ(got, layers);
+  std::printf("%zu layers, header %zu bytes: peak %zu bytes live (%.2fx)\n", layers, header_size(file), u.peak,
+              double(u.peak) / double(header_size(file)));
+  return u.peak;
+}
+
+// A model's layers (real names, three tensors each, one marker text) with the markers in metadata.
+TEST(ValidateMemory, MetadataMarkersUnderThreeTimesTheHeader) {
+  Ckpt c;
+  std::string meta = R"({"format_version": "1.0", "layers": {)";
+  constexpr int kLayers = 4000;
+  for (int i = 0; i < kLayers; ++i) {
+    const std::string p = "model.diffusion_model.double_blocks." + std::to_string(i) + ".img_attn.qkv";
+    c.tensor(p + ".weight", st::Dtype::I8, {4, 128});
+    c.tensor(p + ".weight_s_rel", st::Dtype::F8_E4M3, {4, 16}, std::nullopt, 0x38);
+    c.tensor(p + ".weight_s_channel", st::Dtype::F32, {4}, f32_bytes({1, 1, 1, 1}));
+    meta += (i ? ", \"" : "\"") + p + R"(": {"format": "asym_w4a8_int8", "group_size": 16})";
+  }
+  c.meta("_quantization_metadata", meta + "}}");
+  const Bytes file = c.bytes();
+  EXPECT_LE(peak_of(file, kLayers), 3 * header_size(file));
+}
+
+// The worst case per header byte: nothing but minimal layers ({"layers": {"0": {}, "1": {}, ...}},
+// 12 to 14 header bytes a layer once escaped). Each keeps a Layer (32 bytes), its slot in the prefix
+// index (at most 16) and its place in the flat read (16, up to 32 while that vector grows); the
+// decoded document and its decoding buffer add about 3 bytes per header byte at their peak.
+TEST(ValidateMemory, MinimalMetadataLayersStayProportional) {
+  Ckpt c;
+  std::string meta = R"({"layers":{)";
+  constexpr int kLayers = 80000;
+  for (int i = 0; i < kLayers; ++i) meta += (i ? ",\"" : "\"") + std::to_string(i) + "\":{}";
+  c.meta("_quantization_metadata", meta + "}}");
+  const Bytes file = c.bytes();
+  EXPECT_LE(peak_of(file, kLayers), 3 * header_size(file) + 80 * std::size_t{kLayers});
+}
+
+}  // namespace
+}  // namespace w4a8::validate::testing
