@@ -2,7 +2,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include <functional>
+
+#include "core/key_slots.hpp"
 
 #include "json/flat_cursor.hpp"
 #include "json/flat_object.hpp"
@@ -10,18 +11,15 @@
 namespace w4a8::json {
 namespace {
 
-// Whether two layers share a key: an open-addressing set of positions, at most half full.
+// Whether two layers share a key.
 bool has_repeat(std::string_view text, const std::vector<FlatLayer>& layers) {
-  std::size_t size = 16;
-  while (size < 2 * layers.size()) size *= 2;
-  constexpr std::uint32_t kEmpty = UINT32_MAX;
-  std::vector<std::uint32_t> slots(size, kEmpty);
-  const std::hash<std::string_view> hash;
+  const auto key_at = [&](std::uint32_t i) { return layers[i].key(text); };
+  KeySlots seen;
+  seen.rebuild(0, layers.size(), key_at);
   for (std::uint32_t i = 0; i < layers.size(); ++i) {
-    std::size_t at = hash(layers[i].key(text)) & (size - 1);
-    for (; slots[at] != kEmpty; at = (at + 1) & (size - 1))
-      if (layers[slots[at]].key(text) == layers[i].key(text)) return true;
-    slots[at] = i;
+    const std::size_t at = seen.slot(key_at(i), key_at);
+    if (seen[at] != KeySlots::kEmpty) return true;
+    seen.put(at, i);
   }
   return false;
 }

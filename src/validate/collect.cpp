@@ -99,8 +99,10 @@ Status collect_metadata(State& s, const Source& src) {
   // The usual shape, read without building it: the keys view the header's text (as tensor names
   // do), and layers whose marker text repeats share one object (MarkerMemo), as tensor markers do.
   if (auto flat = json::read_flat_layers(*serialized)) {
-    s.report.layers.reserve(s.report.layers.size() + flat->size());
-    s.layer_index.reserve(s.report.layers.size() + flat->size());
+    // Room for these layers on top of what collect() reserved for the file's tensor markers.
+    const std::size_t room = s.report.layers.capacity() + flat->size();
+    s.report.layers.reserve(room);
+    s.layer_index.reserve(room);
     MarkerMemo memo;
     for (const json::FlatLayer& l : *flat)
       W4A8_TRY(record_marker(s, l.key(*serialized), memo.parse(as_bytes(l.marker(*serialized)), nullptr)));

@@ -10,24 +10,30 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/key_slots.hpp"
 #include "validate/inspect.hpp"
 
 namespace w4a8::validate::detail {
 
 class PrefixIndex {
+  // A layer's key by position (for KeySlots).
+  struct KeyAt {
+    const std::vector<Layer>* layers;
+    std::string_view operator()(std::uint32_t i) const { return (*layers)[i].prefix; }
+  };
+
  public:
   explicit PrefixIndex(const std::vector<Layer>& layers) : layers_(&layers) {}
   PrefixIndex(const PrefixIndex&) = delete;  // (it points at the layers of its owner)
   PrefixIndex& operator=(const PrefixIndex&) = delete;
 
   void reserve(std::size_t n) {
-    if (hashed() && slots_.size() < 2 * n) rehash(n);
+    if (hashed() && !slots_.fits(n)) slots_.rebuild(layers_->size(), n, KeyAt{layers_});
   }
   // key's position, and whether it is new. A new key's position is layers.size(): the caller appends
   // a layer with prefix `key` before any other call.
@@ -39,8 +45,8 @@ class PrefixIndex {
   std::optional<std::size_t> find(std::string_view key) const {
     const std::vector<Layer>& ls = *layers_;
     if (hashed()) {
-      const std::uint32_t e = slots_[slot_of(key)];
-      return e == kEmpty ? std::nullopt : std::optional<std::size_t>(e);
+      const std::uint32_t e = slots_[slots_.slot(key, KeyAt{layers_})];
+      return e == KeySlots::kEmpty ? std::nullopt : std::optional<std::size_t>(e);
     }
     // Lookups mostly come in key order too (the missing-marker check walks the sorted weight
     // prefixes): the layer after the previous hit is tried before a binary search.
@@ -54,42 +60,26 @@ class PrefixIndex {
   bool contains(std::string_view key) const { return find(key).has_value(); }
 
  private:
-  static constexpr std::uint32_t kEmpty = UINT32_MAX;  // (fewer layers than that: each is a header's bytes)
-
   bool hashed() const { return !slots_.empty(); }
   // try_emplace of a key out of order (it switches to hashing), or once hashing.
   std::pair<std::size_t, bool> try_emplace_other(std::string_view key) {
     const std::size_t n = layers_->size();
     if (!hashed()) {
       if (auto found = find(key)) return {*found, false};
-      rehash(std::max(layers_->capacity(), n + 1));
+      slots_.rebuild(n, std::max(layers_->capacity(), n + 1), KeyAt{layers_});
     }
-    std::size_t at = slot_of(key);
-    if (slots_[at] != kEmpty) return {slots_[at], false};
-    if (2 * (n + 1) > slots_.size()) {
-      rehash(n + 1);
-      at = slot_of(key);
+    std::size_t at = slots_.slot(key, KeyAt{layers_});
+    if (slots_[at] != KeySlots::kEmpty) return {slots_[at], false};
+    if (!slots_.fits(n + 1)) {
+      slots_.rebuild(n, n + 1, KeyAt{layers_});
+      at = slots_.slot(key, KeyAt{layers_});
     }
-    slots_[at] = static_cast<std::uint32_t>(n);
+    slots_.put(at, static_cast<std::uint32_t>(n));
     return {n, true};
-  }
-  // The slot holding key, or the empty slot where it would go.
-  std::size_t slot_of(std::string_view key) const {
-    const std::size_t mask = slots_.size() - 1;
-    std::size_t at = std::hash<std::string_view>{}(key) & mask;
-    while (slots_[at] != kEmpty && std::string_view((*layers_)[slots_[at]].prefix) != key) at = (at + 1) & mask;
-    return at;
-  }
-  // Hashes every layer into a table with room for n keys at most half full.
-  void rehash(std::size_t n) {
-    std::size_t size = 16;
-    while (size < 2 * n) size *= 2;
-    slots_.assign(size, kEmpty);
-    for (std::uint32_t i = 0; i < layers_->size(); ++i) slots_[slot_of((*layers_)[i].prefix)] = i;
   }
 
   const std::vector<Layer>* layers_;  // the keys, in insertion order
-  std::vector<std::uint32_t> slots_;  // empty while the keys are sorted; then layer positions, kEmpty for none
+  KeySlots slots_;                    // empty while the keys are sorted; then layer positions
   mutable std::size_t next_ = 0;      // sorted: the position after the last key found (a hint only)
 };
 

@@ -1,0 +1,45 @@
+// An open-addressing table of positions into a sequence of string keys that the caller keeps: it
+// stores no keys (key_at(i) gives position i's), at most half full, linear probing. What both
+// json::read_flat_layers (a document's repeated layer keys) and validate's PrefixIndex (layer prefix
+// -> position) hash with: 4 bytes a slot, no allocation per key.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+namespace w4a8 {
+
+class KeySlots {
+ public:
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;  // (fewer keys than that: each is bytes of a header)
+
+  bool empty() const { return slots_.empty(); }
+  // Whether `count` keys fit while keeping the table at most half full.
+  bool fits(std::size_t count) const { return 2 * count <= slots_.size(); }
+  // The slot holding key, or the empty slot where it would go. pre: !empty().
+  template <class KeyAt>
+  std::size_t slot(std::string_view key, const KeyAt& key_at) const {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t at = std::hash<std::string_view>{}(key) & mask;
+    while (slots_[at] != kEmpty && std::string_view(key_at(slots_[at])) != key) at = (at + 1) & mask;
+    return at;
+  }
+  std::uint32_t operator[](std::size_t slot) const { return slots_[slot]; }
+  void put(std::size_t slot, std::uint32_t position) { slots_[slot] = position; }
+  // Room for `room` keys, with positions [0, count) hashed in again (their keys must be distinct).
+  template <class KeyAt>
+  void rebuild(std::size_t count, std::size_t room, const KeyAt& key_at) {
+    std::size_t size = 16;
+    while (size < 2 * room) size *= 2;
+    slots_.assign(size, kEmpty);
+    for (std::uint32_t i = 0; i < count; ++i) slots_[slot(key_at(i), key_at)] = i;
+  }
+
+ private:
+  std::vector<std::uint32_t> slots_;  // positions, kEmpty for none; a power of two in size
+};
+
+}  // namespace w4a8
