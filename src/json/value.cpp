@@ -1,4 +1,7 @@
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -116,5 +119,23 @@ bool equal_impl(const Value& a, const Value& b, bool nested) {
 }  // namespace
 
 bool py_equal(const Value& a, const Value& b) { return equal_impl(a, b, false); }
+
+bool identical(const Value& a, const Value& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Kind::Null: return true;
+    case Kind::Bool: return a.boolean == b.boolean;
+    case Kind::Float: return std::bit_cast<std::uint64_t>(a.number) == std::bit_cast<std::uint64_t>(b.number);
+    case Kind::Int:
+    case Kind::String: return a.text == b.text;
+    case Kind::Array:
+      return std::equal(a.items.begin(), a.items.end(), b.items.begin(), b.items.end(),
+                        [](const Value& x, const Value& y) { return identical(x, y); });
+    case Kind::Object:
+      return std::equal(a.members.begin(), a.members.end(), b.members.begin(), b.members.end(),
+                        [](const auto& x, const auto& y) { return x.first == y.first && identical(x.second, y.second); });
+  }
+  return false;
+}
 
 }  // namespace w4a8::json

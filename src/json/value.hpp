@@ -84,6 +84,12 @@ class MemberIndex {
 // Objects are compared as dicts, so members must have unique keys (Python-dialect values do).
 bool py_equal(const Value& a, const Value& b);
 
+// The same value in every respect a reader can observe: kinds (1, 1.0 and true differ), a float's
+// bits (0.0 and -0.0 differ; a NaN from "NaN" matches itself), string bytes, and members in order.
+// What two equal texts parse to; stricter than py_equal. Lets equal objects be shared, as the
+// validator shares markers.
+bool identical(const Value& a, const Value& b);
+
 // Defaulted out of the class body, where Value is complete (see above), but inline: the parser
 // moves and destroys a Value per JSON value, and a call each time showed in profiles.
 inline Value::Value() = default;

@@ -282,25 +282,31 @@ bool sort_by_name(std::vector<TensorInfo>& v, std::size_t gather_from) {
     }
     v.swap(sorted);
   } else {
-    // Otherwise in place, cycle by cycle (a done slot gets its own index).
+    // Otherwise in place, cycle by cycle (a done slot gets its own index). The cycles are walked in
+    // a bare order (4 bytes a tensor: in L2 at 20,000 tensors) rather than in the 32-byte entries:
+    // the lookahead below is a chain of dependent loads, and through the entries each one missed L2
+    // (a tenth of a 20k-tensor `validate`, most of it waiting on that chain).
+    std::unique_ptr<std::uint32_t[]> order(new std::uint32_t[n]);
+    for (std::size_t k = 0; k < n; ++k) order[k] = e[k].index;
+    e.reset();
     for (std::uint32_t k = 0; k < n; ++k) {
-      if (e[k].index == k) continue;
+      if (order[k] == k) continue;
       TensorInfo held = std::move(v[k]);
       std::uint32_t j = k;
-      // The cycle's entries are known ahead (e[] is small and cached): fetch kAhead of them early, or
-      // each move waits on a cache miss (the table is larger than L2 at 20,000 tensors). A lookahead
-      // past the cycle's end reads finished slots (their own index): harmless prefetches.
+      // The cycle's entries are known ahead: fetch kAhead of them early, or each move waits on a
+      // cache miss (the table is larger than L2 at 20,000 tensors). A lookahead past the cycle's end
+      // reads finished slots (their own index): harmless prefetches.
       std::uint32_t ahead = k;
       const auto fetch = [&](std::uint32_t i) { prefetch_entry(&v[i]); };
-      for (std::uint32_t d = 0; d < kAhead; ++d) fetch(ahead = e[ahead].index);
+      for (std::uint32_t d = 0; d < kAhead; ++d) fetch(ahead = order[ahead]);
       while (true) {
-        const std::uint32_t src = e[j].index;
-        e[j].index = j;
+        const std::uint32_t src = order[j];
+        order[j] = j;
         if (src == k) {
           v[j] = std::move(held);
           break;
         }
-        fetch(ahead = e[ahead].index);
+        fetch(ahead = order[ahead]);
         v[j] = std::move(v[src]);
         j = src;
       }

@@ -117,10 +117,20 @@ Status collect_metadata(State& s, const Source& src) {
   json::Value* layers = doc.get("layers");
   if (layers == nullptr || !layers->is_object())
     return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
+  // A layer whose marker is identical to the one before shares its object, as MarkerMemo shares
+  // equal texts: one object, not a copy (and room for derived keys) per layer, which was most of
+  // this path's memory when a document's markers repeat (a hostile one of `"N":{}` layers: 550
+  // bytes a layer).
+  Marker last;
   for (auto& [prefix, marker] : layers->members) {
     if (!marker.is_object())
       return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(prefix, s.opt.python)});
-    W4A8_TRY(record_marker(s, prefix, Marker(std::move(marker))));
+    if (last.is_null() || !json::identical(last.value(), marker)) {
+      marker.members.reserve(marker.members.size() + kDerivedKeysMax);  // as record_marker would
+      last = Marker(std::move(marker));
+    }
+    marker = json::Value();  // taken, or the same as the kept one: the document keeps only its keys
+    W4A8_TRY(record_marker(s, prefix, last));
   }
   return Ok{};
 }

@@ -147,5 +147,36 @@ TEST(PyEqual, LargeObjectsCompareByKey) {
   EXPECT_FALSE(py_equal(a, b));
 }
 
+// identical(): what the validator shares markers by. Stricter than ==: kinds, float bits and
+// member order count.
+TEST(Identical, KindsBitsAndOrderCount) {
+  const auto v = [](const char* text) {
+    auto r = loads_str(text);
+    EXPECT_TRUE(r.ok()) << text;
+    return std::move(r).value();
+  };
+  const auto same = [&](const char* a, const char* b) { return identical(v(a), v(b)); };
+  EXPECT_TRUE(same("{}", "{ }"));
+  EXPECT_TRUE(same(R"({"a": 1, "b": [1.5, null, "x"]})", R"({"a":1,"b":[15e-1,null,"\u0078"]})"));
+  EXPECT_TRUE(same("NaN", "NaN"));
+  EXPECT_TRUE(same("[NaN]", "[NaN]"));
+  EXPECT_TRUE(same("1e400", "Infinity"));
+  EXPECT_TRUE(same(R"({"a": {"b": {}}})", R"({"a": {"b": {}}})"));
+  EXPECT_FALSE(same("1", "1.0"));    // == in Python, but repr differs
+  EXPECT_FALSE(same("1", "true"));
+  EXPECT_FALSE(same("0.0", "-0.0"));
+  EXPECT_FALSE(same("null", "{}"));
+  EXPECT_FALSE(same("[]", "{}"));
+  EXPECT_FALSE(same(R"("1")", "1"));
+  EXPECT_FALSE(same(R"({"a": 1, "b": 2})", R"({"b": 2, "a": 1})"));
+  EXPECT_FALSE(same(R"({"a": 1})", R"({"a": 1, "b": 2})"));
+  EXPECT_FALSE(same(R"({"a": 1})", R"({"b": 1})"));
+  EXPECT_FALSE(same("[1, 2]", "[1]"));
+  EXPECT_FALSE(same("[1, [2]]", "[1, [3]]"));
+  EXPECT_FALSE(same(R"({"a": {"b": 1}})", R"({"a": {"b": 1.0}})"));
+  EXPECT_FALSE(same(R"("\ud800")", R"("\ud801")"));
+  EXPECT_FALSE(same("false", "true"));
+}
+
 }  // namespace
 }  // namespace w4a8::json

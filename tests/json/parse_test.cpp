@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -226,6 +228,43 @@ TEST(ParseContract, PythonDuplicateKeysInLargeObjects) {
   ASSERT_EQ(r->members.size(), 51u);
   EXPECT_EQ(r->members[7].first, "k7");
   EXPECT_EQ(r->members[7].second.text, "157");
+}
+
+// Objects past the size where the parser indexes its keys, against a dict written here from
+// Python's rules (a repeated key keeps its first position and takes the last value): keys that are
+// prefixes of each other, differ in their last byte, are empty or long, repeated near and far.
+TEST(ParseContract, PythonDuplicateKeysAgainstAMap) {
+  std::mt19937_64 rng(20261205);
+  const std::string kLong(40, 'q');
+  for (int round = 0; round < 200; ++round) {
+    const std::size_t members = 1 + rng() % (round < 100 ? 64 : 3000);
+    const std::size_t distinct = 1 + rng() % (members + 1);
+    std::vector<std::string> order;            // keys by first position
+    std::map<std::string, std::string> value;  // key -> last value
+    std::string doc = "{";
+    for (std::size_t i = 0; i < members; ++i) {
+      const std::size_t k = rng() % distinct;
+      std::string key;
+      switch (k % 4) {
+        case 0: key = std::to_string(k); break;
+        case 1: key = std::string(k % 7, 'a') + std::to_string(k); break;
+        case 2: key = kLong + std::to_string(k); break;
+        default: key = k == 3 ? "" : "a" + std::to_string(k / 2); break;
+      }
+      const std::string v = std::to_string(i);
+      if (value.emplace(key, v).second) order.push_back(key);
+      else value[key] = v;
+      doc += (i ? ",\"" : "\"") + key + "\":" + v;
+    }
+    doc += "}";
+    const auto r = loads_str(doc);
+    ASSERT_TRUE(r.ok()) << doc;
+    ASSERT_EQ(r->members.size(), order.size()) << "round " << round;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      ASSERT_EQ(r->members[i].first, order[i]) << "round " << round << ", member " << i;
+      ASSERT_EQ(r->members[i].second.text, value[order[i]]) << "round " << round << ", key " << order[i];
+    }
+  }
 }
 
 TEST(ParseContract, IntTextIsCanonical) {
