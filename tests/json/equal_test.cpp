@@ -120,22 +120,34 @@ TEST(PyEqual, RandomPairsMatchPython) {
       {"9007199254740993", "9007199254740992.0"}, {"1", "true"}, {"0", "false"}, {"-0.0", "0"},
       {"{\"a\":1,\"b\":2}", "{\"b\":2,\"a\":1}"}, {"{\"a\":1}", "{\"a\":1,\"b\":2}"}, {"[1,2]", "[2,1]"},
       {"\"\\ud83d\\ude00\"", "\"\xed\xa0\xbd\xed\xb8\x80\""}, {"1e400", "Infinity"}, {"[]", "{}"}, {"null", "0"}};
+  pairs.reserve(pairs.size() + 3000);
   for (int i = 0; i < 3000; ++i) pairs.push_back(gen.pair());
+  // Each pair asked twice: == (py_equal), then repr(a) == repr(b) (identical).
   std::vector<std::string> requests;
-  for (const auto& [a, b] : pairs) requests.push_back("eq " + hex_arg(a) + " " + hex_arg(b));
+  requests.reserve(2 * pairs.size());
+  for (const char* op : {"eq ", "same "})
+    for (const auto& [a, b] : pairs) requests.push_back(op + hex_arg(a) + " " + hex_arg(b));
   const auto answers = ask_oracle(kOracle, requests);
-  int mismatches = 0, equal = 0;
-  for (std::size_t i = 0; i < pairs.size() && i < answers.size(); ++i) {
+  ASSERT_EQ(answers.size(), requests.size());
+  int mismatches = 0, equal = 0, same = 0;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
     const auto a = loads_str(pairs[i].first), b = loads_str(pairs[i].second);
     ASSERT_TRUE(a.ok() && b.ok()) << pairs[i].first << " / " << pairs[i].second;
-    const std::string ours = py_equal(*a, *b) ? "1" : "0";
+    const std::string ours = py_equal(*a, *b) ? "1" : "0", ours_same = identical(*a, *b) ? "1" : "0";
+    const std::string& theirs_same = answers[pairs.size() + i];
     equal += answers[i] == "1";
+    same += theirs_same == "1";
     if (ours != answers[i] && ++mismatches <= 10)
       ADD_FAILURE() << pairs[i].first << " == " << pairs[i].second << ": python " << answers[i] << " ours " << ours;
+    if (ours_same != theirs_same && ++mismatches <= 10)
+      ADD_FAILURE() << "identical(" << pairs[i].first << ", " << pairs[i].second << "): python repr "
+                    << theirs_same << " ours " << ours_same;
   }
   EXPECT_EQ(mismatches, 0);
   EXPECT_GT(equal, 300);
   EXPECT_LT(equal, static_cast<int>(pairs.size()) - 300);
+  EXPECT_GT(same, 100);  // both answers occur often
+  EXPECT_LT(same, equal);
 }
 
 TEST(PyEqual, LargeObjectsCompareByKey) {

@@ -6,6 +6,8 @@ stdin: one request per line, "<op> x<hex> [x<hex>]" (x keeps empty arguments vis
       answer: "ok <json.dumps(value)>" | "JSONDecodeError" | "UnicodeDecodeError"
               | "IntTooLong <digits>" | "RecursionError <array|object>" | "other <type>"
   eq HEX HEX       -> "1" / "0": json.loads(a) == json.loads(b) (both str documents)
+  same HEX HEX     -> "1" / "0": repr(json.loads(a)) == repr(json.loads(b)): the same value in
+                      everything a reader can see (type, float bits, key order)
   repr_float HEX   -> repr(struct.unpack('<d', bytes.fromhex(HEX))[0])
   float HEX        -> repr(float(text)) for a JSON number literal
   exact_int HEX    -> str(int(d)) for an integral double given as 8 little-endian bytes
@@ -86,6 +88,10 @@ def main():
             a = json.loads(args[0].decode("utf-8", "surrogatepass"))
             b = json.loads(args[1].decode("utf-8", "surrogatepass"))
             out.append("1" if a == b else "0")
+        elif op == "same":
+            a = json.loads(args[0].decode("utf-8", "surrogatepass"))
+            b = json.loads(args[1].decode("utf-8", "surrogatepass"))
+            out.append("1" if repr(a) == repr(b) else "0")
         elif op == "repr_float":
             out.append(repr(struct.unpack("<d", args[0])[0]))
         elif op == "float":

@@ -254,7 +254,7 @@ TEST(ParseContract, PythonDuplicateKeysAgainstAMap) {
       const std::string v = std::to_string(i);
       if (value.emplace(key, v).second) order.push_back(key);
       else value[key] = v;
-      doc += (i ? ",\"" : "\"") + key + "\":" + v;
+      doc.append(i ? ",\"" : "\"").append(key).append("\":").append(v);
     }
     doc += "}";
     const auto r = loads_str(doc);
