@@ -5,6 +5,8 @@
 // 20k-tensor `validate`. Counted with a replaced global operator new (support/counting_new.hpp).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <string>
 
 #include "builder.hpp"
@@ -63,14 +65,16 @@ TEST(Allocations, NonePerLayerOnTheAcceptedPath) {
 }
 
 // Markers in a _quantization_metadata the general parser builds, as json.loads does (per layer its
-// key and its member block), and each layer's marker is its own object (Marker) with an index entry:
-// about 8 allocations per layer. A layer's own object must stay unshared, so its derived keys are set
-// in place: when the rules' remembered facts held it (LastMarkerFact), each of the two derived keys
-// copied it, 12 per layer.
+// key and its member block): about 3 allocations per layer. A marker identical to the layer
+// before's shares that layer's object (a Marker and room for derived keys for each layer made 8
+// per layer), and a shared object gets derived keys by one copy for all: when the rules'
+// remembered facts held a layer's own object (LastMarkerFact), each of the two derived keys copied
+// it, 12 per layer.
 TEST(Allocations, MetadataMarkersAreNotCopied) {
   const long small = allocations(200, false, Markers::MetadataBuilt),
              large = allocations(1200, false, Markers::MetadataBuilt);
-  EXPECT_LT(large - small, 10 * 1000) << small << " allocations for 200 layers, " << large << " for 1,200";
+  std::printf("built document: %ld allocations for 200 layers, %ld for 1,200\n", small, large);
+  EXPECT_LT(large - small, 4 * 1000) << small << " allocations for 200 layers, " << large << " for 1,200";
 }
 
 }  // namespace
