@@ -69,7 +69,8 @@ class MarkerMemo {
     if (valid_ && bytes.size() == bytes_.size() &&
         (bytes.empty() || std::memcmp(bytes.data(), bytes_.data(), bytes.size()) == 0))
       return kept_;
-    json::ParseResult parsed = json::loads_bytes(bytes, kDerivedKeysMax);
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    json::ParseResult parsed = json::loads_bytes(bytes, derived_room(text));
     valid_ = parsed.ok() && parsed->is_object();
     if (!valid_) {
       if (other != nullptr) other->emplace(std::move(parsed));
@@ -126,7 +127,7 @@ Status collect_metadata(State& s, const Source& src) {
     if (!marker.is_object())
       return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(prefix, s.opt.python)});
     if (last.is_null() || !json::identical(last.value(), marker)) {
-      marker.members.reserve(marker.members.size() + kDerivedKeysMax);  // as record_marker would
+      marker.members.reserve(marker.members.size() + derived_room(marker));  // as record_marker would
       last = Marker(std::move(marker));
     }
     marker = json::Value();  // taken, or the same as the kept one: the document keeps only its keys
@@ -382,12 +383,12 @@ json::Value& State::keep_metadata(json::Value doc) {
 Status record_marker(State& s, std::string_view prefix, Marker marker) {
   const auto [position, inserted] = s.layer_index.try_emplace(prefix);
   if (inserted) {  // PerKey: setdefault({}) then update() -- the marker's own members, in order
-    // Room for the keys section 4 adds (_has_codebook, ...), growing them then would double every
-    // marker's block and strand the old one. A no-op for markers the parser already gave the room; a
-    // shared marker gets its room when it is copied.
+    // Room for the keys section 4 adds (_has_codebook, ...) to markers that name a format: growing
+    // them then would double every marker's block and strand the old one. A no-op for markers the
+    // parser already gave the room; a shared marker gets its room when it is copied.
     if (!marker.shared()) {
       json::Value& own = marker.edit();
-      own.members.reserve(own.members.size() + kDerivedKeysMax);
+      own.members.reserve(own.members.size() + derived_room(own));
     }
     s.report.layers.push_back(Layer{st::Name(prefix), std::move(marker)});
     return Ok{};

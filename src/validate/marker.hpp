@@ -20,6 +20,19 @@ namespace w4a8::validate {
 // since growing a member block later would move it and strand the old one.
 inline constexpr std::size_t kDerivedKeysMax = 2;
 
+// That room, for a marker that names a format: the rules run on a layer by its marker's "format"
+// (comfy_format_of), so a marker without one never gets derived keys, and a header of many distinct
+// format-less markers paid 192 bytes a layer for keys never added. Capacity only: a marker that
+// gets keys anyway (mxfp8.cpp gives a format to one that had none) grows its block then.
+inline std::size_t derived_room(const json::Value& marker) {
+  return marker.get("format") != nullptr ? kDerivedKeysMax : 0;
+}
+// The same for a marker's text before it is parsed: whether `"format"` occurs in it at all (a key
+// spelled with escapes is missed, and gets its room when it grows).
+inline std::size_t derived_room(std::string_view text) {
+  return text.find("\"format\"") != std::string_view::npos ? kDerivedKeysMax : 0;
+}
+
 class Marker {
  public:
   Marker() = default;  // null
