@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "builder.hpp"
 #include "support/counting_new.hpp"
@@ -54,17 +55,27 @@ TEST(ValidateMemory, MetadataMarkersUnderThreeTimesTheHeader) {
   EXPECT_LE(peak_of(file, kLayers), 3 * header_size(file));
 }
 
+// A checkpoint of nothing but metadata layers "0", "1", ...: layer i's marker is marker(i), and
+// `root_rest` follows the layers object in the document's root.
+template <class MarkerOf>
+Bytes metadata_layers(int layers, const MarkerOf& marker, std::string_view root_rest = "") {
+  Ckpt c;
+  std::string meta = R"({"layers":{)";
+  for (int i = 0; i < layers; ++i) meta.append(i ? ",\"" : "\"").append(std::to_string(i)).append("\":").append(marker(i));
+  meta.append("}").append(root_rest).append("}");
+  c.meta("_quantization_metadata", meta);
+  return c.bytes();
+}
+
+std::string empty_marker(int) { return "{}"; }
+
 // The worst case per header byte: nothing but minimal layers ({"layers": {"0": {}, "1": {}, ...}},
 // 12 to 14 header bytes a layer once escaped). Each keeps a Layer (32 bytes), its slot in the prefix
 // index (at most 16) and its place in the flat read (16, up to 32 while that vector grows); the
 // decoded document and its decoding buffer add about 3 bytes per header byte at their peak.
 TEST(ValidateMemory, MinimalMetadataLayersStayProportional) {
-  Ckpt c;
-  std::string meta = R"({"layers":{)";
   constexpr int kLayers = 80000;
-  for (int i = 0; i < kLayers; ++i) meta += (i ? ",\"" : "\"") + std::to_string(i) + "\":{}";
-  c.meta("_quantization_metadata", meta + "}}");
-  const Bytes file = c.bytes();
+  const Bytes file = metadata_layers(kLayers, empty_marker);
   EXPECT_LE(peak_of(file, kLayers), 3 * header_size(file) + 80 * std::size_t{kLayers});
 }
 
@@ -73,12 +84,8 @@ TEST(ValidateMemory, MinimalMetadataLayersStayProportional) {
 // layers' block grows, and the layers' tables. Markers identical to the one before share one
 // object; each its own copy with room for derived keys made this 550 bytes a layer (40x).
 TEST(ValidateMemory, DeclinedMinimalLayersShareTheirMarker) {
-  Ckpt c;
-  std::string meta = R"({"layers":{)";
   constexpr int kLayers = 80000;
-  for (int i = 0; i < kLayers; ++i) meta += (i ? ",\"" : "\"") + std::to_string(i) + "\":{}";
-  c.meta("_quantization_metadata", meta + R"(},"x":[1]})");
-  const Bytes file = c.bytes();
+  const Bytes file = metadata_layers(kLayers, empty_marker, R"(,"x":[1])");
   EXPECT_LE(peak_of(file, kLayers), 3 * header_size(file) + 300 * std::size_t{kLayers});
 }
 
@@ -87,13 +94,8 @@ TEST(ValidateMemory, DeclinedMinimalLayersShareTheirMarker) {
 // and flat read. Room for derived keys is given only to markers that name a format: for these it
 // was 192 bytes more a layer (the test then fails).
 TEST(ValidateMemory, DistinctFormatlessMarkersGetNoRoomForDerivedKeys) {
-  Ckpt c;
-  std::string meta = R"({"layers":{)";
   constexpr int kLayers = 50000;
-  for (int i = 0; i < kLayers; ++i)
-    meta += (i ? ",\"" : "\"") + std::to_string(i) + R"(":{"a":)" + std::to_string(i) + "}";
-  c.meta("_quantization_metadata", meta + "}}");
-  const Bytes file = c.bytes();
+  const Bytes file = metadata_layers(kLayers, [](int i) { return R"({"a":)" + std::to_string(i) + "}"; });
   EXPECT_LE(peak_of(file, kLayers), 3 * header_size(file) + 300 * std::size_t{kLayers});
 }
 
