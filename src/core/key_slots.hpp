@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace w4a8 {
@@ -28,6 +29,20 @@ class KeySlots {
     return at;
   }
   std::uint32_t operator[](std::size_t slot) const { return slots_[slot]; }
+  // The position of `key` when it is hashed (second: false); else `count`, the next position, is put
+  // for it (second: true), the table first growing when it would be over half full (doubling: its
+  // size is a power of two). pre: !empty(), positions [0, count) hashed, count < kEmpty.
+  template <class KeyAt>
+  std::pair<std::uint32_t, bool> try_emplace(std::string_view key, std::uint32_t count, const KeyAt& key_at) {
+    std::size_t at = slot(key, key_at);
+    if (slots_[at] != kEmpty) return {slots_[at], false};
+    if (!fits(std::size_t{count} + 1)) {
+      rebuild(count, std::size_t{count} + 1, key_at);
+      at = slot(key, key_at);
+    }
+    slots_[at] = count;
+    return {count, true};
+  }
   void put(std::size_t slot, std::uint32_t position) { slots_[slot] = position; }
   // Room for `room` keys, with positions [0, count) hashed in again (their keys must be distinct).
   template <class KeyAt>

@@ -262,17 +262,12 @@ class Parser {
       if (count + 1 == kIndexedObjectMin) obj.index.rebuild(m.size(), 2 * m.size(), MemberKey{m});
       return &m.back().second;
     }
-    std::size_t at = obj.index.slot(key_, MemberKey{m});
-    if (const std::uint32_t pos = obj.index[at]; pos != KeySlots::kEmpty) {
+    if (count >= KeySlots::kEmpty) throw std::bad_alloc();  // (positions are 32-bit: 400 GB of members)
+    const auto [pos, added] = obj.index.try_emplace(key_, static_cast<std::uint32_t>(count), MemberKey{m});
+    if (!added) {
       m[pos].second = Value{};
       return &m[pos].second;
     }
-    if (count + 1 >= KeySlots::kEmpty) throw std::bad_alloc();  // (positions are 32-bit: 400 GB of members)
-    if (!obj.index.fits(count + 1)) {
-      obj.index.rebuild(count, 2 * (count + 1), MemberKey{m});
-      at = obj.index.slot(key_, MemberKey{m});
-    }
-    obj.index.put(at, static_cast<std::uint32_t>(count));
     return &append_member(m);
   }
 

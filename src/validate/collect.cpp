@@ -127,7 +127,7 @@ Status collect_metadata(State& s, const Source& src) {
     if (!marker.is_object())
       return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(prefix, s.opt.python)});
     if (last.is_null() || !json::identical(last.value(), marker)) {
-      marker.members.reserve(marker.members.size() + derived_room(marker));  // as record_marker would
+      make_derived_room(marker);  // as record_marker does for a marker it holds alone
       last = Marker(std::move(marker));
     }
     marker = json::Value();  // taken, or the same as the kept one: the document keeps only its keys
@@ -386,10 +386,7 @@ Status record_marker(State& s, std::string_view prefix, Marker marker) {
     // Room for the keys section 4 adds (_has_codebook, ...) to markers that name a format: growing
     // them then would double every marker's block and strand the old one. A no-op for markers the
     // parser already gave the room; a shared marker gets its room when it is copied.
-    if (!marker.shared()) {
-      json::Value& own = marker.edit();
-      own.members.reserve(own.members.size() + derived_room(own));
-    }
+    if (!marker.shared()) make_derived_room(marker.edit());
     s.report.layers.push_back(Layer{st::Name(prefix), std::move(marker)});
     return Ok{};
   }

@@ -20,12 +20,12 @@ namespace w4a8::validate {
 // since growing a member block later would move it and strand the old one.
 inline constexpr std::size_t kDerivedKeysMax = 2;
 
-// That room, for a marker that names a format: the rules run on a layer by its marker's "format"
+// That room, made in a marker that names a format: the rules run on a layer by its marker's "format"
 // (comfy_format_of), so a marker without one never gets derived keys, and a header of many distinct
 // format-less markers paid 192 bytes a layer for keys never added. Capacity only: a marker that
 // gets keys anyway (mxfp8.cpp gives a format to one that had none) grows its block then.
-inline std::size_t derived_room(const json::Value& marker) {
-  return marker.get("format") != nullptr ? kDerivedKeysMax : 0;
+inline void make_derived_room(json::Value& marker) {
+  if (marker.get("format") != nullptr) marker.members.reserve(marker.members.size() + kDerivedKeysMax);
 }
 // The same for a marker's text before it is parsed: whether `"format"` occurs in it at all (a key
 // spelled with escapes is missed, and gets its room when it grows).

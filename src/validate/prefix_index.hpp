@@ -68,14 +68,7 @@ class PrefixIndex {
       if (auto found = find(key)) return {*found, false};
       slots_.rebuild(n, std::max(layers_->capacity(), n + 1), KeyAt{layers_});
     }
-    std::size_t at = slots_.slot(key, KeyAt{layers_});
-    if (slots_[at] != KeySlots::kEmpty) return {slots_[at], false};
-    if (!slots_.fits(n + 1)) {
-      slots_.rebuild(n, n + 1, KeyAt{layers_});
-      at = slots_.slot(key, KeyAt{layers_});
-    }
-    slots_.put(at, static_cast<std::uint32_t>(n));
-    return {n, true};
+    return slots_.try_emplace(key, static_cast<std::uint32_t>(n), KeyAt{layers_});
   }
 
   const std::vector<Layer>* layers_;  // the keys, in insertion order
