@@ -12,7 +12,7 @@ namespace w4a8::json {
 namespace {
 
 // Whether two layers share a key.
-bool has_repeat(std::string_view text, const std::vector<FlatLayer>& layers) {
+bool has_repeat(std::string_view text, const FlatLayers& layers) {
   const auto key_at = [&](std::uint32_t i) { return layers[i].key(text); };
   KeySlots seen;
   seen.rebuild(0, layers.size(), key_at);
@@ -26,14 +26,14 @@ bool has_repeat(std::string_view text, const std::vector<FlatLayer>& layers) {
 
 }  // namespace
 
-std::optional<std::vector<FlatLayer>> read_flat_layers(std::string_view text) {
+std::optional<FlatLayers> read_flat_layers(std::string_view text) {
   if (text.size() > UINT32_MAX) return std::nullopt;  // (offsets are 32-bit)
   flat::Cursor c{text.data(), text.data() + text.size()};
   std::string_view keys[flat::kMembers];  // a flat object's keys and values (checked, then dropped)
   flat::Scalar values[flat::kMembers];
   std::string_view root[kFlatMembers];
   std::size_t nroot = 0;
-  std::optional<std::vector<FlatLayer>> layers;
+  std::optional<FlatLayers> layers;
   c.ws();
   if (!c.take('{')) return std::nullopt;
   c.ws();

@@ -6,6 +6,7 @@
 // to the general parser, so every error and every unusual document still comes from one place.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -24,6 +25,45 @@ struct FlatLayer {
   std::string_view marker(std::string_view text) const { return {text.data() + marker_at, marker_size}; }
 };
 
+// The layers read, in order, in blocks of kBlock: a block is never moved or copied as the list
+// grows. (A vector's growth copies the table and leaves each old block behind; under the CLI's heap,
+// where large blocks are not returned to the system, a hostile document of 1.5 M minimal layers kept
+// 16 MB of them resident, besides up to twice the room the table needed.)
+class FlatLayers {
+ public:
+  static constexpr std::size_t kBlock = 4096;  // layers a block (64 KiB); the first grows up to it
+
+  std::size_t size() const { return blocks_.empty() ? 0 : (blocks_.size() - 1) * kBlock + blocks_.back().size(); }
+  bool empty() const { return blocks_.empty(); }
+  // Every block but the last is full.
+  const FlatLayer& operator[](std::size_t i) const { return blocks_[i / kBlock][i % kBlock]; }
+  const FlatLayer& back() const { return blocks_.back().back(); }
+  void push_back(const FlatLayer& l) {
+    if (blocks_.empty() || blocks_.back().size() == kBlock) {
+      blocks_.emplace_back();
+      if (blocks_.size() > 1) blocks_.back().reserve(kBlock);
+    }
+    blocks_.back().push_back(l);
+  }
+
+  class const_iterator {
+   public:
+    const_iterator(const FlatLayers& l, std::size_t i) : l_(&l), i_(i) {}
+    const FlatLayer& operator*() const { return (*l_)[i_]; }
+    const_iterator& operator++() { return ++i_, *this; }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const FlatLayers* l_;
+    std::size_t i_;
+  };
+  const_iterator begin() const { return {*this, 0}; }
+  const_iterator end() const { return {*this, size()}; }
+
+ private:
+  std::vector<std::vector<FlatLayer>> blocks_;
+};
+
 // Accepts: whitespace, '{', members "key": value separated by ',', '}', whitespace, the end, with
 //  - at most kFlatMembers members, keys plain as loads_flat_object's (printable ASCII, no escapes)
 //    and none repeated, one of them "layers";
@@ -33,6 +73,6 @@ struct FlatLayer {
 //  - a text shorter than 4 GiB (the offsets are 32-bit).
 // post: when it answers, loads_str(text) is an object whose "layers" member is an object with exactly
 // these members in this order, each value equal to loads_flat_object(marker).
-std::optional<std::vector<FlatLayer>> read_flat_layers(std::string_view text);
+std::optional<FlatLayers> read_flat_layers(std::string_view text);
 
 }  // namespace w4a8::json

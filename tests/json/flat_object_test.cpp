@@ -229,5 +229,43 @@ TEST(JsonFlatLayers, HandPickedBoundaries) {
   EXPECT_TRUE(loads_str(wide + ",\"extra\":1}").ok());
 }
 
+// Past one block of the flat read (FlatLayers::kBlock layers): three full blocks and part of a fourth,
+// in an order that is not increasing (so the repeat check runs over every block), each layer read
+// where the general parser puts it, by index and by iteration.
+TEST(JsonFlatLayers, LayersPastOneBlockKeepTheirPlaces) {
+  constexpr std::size_t kLayers = 3 * FlatLayers::kBlock + 5;
+  std::string text = R"({"format_version": "1.0", "layers": {)";
+  for (std::size_t i = 0; i < kLayers; ++i) {
+    const std::size_t k = (i * 7919) % kLayers;  // a permutation: keys unique, order scrambled
+    text.append(i ? ", \"" : "\"").append("L").append(std::to_string(k)).append("\": ");
+    text.append(i % 3 == 0 ? R"({"format": "asym_w4a8_int8"})" : R"({"group_size": )" + std::to_string(i) + "}");
+  }
+  text += "}}";
+  const auto flat = read_flat_layers(text);
+  ASSERT_TRUE(flat.has_value());
+  ASSERT_EQ(flat->size(), kLayers);
+  const ParseResult general = detail::loads_general(text);
+  ASSERT_TRUE(general.ok());
+  const Value& layers = *general->get("layers");
+  ASSERT_EQ(layers.members.size(), kLayers);
+  std::size_t k = 0;
+  for (const FlatLayer& l : *flat) {
+    ASSERT_LT(k, kLayers);
+    EXPECT_EQ(l.key(text), layers.members[k].first) << k;
+    EXPECT_EQ((*flat)[k].marker(text), l.marker(text)) << k;
+    const auto marker = loads_flat_object(l.marker(text));
+    ASSERT_TRUE(marker.has_value()) << k;
+    EXPECT_TRUE(same(*marker, layers.members[k].second)) << k;
+    ++k;
+  }
+  EXPECT_EQ(k, kLayers);
+  EXPECT_EQ(flat->back().key(text), layers.members.back().first);
+  // A key repeated across blocks (the first layer's, last): the general parser's to merge.
+  const std::string first_key = "\"L0\"";
+  ASSERT_NE(text.find(first_key), std::string::npos);
+  std::string repeated = text.substr(0, text.size() - 2) + ", " + first_key + ": {}}}";
+  EXPECT_FALSE(read_flat_layers(repeated).has_value());
+}
+
 }  // namespace
 }  // namespace w4a8::json
