@@ -267,7 +267,7 @@ bool sort_by_name(std::vector<TensorInfo>& v, std::size_t gather_from) {
     // A large table is gathered into a new one in name order: the reads follow the input's sorted
     // runs (a few streams the prefetcher follows; the explicit prefetch covers the rest) and the
     // writes are sequential, where following the permutation's cycles in place misses the cache on
-    // nearly every move, reads and writes alike (a third of a 500k-tensor `validate`, docs/cli.md).
+    // nearly every move, reads and writes alike (a third of a 500k-tensor `validate`, docs/benchmark-history.md).
     // The price is a second table during the pass (the entries give way to a bare order first, so
     // the peak stays that of the sort) and its first-touch page faults, which cost more than the
     // cycles' misses below kGatherFrom (20k tensors in process: 1.39 -> 2.17 ms).
