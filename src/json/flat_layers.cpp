@@ -14,9 +14,10 @@ namespace {
 // Whether two layers share a key.
 bool has_repeat(std::string_view text, const FlatLayers& layers) {
   const auto key_at = [&](std::uint32_t i) { return layers[i].key(text); };
+  const std::size_t n = layers.size();
   KeySlots seen;
-  seen.rebuild(0, layers.size(), key_at);
-  for (std::uint32_t i = 0; i < layers.size(); ++i) {
+  seen.rebuild(0, n, key_at);
+  for (std::uint32_t i = 0; i < n; ++i) {
     const std::size_t at = seen.slot(key_at(i), key_at);
     if (seen[at] != KeySlots::kEmpty) return true;
     seen.put(at, i);
@@ -51,6 +52,7 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
         layers.emplace();
         std::string_view last;  // the last marker object() read
         bool increasing = true;  // keys in increasing order are unique without a search
+        std::string_view prev_key;  // the layer before's
         c.ws();
         if (!c.take('}')) {
           while (true) {
@@ -69,7 +71,8 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
               if (!c.object(keys, values, n)) return std::nullopt;
               last = {b, static_cast<std::size_t>(c.p - b)};
             }
-            increasing = increasing && (layers->empty() || layers->back().key(text) < key);
+            increasing = increasing && (layers->empty() || prev_key < key);
+            prev_key = key;
             const auto at = [&](const char* p) { return static_cast<std::uint32_t>(p - text.data()); };
             const FlatLayer l{at(key.data()), static_cast<std::uint32_t>(key.size()), at(b), at(c.p) - at(b)};
             layers->push_back(l);

@@ -46,19 +46,31 @@ class FlatLayers {
     blocks_.back().push_back(l);
   }
 
+  // Walks block by block (no division per step).
   class const_iterator {
    public:
-    const_iterator(const FlatLayers& l, std::size_t i) : l_(&l), i_(i) {}
-    const FlatLayer& operator*() const { return (*l_)[i_]; }
-    const_iterator& operator++() { return ++i_, *this; }
-    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    using Block = std::vector<FlatLayer>;
+    const_iterator(const Block* b, const Block* last, const FlatLayer* p) : b_(b), last_(last), p_(p) {}
+    const FlatLayer& operator*() const { return *p_; }
+    const_iterator& operator++() {
+      if (++p_ == b_->data() + b_->size() && b_ != last_) p_ = (++b_)->data();
+      return *this;
+    }
+    bool operator==(const const_iterator& o) const { return p_ == o.p_; }
 
    private:
-    const FlatLayers* l_;
-    std::size_t i_;
+    const Block* b_;
+    const Block* last_;
+    const FlatLayer* p_;
   };
-  const_iterator begin() const { return {*this, 0}; }
-  const_iterator end() const { return {*this, size()}; }
+  const_iterator begin() const {
+    if (blocks_.empty()) return {nullptr, nullptr, nullptr};
+    return {blocks_.data(), &blocks_.back(), blocks_.front().data()};
+  }
+  const_iterator end() const {
+    if (blocks_.empty()) return {nullptr, nullptr, nullptr};
+    return {&blocks_.back(), &blocks_.back(), blocks_.back().data() + blocks_.back().size()};
+  }
 
  private:
   std::vector<std::vector<FlatLayer>> blocks_;
