@@ -214,7 +214,12 @@ void run(const ValidateArgs& a, Reporter& report) {
   const validate::Report& kept = keep_until_exit(std::move(ck).value(), std::move(r).value());
   std::ostream& out = report.out();
   if (a.json) return print_json(out, kept, a);
-  out << "OK: " << kept.layers.size() << " quantized layer(s) accepted " << rules_text(a) << "\n";
+  // Markers that name no known format are accepted unchecked (upstream skips them): counted apart,
+  // so "N quantized layer(s)" counts the layers whose tensors were checked.
+  out << "OK: " << kept.layers.size() - kept.unknown_format << " quantized layer(s) accepted " << rules_text(a);
+  if (kept.unknown_format > 0)
+    out << "; " << kept.unknown_format << " marker(s) name no known format and were skipped, as sglang skips them";
+  out << "\n";
   if (a.quiet) return;
   if (a.summary) {
     for (const auto& [f, n] : format_counts(kept)) out << "  " << f << ": " << n << "\n";

@@ -91,6 +91,7 @@ Result<Report> run(std::size_t nfiles, const Loader& load, const Options& opt, s
   for (std::size_t i = first; i < last; ++i) {
     if (opt.strict && i + kPrefetchAhead < last) prefetch_strict_data(s, i + kPrefetchAhead);
     W4A8_TRY(check_layer(s, i));
+    s.report.unknown_format += s.format_fact.value == nullptr;  // (check_layer set it for this layer)
     if (!opt.strict || strict_error) continue;
     if (Status st = check_layer_strict(s, i); !st.ok()) strict_error = std::move(st).error();
     if ((i - first + 1) % kReleaseEvery == 0) release_data_pages(s);

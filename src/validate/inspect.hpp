@@ -55,6 +55,9 @@ struct Layer {
 struct Report {
   upstream::Sglang sglang = upstream::kLatestSglang;  // the release this verdict predicts
   std::vector<Layer> layers;  // upstream's result dict, in insertion order
+  // Of those, the layers whose marker names no format upstream knows (no "format", or another
+  // string): section 4 skips them silently, so they are accepted without a check of their tensors.
+  std::size_t unknown_format = 0;
   // checkpoint_meta, sorted by name (a later file's tensor replaces an earlier one of that name).
   // Pointers into the parsed headers, which `keep` owns (inspect, inspect_paths) or the caller
   // keeps alive (inspect_parsed).

@@ -109,6 +109,31 @@ TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
   EXPECT_NE(v.out.find("Invalid _quantization_metadata in " + dir + "/./m.safetensors"), std::string::npos) << v.out;
 }
 
+// Markers that name no format sglang knows are accepted unchecked (section 4 skips them): the OK
+// line counts them apart from the layers whose tensors were checked. Hand-derived: two layers with
+// no "format" or an unknown one, one float8 layer with its tensors; the oracle accepts the file too.
+TEST(ValidateCli, OkLineCountsMarkersWithoutAKnownFormatApart) {
+  const std::string path = ::testing::TempDir() + "w4a8-formatless.safetensors";
+  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+      "import json, struct, sys\n"
+      "layers = {\"a\": {}, \"b\": {\"format\": \"not_a_format\"}, \"c\": {\"format\": \"float8_e4m3fn\"}}\n"
+      "h = {\"__metadata__\": {\"_quantization_metadata\": json.dumps({\"layers\": layers})},\n"
+      "     \"c.weight\": {\"dtype\": \"F8_E4M3\", \"shape\": [2, 2], \"data_offsets\": [0, 4]},\n"
+      "     \"c.weight_scale\": {\"dtype\": \"F32\", \"shape\": [], \"data_offsets\": [4, 8]}}\n"
+      "b = json.dumps(h).encode()\n"
+      "open(sys.argv[1], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + bytes(8))' '" + path + "'";
+  ASSERT_EQ(run_command(make).rc, 0);
+  int rc = -1;
+  EXPECT_EQ(ours_json(path, rc), oracle(path));
+  EXPECT_EQ(rc, 0);
+  auto r = run_cli("validate --quiet " + path);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "OK: 1 quantized layer(s) accepted (sglang 0.5.23 rules) under Python 3.11; 2 marker(s) name no "
+                   "known format and were skipped, as sglang skips them\n");
+  auto summary = run_cli("validate --summary " + path);
+  EXPECT_NE(summary.out.find("OK: 1 quantized layer(s)"), std::string::npos) << summary.out;
+}
+
 // Layers with equal marker bytes share one marker object, whose report text is formatted once: every
 // layer must still show its own marker (repeats, alternation, a derived key or a value that differs),
 // in --json against the oracle and in the text report (tests/cli/shared_markers_check.py).
