@@ -77,6 +77,26 @@ TEST(InspectLayers, EachLayerGetsItsOwnVerdict) {
   EXPECT_EQ(r->sglang, upstream::kLatestSglang);
 }
 
+// Report::unknown_format: the layers section 4 skips because their marker names no known format
+// (none at all, an unknown string, a non-string). Hand-counted: 3 of 5; both walks count the same.
+TEST(InspectLayers, CountsLayersWithoutAKnownFormat) {
+  Ckpt c;
+  c.w4a8("b", 4, 32, 16);
+  c.marker("n", "{}").marker("u", R"({"format": "w9a9"})").marker("v", R"({"format": 7})");
+  c.tensor("f.weight", Dtype::F8_E4M3, {2, 2}).tensor("f.weight_scale", Dtype::F32, {});
+  c.marker("f", R"({"format": "float8_e4m3fn"})");
+  auto whole = run(c);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(whole->layers.size(), 5u);
+  EXPECT_EQ(whole->unknown_format, 3u);
+  auto layers = inspect_layers(named({c.bytes()}));
+  ASSERT_TRUE(layers.ok());
+  EXPECT_TRUE(layers->overall().ok());
+  EXPECT_EQ(layers->report.unknown_format, 3u);
+  EXPECT_EQ(run_only(c, "b")->unknown_format, 0u);  // only the layer checked counts
+  EXPECT_EQ(run_only(c, "n")->unknown_format, 1u);
+}
+
 TEST(InspectLayers, CheckpointErrors) {
   Ckpt c = two_layers();
   c.tensor("c.weight", Dtype::I8, {2, 2});
