@@ -9,6 +9,7 @@
 #include "cli/checkpoint_input.hpp"
 #include "cli/layer_marker.hpp"
 #include "cli/report.hpp"
+#include "core/key_hash.hpp"
 #include "json/dump.hpp"
 #include "kernels/problem.hpp"
 #include "py/int.hpp"
@@ -168,8 +169,9 @@ ConsumerMatrix build_consumer_matrix(std::span<const validate::LayersReport> per
     const validate::Layer* layer;
   };
   std::vector<Source> sources;
-  std::vector<std::unordered_map<std::string_view, std::size_t>> index(per_sglang.size());
-  std::unordered_map<std::string_view, std::size_t> row_of;
+  // Layer prefixes come from the files: keyed hashes (core/key_hash.hpp).
+  std::vector<std::unordered_map<std::string_view, std::size_t, KeyHash>> index(per_sglang.size());
+  std::unordered_map<std::string_view, std::size_t, KeyHash> row_of;
   for (std::size_t j = per_sglang.size(); j-- > 0;) {
     const validate::Report& rep = per_sglang[j].report;
     for (std::size_t i = 0; i < rep.layers.size(); ++i) {

@@ -1,15 +1,16 @@
 // An open-addressing table of positions into a sequence of string keys that the caller keeps: it
 // stores no keys (key_at(i) gives position i's), at most half full, linear probing. What both
 // json::read_flat_layers (a document's repeated layer keys) and validate's PrefixIndex (layer prefix
-// -> position) hash with: 4 bytes a slot, no allocation per key.
+// -> position) hash with: 4 bytes a slot, no allocation per key; keyed (core/key_hash.hpp).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "core/key_hash.hpp"
 
 namespace w4a8 {
 
@@ -24,7 +25,7 @@ class KeySlots {
   template <class KeyAt>
   std::size_t slot(std::string_view key, const KeyAt& key_at) const {
     const std::size_t mask = slots_.size() - 1;
-    std::size_t at = std::hash<std::string_view>{}(key) & mask;
+    std::size_t at = KeyHash{}(key) & mask;  // (keyed: a file cannot aim its keys at one slot)
     while (slots_[at] != kEmpty && std::string_view(key_at(slots_[at])) != key) at = (at + 1) & mask;
     return at;
   }

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/key_hash.hpp"
+
 #include "json/slim_vector.hpp"
 
 namespace w4a8::json {
@@ -75,7 +77,7 @@ class MemberIndex {
   const Value* get(std::string_view key) const;
 
  private:
-  std::unordered_map<std::string_view, const Value*> map_;
+  std::unordered_map<std::string_view, const Value*, KeyHash> map_;  // (keys from files: keyed hash)
 };
 
 // Python's `a == b` on the objects json.loads built: 1 == 1.0 == True; int/float compared exactly;

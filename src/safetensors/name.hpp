@@ -13,6 +13,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "core/key_hash.hpp"
+
 namespace w4a8::st {
 
 class Name {
@@ -89,5 +91,5 @@ class Name {
 
 template <>
 struct std::hash<w4a8::st::Name> {
-  std::size_t operator()(const w4a8::st::Name& n) const noexcept { return std::hash<std::string_view>{}(n.view()); }
+  std::size_t operator()(const w4a8::st::Name& n) const noexcept { return w4a8::KeyHash{}(n.view()); }
 };

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "core/key_hash.hpp"
 #include "json/flat_layers.hpp"
 #include "json/parse.hpp"
 #include "py/repr.hpp"
@@ -339,7 +340,7 @@ Error conflict(std::string_view prefix, py::Version v) {
 Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value&& marker, py::Version v) {
   constexpr std::size_t kLinearMax = 16;
   const bool indexed = recorded.members.size() + marker.members.size() > kLinearMax;
-  std::unordered_map<std::string_view, std::size_t> index;
+  std::unordered_map<std::string_view, std::size_t, KeyHash> index;
   // The index holds views of the keys: no reallocation may move them (a short key lives inside its
   // string, so a moved string leaves the view dangling).
   recorded.members.reserve(recorded.members.size() + marker.members.size());
