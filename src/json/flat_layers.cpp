@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "core/key_slots.hpp"
 
@@ -11,10 +12,14 @@
 namespace w4a8::json {
 namespace {
 
-// Whether two layers share a key.
+// Whether two layers share a key. (The keys are found once, for the table's probes: 16 bytes a
+// layer while it runs, freed before the caller records any layer.)
 bool has_repeat(std::string_view text, const FlatLayers& layers) {
-  const auto key_at = [&](std::uint32_t i) { return layers[i].key(text); };
-  const std::size_t n = layers.size();
+  std::vector<std::string_view> keys;
+  keys.reserve(layers.size());
+  for (const FlatLayer& l : layers) keys.push_back(l.key(text));
+  const auto key_at = [&](std::uint32_t i) { return keys[i]; };
+  const std::size_t n = keys.size();
   KeySlots seen;
   seen.rebuild(0, n, key_at);
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -26,6 +31,29 @@ bool has_repeat(std::string_view text, const FlatLayers& layers) {
 }
 
 }  // namespace
+
+std::string_view FlatLayer::key(std::string_view text) const {
+  const char* const b = text.data() + key_at;
+  const void* q = std::memchr(b, '"', text.size() - key_at);  // (the read saw it: plain keys have no escapes)
+  return {b, static_cast<std::size_t>(static_cast<const char*>(q) - b)};
+}
+
+FlatLayer::Text FlatLayer::read(std::string_view text, std::string_view previous) const {
+  const std::string_view k = key(text);
+  flat::Cursor c{k.data() + k.size() + 1, text.data() + text.size()};
+  c.ws();
+  c.take(':');
+  c.ws();
+  const char* const b = c.p;
+  const auto left = static_cast<std::size_t>(c.end - c.p);
+  if (!previous.empty() && left >= previous.size() && std::memcmp(b, previous.data(), previous.size()) == 0)
+    return {k, {b, previous.size()}};
+  std::string_view keys[flat::kMembers];
+  flat::Scalar values[flat::kMembers];
+  std::size_t n = 0;
+  c.object(keys, values, n);  // (succeeds: the read checked this object)
+  return {k, {b, static_cast<std::size_t>(c.p - b)}};
+}
 
 std::optional<FlatLayers> read_flat_layers(std::string_view text) {
   if (text.size() > UINT32_MAX) return std::nullopt;  // (offsets are 32-bit)
@@ -73,9 +101,7 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
             }
             increasing = increasing && (layers->empty() || prev_key < key);
             prev_key = key;
-            const auto at = [&](const char* p) { return static_cast<std::uint32_t>(p - text.data()); };
-            const FlatLayer l{at(key.data()), static_cast<std::uint32_t>(key.size()), at(b), at(c.p) - at(b)};
-            layers->push_back(l);
+            layers->push_back(FlatLayer{static_cast<std::uint32_t>(key.data() - text.data())});
             c.ws();
             if (c.take('}')) break;
             if (!c.take(',')) return std::nullopt;
@@ -83,6 +109,7 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
           }
         }
         if (!increasing && has_repeat(text, *layers)) return std::nullopt;
+        layers->set_increasing(increasing);
       } else if (!(c.p < c.end && *c.p == '{' ? c.object(keys, values, n) : c.scalar(values[0]))) {
         return std::nullopt;
       }

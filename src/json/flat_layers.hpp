@@ -14,15 +14,22 @@
 
 namespace w4a8::json {
 
-// One layer: where its key and its marker's text are in the document, as offsets, so that a layer
-// takes 16 bytes (a hostile document of minimal layers, `"k":{}` each, stays near its own size).
+// One layer: where its key starts in the document, 4 bytes (a hostile document of minimal layers,
+// `"k":{}` each, stays near its own size). The rest is found again from there: the key ends at the
+// next '"' (a plain key has no escapes), its marker is the flat object after the ':', which the read
+// checked, so scanning it again ends at the same '}'.
 struct FlatLayer {
-  std::uint32_t key_at, key_size;        // the member's key: plain, so its text is the key itself
-  std::uint32_t marker_at, marker_size;  // its value's text, '{' to '}' (loads_flat_object accepts it)
+  std::uint32_t key_at;
 
-  // pre: text is the document this layer was read from.
-  std::string_view key(std::string_view text) const { return {text.data() + key_at, key_size}; }
-  std::string_view marker(std::string_view text) const { return {text.data() + marker_at, marker_size}; }
+  struct Text {
+    std::string_view key, marker;
+  };
+  // Its key, and its value's text, '{' to '}' (loads_flat_object accepts it). `previous`, when
+  // given, is the marker of the layer before: bytes equal to it are that marker again, taken without
+  // a scan. pre: text is the document this layer was read from.
+  Text read(std::string_view text, std::string_view previous = {}) const;
+  std::string_view key(std::string_view text) const;
+  std::string_view marker(std::string_view text) const { return read(text).marker; }
 };
 
 // The layers read, in order, in blocks of kBlock: a block is never moved or copied as the list
@@ -31,13 +38,16 @@ struct FlatLayer {
 // 16 MB of them resident, besides up to twice the room the table needed.)
 class FlatLayers {
  public:
-  static constexpr std::size_t kBlock = 4096;  // layers a block (64 KiB); the first grows up to it
+  static constexpr std::size_t kBlock = 4096;  // layers a block (16 KiB); the first grows up to it
 
   std::size_t size() const { return blocks_.empty() ? 0 : (blocks_.size() - 1) * kBlock + blocks_.back().size(); }
   bool empty() const { return blocks_.empty(); }
   // Every block but the last is full.
   const FlatLayer& operator[](std::size_t i) const { return blocks_[i / kBlock][i % kBlock]; }
   const FlatLayer& back() const { return blocks_.back().back(); }
+  // The keys came in increasing order (so they are unique, and sorted as the validator's index keeps them).
+  bool increasing() const { return increasing_; }
+  void set_increasing(bool b) { increasing_ = b; }
   void push_back(const FlatLayer& l) {
     if (blocks_.empty() || blocks_.back().size() == kBlock) {
       blocks_.emplace_back();
@@ -74,6 +84,7 @@ class FlatLayers {
 
  private:
   std::vector<std::vector<FlatLayer>> blocks_;
+  bool increasing_ = true;
 };
 
 // Accepts: whitespace, '{', members "key": value separated by ',', '}', whitespace, the end, with

@@ -33,16 +33,23 @@ class PrefixIndex {
   PrefixIndex& operator=(const PrefixIndex&) = delete;
 
   void reserve(std::size_t n) {
+    catch_up();
     if (hashed() && !slots_.fits(n)) slots_.rebuild(layers_->size(), n, KeyAt{layers_});
   }
   // key's position, and whether it is new. A new key's position is layers.size(): the caller appends
   // a layer with prefix `key` before any other call.
   std::pair<std::size_t, bool> try_emplace(std::string_view key) {
+    catch_up();
     const std::vector<Layer>& ls = *layers_;
     if (!hashed() && (ls.empty() || std::string_view(ls.back().prefix) < key)) return {ls.size(), true};  // inlined
     return try_emplace_other(key);
   }
+  // The caller appended every layer there is, with distinct keys, without try_emplace (pre: the
+  // index was empty). Keys in increasing order are the sorted table as they stand; others are
+  // hashed when the index is next asked anything (if ever: a header of nothing but layers is not).
+  void appended_distinct(bool increasing) { stale_ = !increasing && !layers_->empty(); }
   std::optional<std::size_t> find(std::string_view key) const {
+    catch_up();
     const std::vector<Layer>& ls = *layers_;
     if (hashed()) {
       const std::uint32_t e = slots_[slots_.slot(key, KeyAt{layers_})];
@@ -61,6 +68,12 @@ class PrefixIndex {
 
  private:
   bool hashed() const { return !slots_.empty(); }
+  // Hashes the layers appended_distinct() left out.
+  void catch_up() const {
+    if (!stale_) return;
+    stale_ = false;
+    slots_.rebuild(layers_->size(), std::max(layers_->capacity(), layers_->size() + 1), KeyAt{layers_});
+  }
   // try_emplace of a key out of order (it switches to hashing), or once hashing.
   std::pair<std::size_t, bool> try_emplace_other(std::string_view key) {
     const std::size_t n = layers_->size();
@@ -72,8 +85,9 @@ class PrefixIndex {
   }
 
   const std::vector<Layer>* layers_;  // the keys, in insertion order
-  KeySlots slots_;                    // empty while the keys are sorted; then layer positions
+  mutable KeySlots slots_;            // empty while the keys are sorted; then layer positions
   mutable std::size_t next_ = 0;      // sorted: the position after the last key found (a hint only)
+  mutable bool stale_ = false;        // layers were appended unsorted and are not hashed yet
 };
 
 }  // namespace w4a8::validate::detail

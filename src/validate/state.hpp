@@ -132,6 +132,9 @@ void prefetch_strict_data(const State& s, std::size_t layer);
 // replaces an equal marker; PerKey merges key by key. prefix must point into storage that outlives s.
 // @return Ok, or sglang.conflicting_markers.
 Status record_marker(State& s, std::string_view prefix, Marker marker);
+// Appends raw_markers[prefix] = marker as a new key, without asking the index (the caller knows the
+// key is new; it tells the index afterwards: PrefixIndex::appended_distinct).
+void append_layer(State& s, std::string_view prefix, Marker marker);
 
 // ---- Name order (checkpoint_meta is sorted by name, byte order = Python's str order for UTF-8) -----
 // a <=> prefix + suffix (negative, zero, positive), without concatenating.

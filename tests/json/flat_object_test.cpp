@@ -177,15 +177,21 @@ TEST(JsonFlatLayers, AgreesWithTheGeneralParser) {
     const Value* layers = general->get("layers");
     ASSERT_TRUE(layers != nullptr && layers->is_object()) << text;
     ASSERT_EQ(layers->members.size(), flat->size()) << text;
+    bool increasing = true;
+    std::string_view previous;  // the layer before's marker, as collect() passes it
     for (std::size_t k = 0; k < flat->size(); ++k) {
       const FlatLayer& l = (*flat)[k];
-      ASSERT_LE(std::size_t{l.key_at} + l.key_size, text.size());
-      ASSERT_LE(std::size_t{l.marker_at} + l.marker_size, text.size());
+      ASSERT_LT(std::size_t{l.key_at}, text.size());
       EXPECT_EQ(l.key(text), layers->members[k].first) << text;
       const auto marker = loads_flat_object(l.marker(text));
       ASSERT_TRUE(marker.has_value()) << l.marker(text);
       ASSERT_TRUE(same(*marker, layers->members[k].second)) << text;
+      EXPECT_EQ(l.read(text, previous).marker, l.marker(text)) << text;  // a repeat found without a scan is the same text
+      EXPECT_EQ(l.read(text, previous).key, l.key(text)) << text;
+      previous = l.marker(text);
+      increasing = increasing && (k == 0 || layers->members[k - 1].first < layers->members[k].first);
     }
+    EXPECT_EQ(flat->increasing(), increasing) << text;
     layers_seen += flat->size();
   }
   std::printf("flat layers fast path: %zu answered (%zu layers), %zu declined\n", answered, layers_seen, declined);
@@ -221,6 +227,8 @@ TEST(JsonFlatLayers, HandPickedBoundaries) {
   for (int i = 999; i >= 0; --i) many += (i == 999 ? "\"k" : ",\"k") + std::to_string(i) + "\":{}";
   ASSERT_TRUE(read_flat_layers(many + "}}").has_value());
   EXPECT_EQ(read_flat_layers(many + "}}")->size(), 1000u);
+  EXPECT_FALSE(read_flat_layers(many + "}}")->increasing());
+  EXPECT_TRUE(read_flat_layers("{\"layers\":{\"a\":{},\"b\":{}}}")->increasing());
   EXPECT_FALSE(read_flat_layers(many + ",\"k500\":{}}}").has_value());
   std::string wide = "{\"layers\":{}";
   for (std::size_t i = 1; i < kFlatMembers; ++i) wide += ",\"r" + std::to_string(i) + "\":1";

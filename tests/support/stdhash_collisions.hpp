@@ -19,7 +19,7 @@ inline std::vector<std::string> stdhash_colliding_keys(std::size_t count) {
   for (int i = 0; i < 6; ++i) m_inv *= 2 - m * m_inv;
   auto mix = [](u64 v) { return v ^ (v >> 47); };  // its own inverse (47 * 2 >= 64)
   const u64 start = u64{0xc70f6907} ^ (16 * m);   // the state before the first block of a 16-byte key
-  const u64 target = 0x0123456789abcdefULL;        // the state after the second block
+  const u64 target = 0x5851f42d4c957f2dULL;        // the state after the second block
   // Whether all 8 bytes of v are plain (0x20-0x7e, not '"' or '\\'), a word at a time: hasless and
   // haszero of the bit-twiddling folklore, exact for bytes below 0x80.
   auto plain = [](u64 v) {

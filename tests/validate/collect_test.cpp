@@ -206,6 +206,35 @@ TEST(Collect, MarkerDtypes) {
 
 // 0.5.19: a prefix's markers must be equal as whole dicts (Python ==). The per-key rule of later
 // releases: merge_test.cpp.
+// Enough metadata layers that they are appended without the prefix index (collect.cpp,
+// kUnindexedFrom: 65,536), in an order that is not sorted: a later tensor marker of one of them must
+// still merge into it, and weights with and without a marker must still be told apart.
+TEST(Collect, ManyMetadataLayersAreFoundByLaterMarkersAndWeights) {
+  constexpr std::size_t kLayers = 70000;
+  std::string doc = R"({"layers": {)";
+  std::size_t at_l5 = 0;
+  for (std::size_t i = 0; i < kLayers; ++i) {
+    const std::size_t k = i * 7919 % kLayers;  // a permutation
+    if (k == 5) at_l5 = i;
+    doc += (i ? ", \"L" : "\"L") + std::to_string(k) + R"(": {"n": )" + std::to_string(k) + "}";
+  }
+  doc += "}}";
+  Ckpt c;
+  c.meta("_quantization_metadata", doc);
+  c.marker("L5", R"({"format": "not_checked"})").tensor("L7.weight", Dtype::I8, {2, 2});
+  auto r = run(c);
+  ASSERT_EQ(verdict(r), "ok");
+  ASSERT_EQ(r->layers.size(), kLayers);  // L5's tensor marker merged into its metadata layer
+  EXPECT_EQ(r->layers[at_l5].prefix, "L5");
+  ASSERT_NE(r->layers[at_l5].marker.get("format"), nullptr);
+  EXPECT_EQ(r->layers[at_l5].marker.get("n")->text, "5");
+  c.tensor("zz.weight", Dtype::I8, {2, 2});
+  EXPECT_EQ(verdict(run(c)), "sglang.missing_markers: Quantized weights are missing comfy_quant metadata: ['zz']");
+  Ckpt d;  // a conflicting tensor marker for a metadata layer
+  d.meta("_quantization_metadata", doc).marker("L9", R"({"n": 10})");
+  EXPECT_EQ(verdict(run(d)), "sglang.conflicting_markers: Conflicting Comfy quantization markers for 'L9'");
+}
+
 TEST(Collect, ConflictsUsePythonEqualityWholeMarker) {
   const auto run = [](const std::vector<Bytes>& f) { return run_as(upstream::Sglang::V0_5_19, f); };
   const auto run1 = [&](const Ckpt& c) { return run(std::vector<Bytes>{c.bytes()}); };
