@@ -33,8 +33,8 @@ bool has_repeat(std::string_view text, const FlatLayers& layers) {
 }  // namespace
 
 std::string_view FlatLayer::key(std::string_view text) const {
-  const char* const b = text.data() + key_at;
-  const void* q = std::memchr(b, '"', text.size() - key_at);  // (the read saw it: plain keys have no escapes)
+  const char* const b = text.data() + key_at();
+  const void* q = std::memchr(b, '"', text.size() - key_at());  // (the read saw it: plain keys have no escapes)
   return {b, static_cast<std::size_t>(static_cast<const char*>(q) - b)};
 }
 
@@ -45,9 +45,7 @@ FlatLayer::Text FlatLayer::read(std::string_view text, std::string_view previous
   c.take(':');
   c.ws();
   const char* const b = c.p;
-  const auto left = static_cast<std::size_t>(c.end - c.p);
-  if (!previous.empty() && left >= previous.size() && std::memcmp(b, previous.data(), previous.size()) == 0)
-    return {k, {b, previous.size()}};
+  if (repeats() && !previous.empty()) return {k, {b, previous.size()}};
   std::string_view keys[flat::kMembers];
   flat::Scalar values[flat::kMembers];
   std::size_t n = 0;
@@ -56,7 +54,7 @@ FlatLayer::Text FlatLayer::read(std::string_view text, std::string_view previous
 }
 
 std::optional<FlatLayers> read_flat_layers(std::string_view text) {
-  if (text.size() > UINT32_MAX) return std::nullopt;  // (offsets are 32-bit)
+  if (text.size() >= FlatLayer::kRepeats) return std::nullopt;  // (offsets are 31-bit)
   flat::Cursor c{text.data(), text.data() + text.size()};
   std::string_view keys[flat::kMembers];  // a flat object's keys and values (checked, then dropped)
   flat::Scalar values[flat::kMembers];
@@ -93,7 +91,8 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
             // bytes up to its '}', so the same bytes give the same answer and the same end.
             const char* const b = c.p;
             const auto left = static_cast<std::size_t>(c.end - c.p);
-            if (!last.empty() && left >= last.size() && std::memcmp(c.p, last.data(), last.size()) == 0) {
+            const bool repeats = !last.empty() && left >= last.size() && std::memcmp(c.p, last.data(), last.size()) == 0;
+            if (repeats) {
               c.p += last.size();
             } else {
               if (!c.object(keys, values, n)) return std::nullopt;
@@ -101,7 +100,7 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
             }
             increasing = increasing && (layers->empty() || prev_key < key);
             prev_key = key;
-            layers->push_back(FlatLayer{static_cast<std::uint32_t>(key.data() - text.data())});
+            layers->push_back(FlatLayer(static_cast<std::uint32_t>(key.data() - text.data()), repeats));
             c.ws();
             if (c.take('}')) break;
             if (!c.take(',')) return std::nullopt;

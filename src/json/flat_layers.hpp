@@ -14,22 +14,31 @@
 
 namespace w4a8::json {
 
-// One layer: where its key starts in the document, 4 bytes (a hostile document of minimal layers,
-// `"k":{}` each, stays near its own size). The rest is found again from there: the key ends at the
-// next '"' (a plain key has no escapes), its marker is the flat object after the ':', which the read
-// checked, so scanning it again ends at the same '}'.
-struct FlatLayer {
-  std::uint32_t key_at;
+// One layer in 4 bytes (a hostile document of minimal layers, `"k":{}` each, stays near its own
+// size): where its key starts, and whether its marker's bytes repeat the layer before's. The rest is
+// found again from there: the key ends at the next '"' (a plain key has no escapes), its marker is
+// the flat object after the ':', which the read checked, so scanning it again ends at the same '}'.
+class FlatLayer {
+ public:
+  static constexpr std::uint32_t kRepeats = std::uint32_t{1} << 31;  // (documents under 2 GiB)
+  FlatLayer(std::uint32_t key_at, bool repeats) : bits_(key_at | (repeats ? kRepeats : 0)) {}
+
+  std::uint32_t key_at() const { return bits_ & ~kRepeats; }
+  // Its marker is spelled exactly as the layer before's.
+  bool repeats() const { return (bits_ & kRepeats) != 0; }
 
   struct Text {
     std::string_view key, marker;
   };
   // Its key, and its value's text, '{' to '}' (loads_flat_object accepts it). `previous`, when
-  // given, is the marker of the layer before: bytes equal to it are that marker again, taken without
-  // a scan. pre: text is the document this layer was read from.
+  // given, must be the marker of the layer before: a repeat is then taken without a scan.
+  // pre: text is the document this layer was read from.
   Text read(std::string_view text, std::string_view previous = {}) const;
   std::string_view key(std::string_view text) const;
   std::string_view marker(std::string_view text) const { return read(text).marker; }
+
+ private:
+  std::uint32_t bits_;
 };
 
 // The layers read, in order, in blocks of kBlock: a block is never moved or copied as the list
@@ -93,7 +102,7 @@ class FlatLayers {
 //  - the value of "layers" an object of any number of members "key": flat object (loads_flat_object's
 //    shape), with plain keys, none repeated;
 //  - every other value a flat object or one of its scalars;
-//  - a text shorter than 4 GiB (the offsets are 32-bit).
+//  - a text shorter than 2 GiB (the offsets are 31-bit).
 // post: when it answers, loads_str(text) is an object whose "layers" member is an object with exactly
 // these members in this order, each value equal to loads_flat_object(marker).
 std::optional<FlatLayers> read_flat_layers(std::string_view text);

@@ -181,7 +181,8 @@ TEST(JsonFlatLayers, AgreesWithTheGeneralParser) {
     std::string_view previous;  // the layer before's marker, as collect() passes it
     for (std::size_t k = 0; k < flat->size(); ++k) {
       const FlatLayer& l = (*flat)[k];
-      ASSERT_LT(std::size_t{l.key_at}, text.size());
+      ASSERT_LT(std::size_t{l.key_at()}, text.size());
+      EXPECT_EQ(l.repeats(), k > 0 && (*flat)[k - 1].marker(text) == l.marker(text)) << text;
       EXPECT_EQ(l.key(text), layers->members[k].first) << text;
       const auto marker = loads_flat_object(l.marker(text));
       ASSERT_TRUE(marker.has_value()) << l.marker(text);
