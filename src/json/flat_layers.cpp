@@ -12,9 +12,9 @@
 namespace w4a8::json {
 namespace {
 
-// Whether two layers share a key. (The keys are found once, for the table's probes: 16 bytes a
-// layer while it runs, freed before the caller records any layer.)
-bool has_repeat(std::string_view text, const FlatLayers& layers) {
+// Whether two layers share a key; if not, the table of their positions is left in `layers`. (The
+// keys are found once, for the table's probes: 16 bytes a layer while it runs.)
+bool has_repeat(std::string_view text, FlatLayers& layers) {
   std::vector<std::string_view> keys;
   keys.reserve(layers.size());
   for (const FlatLayer& l : layers) keys.push_back(l.key(text));
@@ -27,6 +27,7 @@ bool has_repeat(std::string_view text, const FlatLayers& layers) {
     if (seen[at] != KeySlots::kEmpty) return true;
     seen.put(at, i);
   }
+  layers.set_key_slots(std::move(seen));
   return false;
 }
 

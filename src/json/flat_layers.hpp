@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "core/key_slots.hpp"
 
 namespace w4a8::json {
 
@@ -57,6 +60,10 @@ class FlatLayers {
   // The keys came in increasing order (so they are unique, and sorted as the validator's index keeps them).
   bool increasing() const { return increasing_; }
   void set_increasing(bool b) { increasing_ = b; }
+  // When they did not: the table the repeat check built, key -> layer position (KeySlots, keyed by
+  // the layers' keys), for a caller whose positions are these to keep instead of hashing again.
+  KeySlots take_key_slots() { return std::move(key_slots_); }
+  void set_key_slots(KeySlots t) { key_slots_ = std::move(t); }
   void push_back(const FlatLayer& l) {
     if (blocks_.empty() || blocks_.back().size() == kBlock) {
       blocks_.emplace_back();
@@ -94,6 +101,7 @@ class FlatLayers {
  private:
   std::vector<std::vector<FlatLayer>> blocks_;
   bool increasing_ = true;
+  KeySlots key_slots_;
 };
 
 // Accepts: whitespace, '{', members "key": value separated by ',', '}', whitespace, the end, with

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/key_hash.hpp"
+#include "core/key_slots.hpp"
 #include "json/flat_layers.hpp"
 #include "json/parse.hpp"
 #include "py/repr.hpp"
@@ -104,13 +105,16 @@ Status collect_metadata(State& s, const Source& src) {
   if (auto flat = json::read_flat_layers(*serialized)) {
     // Room for these layers on top of what collect() reserved for the file's tensor markers.
     const std::size_t room = s.report.layers.capacity() + flat->size();
-    s.report.layers.reserve(room);
     // The first layers recorded (the first file's metadata comes before any marker) are new and
-    // distinct (the read refused repeats): many of them are appended without the index, which hashes
-    // them only if a later step asks it anything, so a header of nothing but layers never holds a
-    // table of them. (Fewer go through record_marker: their table is small, and hashing each key as
-    // it arrives measured 2 % faster at 5,000 layers than hashing them all at the first lookup.)
-    const bool first = s.report.layers.empty() && flat->size() >= kUnindexedFrom;
+    // distinct (the read refused repeats), so they are appended without asking the index. A few
+    // (under kUnindexedFrom) keep the table the read's repeat check built over their keys; of many,
+    // the table is dropped and the index hashes them only if a later step asks it anything, so a
+    // header of nothing but layers never holds one. (Hashing at the first lookup was slower than
+    // keeping the read's table or hashing on arrival for 5,000 layers: the keys are cold by then.)
+    const bool first = s.report.layers.empty();
+    KeySlots table = flat->take_key_slots();  // (empty when the keys came in increasing order)
+    if (!first || flat->size() >= kUnindexedFrom) table = KeySlots();  // freed before the layers grow
+    s.report.layers.reserve(room);
     if (!first) s.layer_index.reserve(room);
     MarkerMemo memo;
     std::string_view marker;  // the layer before's, whose bytes usually repeat
@@ -121,7 +125,8 @@ Status collect_metadata(State& s, const Source& src) {
       if (first) append_layer(s, key, std::move(m));
       else W4A8_TRY(record_marker(s, key, std::move(m)));
     }
-    if (first) s.layer_index.appended_distinct(flat->increasing());
+    if (first && !table.empty()) s.layer_index.appended_distinct(std::move(table));
+    else if (first) s.layer_index.appended_distinct(flat->increasing());
     return Ok{};
   }
   json::ParseResult parsed = json::loads_str(*serialized);

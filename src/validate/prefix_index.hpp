@@ -48,6 +48,12 @@ class PrefixIndex {
   // index was empty). Keys in increasing order are the sorted table as they stand; others are
   // hashed when the index is next asked anything (if ever: a header of nothing but layers is not).
   void appended_distinct(bool increasing) { stale_ = !increasing && !layers_->empty(); }
+  // The same, with `table` already holding every layer's position under its key (the flat metadata
+  // read's repeat check built it over these keys, in this order): kept instead of hashed again.
+  void appended_distinct(KeySlots table) {
+    slots_ = std::move(table);
+    stale_ = false;
+  }
   std::optional<std::size_t> find(std::string_view key) const {
     catch_up();
     const std::vector<Layer>& ls = *layers_;

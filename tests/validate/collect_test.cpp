@@ -206,11 +206,15 @@ TEST(Collect, MarkerDtypes) {
 
 // 0.5.19: a prefix's markers must be equal as whole dicts (Python ==). The per-key rule of later
 // releases: merge_test.cpp.
-// Enough metadata layers that they are appended without the prefix index (collect.cpp,
-// kUnindexedFrom: 65,536), in an order that is not sorted: a later tensor marker of one of them must
-// still merge into it, and weights with and without a marker must still be told apart.
-TEST(Collect, ManyMetadataLayersAreFoundByLaterMarkersAndWeights) {
-  constexpr std::size_t kLayers = 70000;
+// Metadata layers in an order that is not sorted, appended without asking the prefix index: 5,000
+// keep the flat read's table of their keys, 70,000 (over collect.cpp's kUnindexedFrom, 65,536) are
+// hashed at the first lookup. Either way a later tensor marker of one of them must still merge into
+// it, and weights with and without a marker must still be told apart.
+class ManyMetadataLayers : public ::testing::TestWithParam<std::size_t> {};
+INSTANTIATE_TEST_SUITE_P(Collect, ManyMetadataLayers, ::testing::Values(std::size_t{5000}, std::size_t{70000}));
+
+TEST_P(ManyMetadataLayers, AreFoundByLaterMarkersAndWeights) {
+  const std::size_t kLayers = GetParam();
   std::string doc = R"({"layers": {)";
   std::size_t at_l5 = 0;
   for (std::size_t i = 0; i < kLayers; ++i) {

@@ -46,7 +46,8 @@ TEST(PrefixIndex, AgreesWithAMap) {
 }
 
 // appended_distinct(): distinct keys appended without try_emplace (a flat metadata read), in order
-// or not, then the same operations as above against the map: the index catches up on first use.
+// or not, or with their table built beforehand, then the same operations as above against the map:
+// the index catches up on first use.
 TEST(PrefixIndex, AppendedDistinctKeysAreFoundLater) {
   std::mt19937_64 rng(0x5EED);
   for (int round = 0; round < 200; ++round) {
@@ -65,7 +66,13 @@ TEST(PrefixIndex, AppendedDistinctKeysAreFoundLater) {
       layers.push_back(Layer{st::Name(pool[i]), Marker{}});
       model.emplace(pool[i], i);
     }
-    index.appended_distinct(sorted);
+    if (!sorted && round % 4 == 1) {  // with the table of their positions built beforehand, as the flat read does
+      KeySlots table;
+      table.rebuild(n, n, [&](std::uint32_t i) { return std::string_view(pool[i]); });
+      index.appended_distinct(std::move(table));
+    } else {
+      index.appended_distinct(sorted);
+    }
     if (round % 3 == 0 && n > 0) {
       ASSERT_EQ(index.find(pool[n / 2]), std::optional<std::size_t>(n / 2));
     }
