@@ -57,6 +57,7 @@ Status check_layer(State& s, std::size_t i) {
   const Marker& m = s.report.layers[i].marker;
   if (!s.format_fact.for_(m)) s.format_fact = {m.watch(), comfy_format_of(m)};  // usually the layer before's object
   const ComfyFormat* f = s.format_fact.value;
+  s.report.unknown_format += f == nullptr;
   if (f == nullptr || f->rule == nullptr) return Ok{};  // upstream skips other formats silently
   W4A8_TRY(check_required(s, i, *f));
   return f->rule(s, i);
@@ -91,7 +92,6 @@ Result<Report> run(std::size_t nfiles, const Loader& load, const Options& opt, s
   for (std::size_t i = first; i < last; ++i) {
     if (opt.strict && i + kPrefetchAhead < last) prefetch_strict_data(s, i + kPrefetchAhead);
     W4A8_TRY(check_layer(s, i));
-    s.report.unknown_format += s.format_fact.value == nullptr;  // (check_layer set it for this layer)
     if (!opt.strict || strict_error) continue;
     if (Status st = check_layer_strict(s, i); !st.ok()) strict_error = std::move(st).error();
     if ((i - first + 1) % kReleaseEvery == 0) release_data_pages(s);

@@ -23,7 +23,6 @@ Result<LayersReport> run_layers(std::size_t nfiles, const detail::Loader& load, 
     for (std::size_t i = 0; i < s.report.layers.size(); ++i) {
       LayerVerdict& v = out.verdicts[i];
       v.upstream = detail::check_layer(s, i);
-      s.report.unknown_format += s.format_fact.value == nullptr;  // (check_layer set it for this layer)
       if (opt.strict && v.upstream.ok()) v.strict = detail::check_layer_strict(s, i);
     }
     out.report = std::move(s.report);

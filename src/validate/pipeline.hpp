@@ -15,6 +15,8 @@ namespace w4a8::validate::detail {
 // @return Ok, or collect()'s and apply_mxfp8()'s errors, or sglang.missing_markers.
 Status prepare(State& s, std::size_t nfiles, const Loader& load);
 // Section 4 on layer i: its format's required tensors, then its rule (table comfy_formats.def).
+// Counts the layer in report.unknown_format when its marker names no known format (once per call:
+// each walk checks each layer once).
 Status check_layer(State& s, std::size_t i);
 // --strict on layer i when it is asym_w4a8_int8 (after check_layer passed).
 Status check_layer_strict(const State& s, std::size_t i);
