@@ -67,10 +67,11 @@ class MarkerMemo {
  public:
   // The marker of `bytes` when they hold an object: the kept one when they equal its bytes, else
   // json::loads_bytes' object. Null otherwise, with that parse's result (an error or a non-object)
-  // in *other.
-  Marker parse(std::span<const std::uint8_t> bytes, std::optional<json::ParseResult>* other) {
+  // in *other. same_as_last: the caller knows the bytes equal the last ones parsed (the flat read
+  // compared them already), so they are not compared again.
+  Marker parse(std::span<const std::uint8_t> bytes, std::optional<json::ParseResult>* other, bool same_as_last = false) {
     if (valid_ && bytes.size() == bytes_.size() &&
-        (bytes.empty() || std::memcmp(bytes.data(), bytes_.data(), bytes.size()) == 0))
+        (same_as_last || bytes.empty() || std::memcmp(bytes.data(), bytes_.data(), bytes.size()) == 0))
       return kept_;
     const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     json::ParseResult parsed = json::loads_bytes(bytes, derived_room(text));
@@ -121,7 +122,7 @@ Status collect_metadata(State& s, const Source& src) {
     for (const json::FlatLayer& l : *flat) {
       const auto [key, text] = l.read(*serialized, marker);
       marker = text;
-      Marker m = memo.parse(as_bytes(marker), nullptr);
+      Marker m = memo.parse(as_bytes(marker), nullptr, l.repeats());
       if (first) append_layer(s, key, std::move(m));
       else W4A8_TRY(record_marker(s, key, std::move(m)));
     }
