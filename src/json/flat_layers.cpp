@@ -7,7 +7,6 @@
 #include "core/key_slots.hpp"
 
 #include "json/flat_cursor.hpp"
-#include "json/flat_object.hpp"
 
 namespace w4a8::json {
 namespace {
@@ -35,7 +34,7 @@ bool has_repeat(std::string_view text, FlatLayers& layers) {
 
 std::string_view FlatLayer::key(std::string_view text) const {
   const char* const b = text.data() + key_at();
-  const void* q = std::memchr(b, '"', text.size() - key_at());  // (the read saw it: plain keys have no escapes)
+  const void* q = std::memchr(b, '"', text.size() - key_at());  // (the read saw it: the keys it takes have no escapes)
   return {b, static_cast<std::size_t>(static_cast<const char*>(q) - b)};
 }
 
@@ -47,48 +46,42 @@ FlatLayer::Text FlatLayer::read(std::string_view text, std::string_view previous
   c.ws();
   const char* const b = c.p;
   if (repeats() && !previous.empty()) return {k, {b, previous.size()}};
-  std::string_view keys[flat::kMembers];
-  flat::Scalar values[flat::kMembers];
-  std::size_t n = 0;
-  c.object(keys, values, n);  // (succeeds: the read checked this object)
+  c.skip();  // (succeeds: the read checked this object)
   return {k, {b, static_cast<std::size_t>(c.p - b)}};
 }
 
 std::optional<FlatLayers> read_flat_layers(std::string_view text) {
   if (text.size() >= FlatLayer::kRepeats) return std::nullopt;  // (offsets are 31-bit)
   flat::Cursor c{text.data(), text.data() + text.size()};
-  std::string_view keys[flat::kMembers];  // a flat object's keys and values (checked, then dropped)
-  flat::Scalar values[flat::kMembers];
-  std::string_view root[kFlatMembers];
-  std::size_t nroot = 0;
   std::optional<FlatLayers> layers;
   c.ws();
   if (!c.take('{')) return std::nullopt;
   c.ws();
   if (!c.take('}')) {
     while (true) {
-      if (nroot == kFlatMembers || !c.plain_string(root[nroot])) return std::nullopt;
-      for (std::size_t i = 0; i < nroot; ++i)
-        if (root[i] == root[nroot]) return std::nullopt;  // a repeated key: the general parser merges it
+      std::string_view key;
+      if (!c.unescaped_string(key)) return std::nullopt;
       c.ws();
       if (!c.take(':')) return std::nullopt;
       c.ws();
-      std::size_t n = 0;
-      if (root[nroot] == "layers") {
-        if (!c.take('{')) return std::nullopt;
+      if (key != "layers") {
+        // Upstream reads only "layers": another member (repeated or not: the dict keeps its last
+        // value, unread) need only be valid JSON.
+        if (!c.skip()) return std::nullopt;
+      } else {
+        if (layers || !c.take('{')) return std::nullopt;  // a second "layers" replaces the first: the parser's
         layers.emplace();
-        std::string_view last;  // the last marker object() read
+        std::string_view last;  // the last marker skip() read
         bool increasing = true;  // keys in increasing order are unique without a search
         std::string_view prev_key;  // the layer before's
         c.ws();
         if (!c.take('}')) {
           while (true) {
-            std::string_view key;
-            if (!c.plain_string(key)) return std::nullopt;
+            if (!c.unescaped_string(key)) return std::nullopt;
             c.ws();
             if (!c.take(':')) return std::nullopt;
             c.ws();
-            // A marker spelled as the one before is that object again: object() reads exactly the
+            // A marker spelled as the one before is that object again: skip() reads exactly the
             // bytes up to its '}', so the same bytes give the same answer and the same end.
             const char* const b = c.p;
             const auto left = static_cast<std::size_t>(c.end - c.p);
@@ -96,7 +89,7 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
             if (repeats) {
               c.p += last.size();
             } else {
-              if (!c.object(keys, values, n)) return std::nullopt;
+              if (c.p == c.end || *c.p != '{' || !c.skip()) return std::nullopt;  // (not an object: upstream's error)
               last = {b, static_cast<std::size_t>(c.p - b)};
             }
             increasing = increasing && (layers->empty() || prev_key < key);
@@ -110,10 +103,7 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
         }
         if (!increasing && has_repeat(text, *layers)) return std::nullopt;
         layers->set_increasing(increasing);
-      } else if (!(c.p < c.end && *c.p == '{' ? c.object(keys, values, n) : c.scalar(values[0]))) {
-        return std::nullopt;
       }
-      ++nroot;
       c.ws();
       if (c.take('}')) break;
       if (!c.take(',')) return std::nullopt;

@@ -1,5 +1,5 @@
 // json.loads of a _quantization_metadata document in the shape writers give it
-// ({"format_version": "1.0", "layers": {"<prefix>": {<flat marker>}, ...}}), read in one pass without
+// ({"format_version": "1.0", "layers": {"<prefix>": {<marker>}, ...}}), read in one pass without
 // building it: each layer comes back as a view of its key and of its marker's text. The general
 // parser builds an object per layer (about nine allocations each); here there are none per layer,
 // and a caller can parse each distinct marker text once. Anything else returns nullopt and is left
@@ -19,8 +19,8 @@ namespace w4a8::json {
 
 // One layer in 4 bytes (a hostile document of minimal layers, `"k":{}` each, stays near its own
 // size): where its key starts, and whether its marker's bytes repeat the layer before's. The rest is
-// found again from there: the key ends at the next '"' (a plain key has no escapes), its marker is
-// the flat object after the ':', which the read checked, so scanning it again ends at the same '}'.
+// found again from there: the key ends at the next '"' (the keys read have no escapes), its marker is
+// the object after the ':', which the read checked, so scanning it again ends at the same '}'.
 class FlatLayer {
  public:
   static constexpr std::uint32_t kRepeats = std::uint32_t{1} << 31;  // (documents under 2 GiB)
@@ -33,7 +33,7 @@ class FlatLayer {
   struct Text {
     std::string_view key, marker;
   };
-  // Its key, and its value's text, '{' to '}' (loads_flat_object accepts it). `previous`, when
+  // Its key, and its value's text, '{' to '}' (an object json.loads accepts). `previous`, when
   // given, must be the marker of the layer before: a repeat is then taken without a scan.
   // pre: text is the document this layer was read from.
   Text read(std::string_view text, std::string_view previous = {}) const;
@@ -105,14 +105,19 @@ class FlatLayers {
 };
 
 // Accepts: whitespace, '{', members "key": value separated by ',', '}', whitespace, the end, with
-//  - at most kFlatMembers members, keys plain as loads_flat_object's (printable ASCII, no escapes)
-//    and none repeated, one of them "layers";
-//  - the value of "layers" an object of any number of members "key": flat object (loads_flat_object's
-//    shape), with plain keys, none repeated;
-//  - every other value a flat object or one of its scalars;
+//  - keys spelled without escapes (bytes 0x20 and up, non-ASCII as strict UTF-8: the text is the key),
+//    one of them "layers", and "layers" only once;
+//  - the value of "layers" an object of any number of members "key": object, keys as above, none
+//    repeated;
+//  - every marker, and every other root value, any JSON json.loads accepts (strings with escapes and
+//    UTF-8, numbers, literals, arrays, objects; flat::Cursor::skip) except NaN/Infinity, a number
+//    over kFlatIntDigits characters and nesting over 32 deep: so no int near Python's digit limit and
+//    no nesting near its recursion limit, and the only errors upstream could raise are the general
+//    parser's (nothing is answered for those documents);
 //  - a text shorter than 2 GiB (the offsets are 31-bit).
 // post: when it answers, loads_str(text) is an object whose "layers" member is an object with exactly
-// these members in this order, each value equal to loads_flat_object(marker).
+// these members in this order, each value equal to loads_str(marker) (an object; loads_flat_object's
+// too, when it answers for it).
 std::optional<FlatLayers> read_flat_layers(std::string_view text);
 
 }  // namespace w4a8::json

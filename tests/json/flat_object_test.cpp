@@ -7,8 +7,10 @@
 
 #include <cstdlib>
 #include <random>
+#include <span>
 #include <string>
 
+#include "json/flat_cursor.hpp"
 #include "json/flat_layers.hpp"
 #include "json/flat_object.hpp"
 #include "json/parse.hpp"
@@ -56,6 +58,10 @@ std::string edit(std::mt19937_64& rng, std::string s) {
     default: s.insert(at, s.substr(at, rng() % 8)); break;
   }
   return s;
+}
+
+std::span<const std::uint8_t> as_bytes(std::string_view s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
 }
 
 // Generated texts per differential test (W4A8_FLAT_CASES overrides).
@@ -131,8 +137,11 @@ TEST(JsonFlatObject, SpareRoomIsRoomOnly) {
 // (mostly byte-identical, some repeated keys, keys in and out of order).
 std::string random_metadata(std::mt19937_64& rng) {
   static const char* const kRootKeys[] = {"format_version", "layers", "x", "layers", ""};
-  // The first five are flat; the rest are not (the document is then the general parser's).
-  static const char* const kRootValues[] = {"\"1.0\"", "1", "null", "{}", "{\"a\": 1}", "[]", "1.5", "\"\\n\""};
+  // The first five are flat; then nested ones the fast path also reads (it checks them and reads no
+  // further); the last it declines (an escape: the document is then the general parser's).
+  static const char* const kRootValues[] = {"\"1.0\"", "1", "null", "{}", "{\"a\": 1}", "[]", "1.5",
+                                            "[1, [2, {\"k\": null, \"k\": -0.5e-3}], []]", "{\"a\": {\"b\": [true]}}",
+                                            "\"\\n\""};
   static const char* const kUsual[] = {"{\"format\": \"asym_w4a8_int8\", \"group_size\": 64}", "{}",
                                        "{\"format\":\"int8_tensorwise\"}"};
   static const char* const kLayerKeys[] = {"blocks.0.attn.q", "blocks.0.attn.k", "blocks.1.mlp", "a", "", "z.9"};
@@ -164,7 +173,7 @@ std::string random_metadata(std::mt19937_64& rng) {
 TEST(JsonFlatLayers, AgreesWithTheGeneralParser) {
   const std::size_t count = case_count();
   std::mt19937_64 rng(0x1A7E);
-  std::size_t answered = 0, declined = 0, layers_seen = 0;
+  std::size_t answered = 0, declined = 0, layers_seen = 0, flat_markers = 0;
   for (std::size_t i = 0; i < count; ++i) {
     std::string text = random_metadata(rng);
     text = edited(rng, std::move(text), rng() % 2 ? 0 : 1 + rng() % 2);  // half of them untouched
@@ -184,9 +193,10 @@ TEST(JsonFlatLayers, AgreesWithTheGeneralParser) {
       ASSERT_LT(std::size_t{l.key_at()}, text.size());
       EXPECT_EQ(l.repeats(), k > 0 && (*flat)[k - 1].marker(text) == l.marker(text)) << text;
       EXPECT_EQ(l.key(text), layers->members[k].first) << text;
-      const auto marker = loads_flat_object(l.marker(text));
-      ASSERT_TRUE(marker.has_value()) << l.marker(text);
+      const ParseResult marker = loads_bytes(as_bytes(l.marker(text)));  // (as the validator parses it)
+      ASSERT_TRUE(marker.ok() && marker->is_object()) << l.marker(text);
       ASSERT_TRUE(same(*marker, layers->members[k].second)) << text;
+      flat_markers += loads_flat_object(l.marker(text)).has_value();
       EXPECT_EQ(l.read(text, previous).marker, l.marker(text)) << text;  // a repeat found without a scan is the same text
       EXPECT_EQ(l.read(text, previous).key, l.key(text)) << text;
       previous = l.marker(text);
@@ -195,10 +205,13 @@ TEST(JsonFlatLayers, AgreesWithTheGeneralParser) {
     EXPECT_EQ(flat->increasing(), increasing) << text;
     layers_seen += flat->size();
   }
-  std::printf("flat layers fast path: %zu answered (%zu layers), %zu declined\n", answered, layers_seen, declined);
+  std::printf("flat layers fast path: %zu answered (%zu layers, %zu of them flat markers), %zu declined\n", answered,
+              layers_seen, flat_markers, declined);
   EXPECT_GT(answered, count / 10);
   EXPECT_GT(declined, count / 10);
   EXPECT_GT(layers_seen, answered);
+  EXPECT_GT(flat_markers, layers_seen / 4);               // both kinds of marker are reached
+  EXPECT_GT(layers_seen - flat_markers, layers_seen / 20);
 }
 
 TEST(JsonFlatLayers, HandPickedBoundaries) {
@@ -212,17 +225,52 @@ TEST(JsonFlatLayers, HandPickedBoundaries) {
   EXPECT_EQ(keys(" {\"format_version\": \"1.0\", \"layers\": {\"b\": {\"format\": \"x\"}, \"a\" : { } } } "),
             "b={\"format\": \"x\"};a={ };");
   EXPECT_EQ(keys("{\"layers\":{\"a\":{}},\"v\":{\"k\":-0},\"w\":true}"), "a={};");
+  // Markers and other members that are not flat: checked and passed over (the validator parses each
+  // distinct marker text with the general parser).
+  EXPECT_EQ(keys("{\"layers\":{\"a\":{\"k\":[1, {\"j\": []}]},\"b\":{\"k\":{},\"k\":2.5E+3}},\"x\":[[], {}, -0.0e-0]}"),
+            "a={\"k\":[1, {\"j\": []}]};b={\"k\":{},\"k\":2.5E+3};");
+  EXPECT_EQ(keys("{\"x\":1,\"layers\":{\"a\":{}},\"x\":[2],\"y\":{\"layers\":[]}}"), "a={};");  // "x" twice: unread
+  // Strings: escapes and UTF-8 in values; keys in UTF-8 (DEL included), spelled without escapes.
+  const std::string utf8_key = "caf\xc3\xa9\x7f", emoji = "\xf0\x9f\x98\x80";
+  const std::string odd_marker = R"({"k":"\"\\\/\b\f\n\r\t\ud800\uDFFF)" + emoji + R"("})";
+  EXPECT_EQ(keys(R"({"layers":{")" + utf8_key + R"(":)" + odd_marker + R"(,"x":{"\u00e9":"\u00E9"}}})"),
+            utf8_key + "=" + odd_marker + R"(;x={"\u00e9":"\u00E9"};)");
+  // Nesting up to the reader's depth, and one past it.
+  const auto marker_of_depth = [](std::size_t depth) {  // arrays `depth` deep inside the marker
+    return "{\"k\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  };
+  const auto nested = [&](std::size_t depth) { return "{\"layers\":{\"a\":" + marker_of_depth(depth) + "}}"; };
+  EXPECT_EQ(keys(nested(flat::kSkipDepth - 1)), "a=" + marker_of_depth(flat::kSkipDepth - 1) + ";");
+  EXPECT_FALSE(read_flat_layers(nested(flat::kSkipDepth)).has_value());
+  EXPECT_TRUE(loads_str(nested(flat::kSkipDepth)).ok());
   const std::string declined[] = {
       "", "{}", "[]", "{\"x\":1}",                                  // no "layers": its error is the parser's
       "{\"layers\":[]}", "{\"layers\":1}", "{\"layers\":{\"a\":1}}",  // not an object / a marker not one
-      "{\"layers\":{\"a\":{}},\"layers\":{}}",                     // a repeated root key
+      "{\"layers\":{\"a\":[]}}", "{\"layers\":{\"a\":null}}",
+      "{\"layers\":{\"a\":{}},\"layers\":{}}",                     // a repeated "layers"
+      "{\"layers\":{\"a\":{}},\"x\":1,\"layers\":{\"a\":{}}}",
       "{\"layers\":{\"a\":{},\"a\":{}}}",                           // a repeated layer key, in order
       "{\"layers\":{\"b\":{},\"a\":{},\"b\":{}}}",                 // and out of order
-      "{\"layers\":{\"a\":{\"k\":[1]}}}", "{\"layers\":{\"a\":{\"k\":{}}}}",  // a marker not flat
-      "{\"layers\":{\"a\\u0062\":{}}}", "{\"layers\":{\"\xc3\xa9\":{}}}",   // a key not plain
-      "{\"layers\":{\"a\":{}},\"x\":[]}", "{\"layers\":{\"a\":{}},\"x\":1.5}",  // another value not flat
+      R"({"layers":{"a\u0062":{}}})", R"({"la\u0079ers":{"a":{}}})",  // a key spelled with an escape
+      "{\"layers\":{\"\xc3\":{}}}", "{\"layers\":{\"\xed\xa0\x80\":{}}}",    // a key not UTF-8 (a surrogate)
+      R"({"layers":{"a":{}},"x":"\x"})", R"({"layers":{"a":{}},"x":"\u12"})",  // bad escapes
+      R"({"layers":{"a":{}},"x":"\"})", R"({"layers":{"a":{}},"x":"\u12g4"})",
+      "{\"layers\":{\"a\":{}},\"x\":\"\xff\"}", "{\"layers\":{\"a\":{\"k\":\"\xc0\xaf\"}}}",  // not UTF-8
+      "{\"layers\":{\"a\":{}},\"x\":\"\t\"}", R"({"layers":{"a":{}},"x":"a)",  // a control byte; no end
+      "{\"layers\":{\"a\":{}},\"x\":NaN}", "{\"layers\":{\"a\":{}},\"x\":-Infinity}",  // Python's extras: the parser's
+      "{\"layers\":{\"a\":{}},\"x\":01}", "{\"layers\":{\"a\":{}},\"x\":1.}", "{\"layers\":{\"a\":{}},\"x\":.5}",
+      "{\"layers\":{\"a\":{}},\"x\":1e}", "{\"layers\":{\"a\":{}},\"x\":1e+}", "{\"layers\":{\"a\":{}},\"x\":-}",
+      "{\"layers\":{\"a\":{}},\"x\":+1}", "{\"layers\":{\"a\":{}},\"x\":[1,]}", "{\"layers\":{\"a\":{}},\"x\":{\"k\":1,}}",
+      "{\"layers\":{\"a\":{}},\"x\":[1 2]}", "{\"layers\":{\"a\":{}},\"x\":{\"k\"}}", "{\"layers\":{\"a\":{}},\"x\":[}",
+      "{\"layers\":{\"a\":{}},\"x\":tru}", "{\"layers\":{\"a\":{\"k\":[\"\x01\"]}}}",
       "{\"layers\":{\"a\":{}}} x", "{\"layers\":{\"a\":{},}}", "{\"layers\":{\"a\":{}}", "\xef\xbb\xbf{\"layers\":{}}"};
   for (const auto& t : declined) EXPECT_FALSE(read_flat_layers(t).has_value()) << t;
+  // Numbers: up to kFlatIntDigits characters (ints that long are far below Python's 4300-digit limit).
+  const std::string digits(kFlatIntDigits, '7');
+  EXPECT_TRUE(read_flat_layers("{\"layers\":{\"a\":{\"k\":" + digits + "}}}").has_value());
+  EXPECT_FALSE(read_flat_layers("{\"layers\":{\"a\":{\"k\":" + digits + "7}}}").has_value());
+  EXPECT_FALSE(read_flat_layers("{\"layers\":{\"a\":{\"k\":-" + digits + "}}}").has_value());
+  EXPECT_TRUE(read_flat_layers("{\"layers\":{\"a\":{\"k\":" + digits.substr(5) + ".5e-9}}}").has_value());  // 64 characters
   // Out of order but unique: answered (the repeat check hashes); many root members: declined.
   std::string many = "{\"layers\":{";
   for (int i = 999; i >= 0; --i) many += (i == 999 ? "\"k" : ",\"k") + std::to_string(i) + "\":{}";
@@ -231,11 +279,14 @@ TEST(JsonFlatLayers, HandPickedBoundaries) {
   EXPECT_FALSE(read_flat_layers(many + "}}")->increasing());
   EXPECT_TRUE(read_flat_layers("{\"layers\":{\"a\":{},\"b\":{}}}")->increasing());
   EXPECT_FALSE(read_flat_layers(many + ",\"k500\":{}}}").has_value());
-  std::string wide = "{\"layers\":{}";
-  for (std::size_t i = 1; i < kFlatMembers; ++i) wide += ",\"r" + std::to_string(i) + "\":1";
-  EXPECT_TRUE(read_flat_layers(wide + "}").has_value());
-  EXPECT_FALSE(read_flat_layers(wide + ",\"extra\":1}").has_value());
-  EXPECT_TRUE(loads_str(wide + ",\"extra\":1}").ok());
+  // Any number of root members (a marker's limit, kFlatMembers, is the flat object's, not this reader's).
+  std::string wide = "{\"layers\":{\"a\":{}}";
+  for (std::size_t i = 1; i < 4 * kFlatMembers; ++i) wide += ",\"r" + std::to_string(i) + "\":1";
+  EXPECT_EQ(keys(wide + "}"), "a={};");
+  std::string wide_marker = "{\"layers\":{\"a\":{\"k0\":0";
+  for (std::size_t i = 1; i <= kFlatMembers; ++i) wide_marker += ",\"k" + std::to_string(i) + "\":1";
+  EXPECT_FALSE(loads_flat_object(wide_marker.substr(wide_marker.find("{\"k0")) + "}").has_value());
+  EXPECT_EQ(read_flat_layers(wide_marker + "}}}")->size(), 1u);
 }
 
 // Past one block of the flat read (FlatLayers::kBlock layers): three full blocks and part of a fourth,

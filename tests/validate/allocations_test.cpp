@@ -10,6 +10,7 @@
 #include <string>
 
 #include "builder.hpp"
+#include "json/flat_layers.hpp"
 #include "support/counting_new.hpp"
 
 namespace w4a8::validate::testing {
@@ -22,7 +23,7 @@ constexpr std::string_view kMarker = R"({"format": "asym_w4a8_int8", "group_size
 std::string layer_name(int i) { return "model.diffusion_model.double_blocks." + std::to_string(i) + ".img_attn.qkv"; }
 
 // Where the markers are: .comfy_quant tensors; _quantization_metadata in the shape writers give it
-// (read without building it, json/flat_layers.hpp); or a document that shape declines (a list among
+// (read without building it, json/flat_layers.hpp); or a document that shape declines (a NaN among
 // its members), which the general parser builds.
 enum class Markers { Tensors, Metadata, MetadataBuilt };
 
@@ -30,7 +31,7 @@ enum class Markers { Tensors, Metadata, MetadataBuilt };
 // same marker bytes.
 long allocations(int layers, bool strict, Markers where = Markers::Tensors) {
   Ckpt c;
-  std::string meta = where == Markers::MetadataBuilt ? R"({"format_version": "1.0", "tools": ["x"], "layers": {)"
+  std::string meta = where == Markers::MetadataBuilt ? R"({"format_version": "1.0", "tools": [NaN], "layers": {)"
                                                     : R"({"format_version": "1.0", "layers": {)";
   for (int i = 0; i < layers; ++i) {
     const std::string p = layer_name(i);
@@ -44,6 +45,9 @@ long allocations(int layers, bool strict, Markers where = Markers::Tensors) {
     meta += (i ? ", \"" : "\"") + p + "\": " + std::string(kMarker);
   }
   if (where != Markers::Tensors) c.meta("_quantization_metadata", meta + "}}");
+  if (where == Markers::MetadataBuilt) {
+    EXPECT_FALSE(json::read_flat_layers(meta + "}}").has_value());  // (else the document is not built)
+  }
   const std::vector<Bytes> files{c.bytes()};
   w4a8::testing::heap::start();
   auto r = run(files, strict);

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "builder.hpp"
+#include "json/flat_layers.hpp"
 #include "support/counting_new.hpp"
 
 namespace w4a8::validate::testing {
@@ -58,12 +59,17 @@ TEST(ValidateMemory, MetadataMarkersUnderThreeTimesTheHeader) {
 // A checkpoint of nothing but metadata layers "0", "1", ...: layer i's marker is marker(i), and
 // `root_rest` follows the layers object in the document's root.
 template <class MarkerOf>
-Bytes metadata_layers(int layers, const MarkerOf& marker, std::string_view root_rest = "") {
-  Ckpt c;
+std::string metadata_text(int layers, const MarkerOf& marker, std::string_view root_rest = "") {
   std::string meta = R"({"layers":{)";
   for (int i = 0; i < layers; ++i) meta.append(i ? ",\"" : "\"").append(std::to_string(i)).append("\":").append(marker(i));
   meta.append("}").append(root_rest).append("}");
-  c.meta("_quantization_metadata", meta);
+  return meta;
+}
+
+template <class MarkerOf>
+Bytes metadata_layers(int layers, const MarkerOf& marker, std::string_view root_rest = "") {
+  Ckpt c;
+  c.meta("_quantization_metadata", metadata_text(layers, marker, root_rest));
   return c.bytes();
 }
 
@@ -81,13 +87,15 @@ TEST(ValidateMemory, MinimalMetadataLayersStayProportional) {
   EXPECT_LE(peak_of(file, kLayers), 3 * header_size(file) + 12 * std::size_t{kLayers});
 }
 
-// The same layers in a document the flat reader declines (a list among the root's members), so
-// json.loads' full document is built: a member of 96 bytes a layer, up to twice that while the
-// layers' block grows, and the layers' tables. Markers identical to the one before share one
-// object; each its own copy with room for derived keys made this 550 bytes a layer (40x).
+// The same layers in a document the flat reader declines (a NaN among the root's members, which it
+// leaves to the general parser), so json.loads' full document is built: a member of 96 bytes a layer, up to twice that
+// while the layers' block grows, and the layers' tables. Markers identical to the one before share
+// one object; each its own copy with room for derived keys made this 550 bytes a layer (40x).
 TEST(ValidateMemory, DeclinedMinimalLayersShareTheirMarker) {
   constexpr int kLayers = 80000;
-  const Bytes file = metadata_layers(kLayers, empty_marker, R"(,"x":[1])");
+  constexpr std::string_view kDeclined = R"(,"x":NaN)";
+  ASSERT_FALSE(json::read_flat_layers(metadata_text(3, empty_marker, kDeclined)).has_value());  // (else this tests nothing)
+  const Bytes file = metadata_layers(kLayers, empty_marker, kDeclined);
   EXPECT_LE(peak_of(file, kLayers), 3 * header_size(file) + 300 * std::size_t{kLayers});
 }
 

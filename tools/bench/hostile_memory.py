@@ -6,13 +6,16 @@ process doing what a loader does first with such a file: json.loads of the heade
 metadata document.
 
     python3 tools/bench/hostile_memory.py [--build build] [--layers 1500000]
-                                          [--shapes flat,declined,distinct] [--runs 2]
+                                          [--shapes flat,nested,declined,distinct] [--runs 2]
                                           [--baseline OTHER/w4a8check] [--no-python]
 
 Shapes (layer i's key is str(i)):
   flat      {"layers": {"0": {}, "1": {}, ...}}: read by the flat reader, one marker object shared
-  declined  the same plus "x": [1] at the document's root, which the flat reader declines: the
-            document is built as json.loads builds it
+  nested    the same plus "x": [1] at the document's root: read by the flat reader too, which checks
+            other members and nested values without building them (before it did, this shape was
+            "declined")
+  declined  the same plus "x": NaN at the document's root (json.loads accepts it), which the flat
+            reader leaves to the general parser: the document is built as json.loads builds it
   distinct  {"layers": {"0": {"a": 0}, ...}}: every marker different, so each is an object of its own
 
 Each command must accept the file (exit 0) and report every layer, or the script fails: the ctest
@@ -33,7 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cli_bench  # noqa: E402  (machine(), GNU_TIME: one way to describe the host and read RSS)
 
-SHAPES = ("flat", "declined", "distinct")
+SHAPES = ("flat", "nested", "declined", "distinct")
 
 PY_LOADS = ("import json, struct, sys\n"
             "f = open(sys.argv[1], 'rb'); n = struct.unpack('<Q', f.read(8))[0]\n"
@@ -45,7 +48,7 @@ PY_LOADS = ("import json, struct, sys\n"
 def document(shape, layers):
     marker = (lambda i: '{"a":%d}' % i) if shape == "distinct" else (lambda i: "{}")
     body = ",".join('"%d":%s' % (i, marker(i)) for i in range(layers))
-    rest = ',"x":[1]' if shape == "declined" else ""
+    rest = {"nested": ',"x":[1]', "declined": ',"x":NaN'}.get(shape, "")
     return '{"layers":{%s}%s}' % (body, rest)
 
 
