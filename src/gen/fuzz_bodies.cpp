@@ -8,7 +8,6 @@
 #include "gen/raw_json.hpp"
 #include "json/dump.hpp"
 #include "json/flat_layers.hpp"
-#include "json/flat_object.hpp"
 #include "json/parse.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
