@@ -9,6 +9,7 @@
 #include "json/dump.hpp"
 #include "json/flat_layers.hpp"
 #include "json/parse.hpp"
+#include "json/wtf8.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
 
@@ -117,30 +118,44 @@ bool has_split_pair(const json::Value& v) {
   return false;
 }
 
-// The bytes as a _quantization_metadata text: when the flat reader answers (the validator then never
-// builds the document), the general parser must build exactly the layers it read.
-std::string check_flat_layers(std::span<const std::uint8_t> bytes) {
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  const auto flat = json::read_flat_layers(text);
-  if (!flat) return "";
+}  // namespace
+
+std::string check_metadata_text(std::string_view text) {
+  const json::FlatRead flat = json::read_flat_layers(text);
+  if (flat.shape == json::MetadataShape::Declined) {
+    if (text.size() < json::FlatLayer::kIndirect && json::find_invalid_wtf8(text, false) == std::string_view::npos)
+      return "read_flat_layers declined a UTF-8 text";
+    return "";
+  }
   const json::ParseResult r = json::loads_str(text);
-  const json::Value* layers = r.ok() ? r->get("layers") : nullptr;
-  if (layers == nullptr || !layers->is_object() || layers->members.size() != flat->size())
+  if (flat.shape == json::MetadataShape::Invalid) {
+    const json::ParseError& e = flat.error;
+    if (r.ok() || r.error().failure != e.failure ||
+        (e.failure == json::ParseFailure::IntTooLong && r.error().digits != e.digits) ||
+        (e.failure == json::ParseFailure::TooDeep && r.error().in_array != e.in_array))
+      return "read_flat_layers and json.loads disagree on a failure: " + (r.ok() ? std::string("json.loads accepts") : r.error().detail);
+    return "";
+  }
+  if (!r.ok()) return "read_flat_layers read a text json.loads rejects (" + r.error().detail + ")";
+  if (flat.shape == json::MetadataShape::NotObject) return r->is_object() ? "read_flat_layers: an object read as not one" : "";
+  const json::Value* layers = r->is_object() ? r->get("layers") : nullptr;
+  if (flat.shape == json::MetadataShape::NoLayers)
+    return layers != nullptr && layers->is_object() ? "read_flat_layers found no layers where json.loads does" : "";
+  if (layers == nullptr || !layers->is_object() || layers->members.size() != flat.layers.size())
     return "read_flat_layers answered for a document whose layers json.loads does not build so";
-  for (std::size_t i = 0; i < flat->size(); ++i) {
-    const std::string_view m = (*flat)[i].marker(text);
+  for (std::size_t i = 0; i < flat.layers.size(); ++i) {
+    const std::string_view m = flat.layers.marker(flat.layers[i], text);
     const json::ParseResult marker = json::loads_bytes({reinterpret_cast<const std::uint8_t*>(m.data()), m.size()});  // (as collect() parses it)
-    if ((*flat)[i].key(text) != layers->members[i].first || !marker.ok() || !marker->is_object() ||
+    if (flat.layers.key(flat.layers[i], text) != layers->members[i].first || !marker.ok() ||
         !same_json(*marker, layers->members[i].second))
       return "read_flat_layers read layer " + std::to_string(i) + " unlike json.loads";
   }
   return "";
 }
 
-}  // namespace
-
 std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
-  if (std::string e = check_flat_layers(bytes); !e.empty()) return e;
+  if (std::string e = check_metadata_text({reinterpret_cast<const char*>(bytes.data()), bytes.size()}); !e.empty())
+    return e;
   const json::ParseResult r = json::loads_bytes(bytes);
   if (r.ok() && !has_split_pair(*r)) {
     const std::string text = json::dump(*r);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
@@ -32,9 +33,12 @@ std::string check_container_bytes(std::span<const std::uint8_t> bytes);
 // structure, and a value-preserving respelling of the text (raw_json.hpp: duplicate keys resolved
 // as a dict does, floats respelled with 4-digit exponents, non-ASCII escaped) parses to the same
 // structure; as the .comfy_quant tensor of a valid tiny W4A8 layer, the validator's error kind
-// matches the JSON verdict; as a _quantization_metadata text that json::read_flat_layers reads,
-// json.loads builds the same layers.
+// matches the JSON verdict; as a _quantization_metadata text, check_metadata_text.
 std::string check_marker_bytes(std::span<const std::uint8_t> bytes);
+// json::read_flat_layers(text) against json::loads_str(text), its contract (flat_layers.hpp): the
+// same failure (kind, digit count, container), the same shape, or the same layers (keys, and each
+// marker's text parsing to the value json.loads gives it); declined only where it may be. "" if so.
+std::string check_metadata_text(std::string_view text);
 
 // ---- validator_struct ----
 // The metamorphic check an input asks for (one choice after the scenario; 0 and most values: none).

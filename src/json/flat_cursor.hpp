@@ -3,11 +3,13 @@
 // layers reader lets through is, by construction, what loads_flat_object accepts.
 #pragma once
 
+#include <bitset>
 #include <cstddef>
 #include <cstring>
 #include <string_view>
 
 #include "json/flat_object.hpp"
+#include "json/parse.hpp"
 #include "json/scan.hpp"
 #include "json/value.hpp"
 #include "json/wtf8.hpp"
@@ -16,9 +18,6 @@ namespace w4a8::json::flat {
 
 inline constexpr std::size_t kMembers = kFlatMembers;
 inline constexpr std::size_t kIntDigits = kFlatIntDigits;
-// How deep skip() follows arrays and objects inside what it was given (Python's json nests about a
-// thousand deep before its RecursionError: anything deeper here is the general parser's, which models it).
-inline constexpr std::size_t kSkipDepth = 32;
 
 // A scalar's kind and literal (a string's contents, an int's canonical text), not yet a Value: a
 // declined input allocates nothing.
@@ -31,11 +30,18 @@ struct Scalar {
 struct Cursor {
   const char* p;
   const char* end;
+  // Why skip(), number() or a string refused: Syntax, unless an int had too many digits or nesting
+  // went too deep (json.loads' ValueError and RecursionError, with what their messages print), or a
+  // string was not UTF-8 (Unicode).
+  ParseFailure failure = ParseFailure::Syntax;
+  std::size_t digits = 0;  // IntTooLong
+  bool in_array = false;   // TooDeep
 
-  void ws() {
+  // (Inlined: called between every two tokens; out of line it cost 5 % of the metadata read.)
+  [[gnu::always_inline]] void ws() {
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) ++p;
   }
-  bool take(char c) {
+  [[gnu::always_inline]] bool take(char c) {
     if (p == end || *p != c) return false;
     ++p;
     return true;
@@ -50,30 +56,41 @@ struct Cursor {
     ++p;
     return true;
   }
-  // A string with no escape: printable ASCII, DEL, and strict UTF-8 (what a Python str holds; the
-  // validator's text is a header's decoded string, which the container checked). out views it: it is
-  // the string, so it can be a key. Used for the keys that are kept (layers) or compared ("layers").
+  // A string with no escape; out views it: it is the string, so it can be a key.
   bool unescaped_string(std::string_view& out) {
     if (!take('"')) return false;
     const char* const b = p;
-    p = scan::printable_stop<false>(p, end);  // (ASCII keys, the usual ones, in one pass)
-    const bool ascii = p != end && *p == '"';
-    if (!ascii) p = scan::string_stop(p, end);  // stops at '"', '\\' or a control byte
-    if (p == end || *p != '"') return false;
-    out = {b, static_cast<std::size_t>(p - b)};
-    ++p;
-    return ascii || utf8(out);
+    if (!string_rest(false)) return false;
+    out = {b, static_cast<std::size_t>(p - 1 - b)};
+    return true;
   }
   // A string as json.loads reads it (strict): escapes \" \\ \/ \b \f \n \r \t and \uXXXX (any four hex
-  // digits, a lone surrogate too), no control byte, other bytes strict UTF-8. Checked, not decoded.
-  bool skip_string() {
-    if (!take('"')) return false;
-    const char* const b = p;
+  // digits, a lone surrogate too), no control byte. Checked, not decoded.
+  bool skip_string() { return take('"') && string_rest(true); }
+  // After a string's opening quote: up to and past its closing one. An escape is refused unless
+  // `escapes`; a byte of 0x80 or more must begin a UTF-8 sequence (strict: a surrogate's is refused),
+  // else failure is Unicode (json.loads' input was not text: the general parser's to answer).
+  bool string_rest(bool escapes) {
     while (true) {
-      p = scan::string_stop(p, end);
-      if (p == end || static_cast<unsigned char>(*p) < 0x20) return false;
-      if (*p++ == '"') break;
+      p = scan::printable_stop<false>(p, end);  // stops at '"', '\\', a control byte, 0x7F and up
       if (p == end) return false;
+      const auto c = static_cast<unsigned char>(*p);
+      if (c == '"') {
+        ++p;
+        return true;
+      }
+      if (c >= 0x7F) {
+        std::size_t n = 0;
+        char32_t cp = 0;
+        if (c > 0x7F && !decode_wtf8({p, static_cast<std::size_t>(end - p)}, n, cp, false)) {
+          failure = ParseFailure::Unicode;
+          return false;
+        }
+        p += c > 0x7F ? n : 1;
+        continue;
+      }
+      if (c < 0x20 || !escapes) return false;
+      if (++p == end) return false;
       switch (*p++) {
         case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't': break;
         case 'u':
@@ -83,15 +100,10 @@ struct Cursor {
         default: return false;
       }
     }
-    return utf8({b, static_cast<std::size_t>(p - 1 - b)});
   }
   static bool hex_digit(char c) {
     const auto l = static_cast<unsigned char>(c | 0x20);  // (locale-free)
     return (c >= '0' && c <= '9') || (l >= 'a' && l <= 'f');
-  }
-  static bool utf8(std::string_view s) {
-    const auto* u = reinterpret_cast<const unsigned char*>(s.data());
-    return scan::non_ascii(u, u + s.size()) == u + s.size() || find_invalid_wtf8(s, false) == std::string_view::npos;
   }
   bool word(std::string_view w) {
     if (static_cast<std::size_t>(end - p) < w.size() || std::memcmp(p, w.data(), w.size()) != 0) return false;
@@ -120,65 +132,92 @@ struct Cursor {
     v = {Kind::Int, lit == "-0" ? std::string_view("0") : lit, false};  // Python's int text is canonical
     return true;
   }
-  // A number in Python's grammar, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?, of at most kIntDigits
-  // characters (far below the 4300-digit limit on ints). What follows is the caller's to check: a
-  // '.' without digits after it, or "01", is then not a ',' or a closing bracket, and declined there.
+  // A number as CPython's scanner reads one: -?(0|[1-9][0-9]*), then a fraction only when a digit
+  // follows the '.', an exponent only when digits follow the 'e' (and its sign), else the number
+  // ends before them and what is left is the caller's to refuse; or NaN, Infinity, -Infinity. An int
+  // of more than kPythonMaxIntDigits digits is IntTooLong (a float may be of any length).
   bool number() {
-    const char* const b = p;
+    if (word("NaN") || word("Infinity") || word("-Infinity")) return true;
     take('-');
-    if (p == end || *p < '0' || *p > '9') return false;
-    const auto digits = [&] {
-      const char* const d = p;
-      while (p < end && *p >= '0' && *p <= '9') ++p;
-      return p != d;
+    const char* const int_part = p;
+    const auto digit_at = [&](const char* q) { return q < end && *q >= '0' && *q <= '9'; };
+    const auto digits_from = [&](const char* q) {
+      while (digit_at(q)) ++q;
+      return q;
     };
-    if (*p == '0') ++p;
-    else digits();
-    if (p < end && *p == '.') {
-      ++p;
-      if (!digits()) return false;
+    if (!digit_at(p)) return false;
+    p = *p == '0' ? p + 1 : digits_from(p);
+    const auto int_digits = static_cast<std::size_t>(p - int_part);
+    bool is_float = false;
+    if (p < end && *p == '.' && digit_at(p + 1)) {
+      p = digits_from(p + 1);
+      is_float = true;
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
-      ++p;
-      if (p < end && (*p == '+' || *p == '-')) ++p;
-      if (!digits()) return false;
-    }
-    return static_cast<std::size_t>(p - b) <= kIntDigits;
-  }
-  // Any value json.loads accepts, but for what is left to the general parser: NaN and Infinity, numbers
-  // over kIntDigits characters, nesting over kSkipDepth. Strings and keys as skip_string(); a repeated
-  // key is fine: nothing here is kept, and the general parser, given the text later, merges it as
-  // Python does. Leading whitespace is the caller's. Recursion is bounded by kSkipDepth.
-  bool skip(std::size_t depth = 0) {
-    if (p == end) return false;
-    switch (*p) {
-      case '"': return skip_string();
-      case 't': return word("true");
-      case 'f': return word("false");
-      case 'n': return word("null");
-      case '[':
-      case '{': {
-        const bool object = *p++ == '{';
-        const char close = object ? '}' : ']';
-        if (depth == kSkipDepth) return false;
-        ws();
-        if (take(close)) return true;
-        while (true) {
-          if (object) {
-            if (!skip_string()) return false;
-            ws();
-            if (!take(':')) return false;
-            ws();
-          }
-          if (!skip(depth + 1)) return false;
-          ws();
-          if (take(close)) return true;
-          if (!take(',')) return false;
-          ws();
-        }
+      const char* q = p + 1;
+      if (q < end && (*q == '+' || *q == '-')) ++q;
+      if (digit_at(q)) {
+        p = digits_from(q);
+        is_float = true;
       }
-      default: return number();
     }
+    if (!is_float && int_digits > kPythonMaxIntDigits) {
+      failure = ParseFailure::IntTooLong;
+      digits = int_digits;
+      return false;
+    }
+    return true;
+  }
+  // Any value json.loads accepts, without keeping it, given `depth` containers open around it (they
+  // count toward Python's nesting limit, kPythonMaxDepth: a container past it is TooDeep). Strings and keys as skip_string(); a repeated key is
+  // fine (the general parser, given the text later, merges it as Python does). Leading whitespace is
+  // the caller's. Iterative: the open containers' kinds are bits in a fixed array.
+  bool skip(std::size_t depth) {
+    std::bitset<static_cast<std::size_t>(kPythonMaxDepth) + 1> object;  // of each container opened here: an object (else an array)
+    std::size_t open = 0;
+    while (true) {  // at a value
+      if (p == end) return false;
+      if (*p == '{' || *p == '[') {
+        const bool is_object = *p++ == '{';
+        if (depth + open + 1 > static_cast<std::size_t>(kPythonMaxDepth)) {
+          failure = ParseFailure::TooDeep;
+          in_array = !is_object;
+          return false;
+        }
+        object[open++] = is_object;
+        ws();
+        if (!take(is_object ? '}' : ']')) {
+          if (is_object && !member_key()) return false;
+          continue;  // to its first value
+        }
+        --open;  // empty
+      } else if (!(*p == '"' ? skip_string() : *p == 't' ? word("true") : *p == 'f' ? word("false")
+                                             : *p == 'n' ? word("null") : number())) {
+        return false;
+      }
+      // After a value: close what ends here, then on to the next value, or done.
+      while (true) {
+        if (open == 0) return true;
+        ws();
+        const bool in_object = object[open - 1];
+        if (take(in_object ? '}' : ']')) {
+          --open;
+          continue;
+        }
+        if (!take(',')) return false;
+        ws();
+        if (in_object && !member_key()) return false;
+        break;
+      }
+    }
+  }
+  // `"key" :` and the whitespace after it, in a skipped object.
+  bool member_key() {
+    if (!skip_string()) return false;
+    ws();
+    if (!take(':')) return false;
+    ws();
+    return true;
   }
   // At '{': a flat object up to its '}' inclusive: at most kMembers members, plain keys, none
   // repeated, scalar values. keys/values receive them (n of each). Leading whitespace is the caller's.

@@ -2,84 +2,216 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/key_slots.hpp"
 
 #include "json/flat_cursor.hpp"
+#include "json/parse.hpp"
+#include "json/wtf8.hpp"
 
 namespace w4a8::json {
 namespace {
 
-// Whether two layers share a key; if not, the table of their positions is left in `layers`. (The
-// keys are found once, for the table's probes: 16 bytes a layer while it runs.)
-bool has_repeat(std::string_view text, FlatLayers& layers) {
-  std::vector<std::string_view> keys;
-  keys.reserve(layers.size());
-  for (const FlatLayer& l : layers) keys.push_back(l.key(text));
-  const auto key_at = [&](std::uint32_t i) { return keys[i]; };
-  const std::size_t n = keys.size();
+constexpr std::size_t kRootDepth = 1;    // containers open around a root member's value
+constexpr std::size_t kMarkerDepth = 2;  // around a marker (the root, "layers")
+
+// A string token (quotes included) as json.loads decodes it. pre: flat::Cursor::skip_string took it.
+std::string decode_string(std::string_view token) {
+  ParseResult r = detail::loads_general(token);
+  return r.ok() ? std::move(r->text) : std::string();  // (always ok: the token was checked)
+}
+
+// A key at c: its bytes when it is spelled without escapes (view: the text itself), else decoded
+// into `decoded`. @return false when it is not a string json.loads accepts.
+[[gnu::always_inline]] inline bool read_key(flat::Cursor& c, std::string_view& key, std::string& decoded, bool& escaped) {
+  const char* const b = c.p;
+  escaped = false;
+  if (c.unescaped_string(key)) return true;
+  c.p = b;
+  if (!c.skip_string()) return false;
+  decoded = decode_string({b, static_cast<std::size_t>(c.p - b)});
+  key = decoded;
+  escaped = true;
+  return true;
+}
+
+// Where layer j's marker starts in the text.
+std::uint32_t marker_at(const FlatLayers& layers, const FlatLayer& l, std::string_view text) {
+  return static_cast<std::uint32_t>(layers.marker(l, text).data() - text.data());
+}
+
+// Python's dict on repeated layer keys: the first place, the last value. Without repeats the layers
+// stay as they are and the table of their positions is left in `layers`. With repeats each key
+// keeps its first layer, which takes the last one's marker (an indirect layer), and the later ones
+// go; the table is rebuilt without them, and no table is left. key_at(i): layer i's key.
+template <class KeyAt>
+void resolve_repeats(std::string_view text, FlatLayers& layers, const KeyAt& key_at) {
+  const std::size_t n = layers.size();
   KeySlots seen;
   seen.rebuild(0, n, key_at);
+  std::vector<std::uint32_t> last;  // per first occurrence: its key's last layer (made at the first repeat)
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::size_t at = seen.slot(key_at(i), key_at);
-    if (seen[at] != KeySlots::kEmpty) return true;
-    seen.put(at, i);
+    if (seen[at] == KeySlots::kEmpty) {
+      seen.put(at, i);
+      continue;
+    }
+    if (last.empty()) {
+      last.resize(n);
+      for (std::uint32_t k = 0; k < n; ++k) last[k] = k;
+    }
+    last[seen[at]] = i;
+    last[i] = KeySlots::kEmpty;  // dropped
   }
-  layers.set_key_slots(std::move(seen));
-  return false;
+  if (last.empty()) {
+    layers.set_key_slots(std::move(seen));
+    return;
+  }
+  seen = KeySlots();
+  FlatLayers out;
+  bool changed = false;  // the layer before in `out` is not the one before in the document
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const FlatLayer& l = layers[i];
+    if (last[i] == KeySlots::kEmpty) {
+      changed = true;
+      continue;
+    }
+    const std::string_view k = key_at(i);
+    if (last[i] == i && !l.indirect()) {
+      // (a repeat of the marker before holds only when that marker is still the one before)
+      out.push_back(changed && l.repeats() ? FlatLayer(l.at(), false) : l);
+      changed = false;
+      continue;
+    }
+    // Its own marker (an indirect layer of the old table: its entry is made again in the new one), or
+    // the last same key's.
+    const std::uint32_t m = marker_at(layers, layers[last[i]], text);
+    if (l.indirect()) {  // its key was decoded: keep those bytes
+      out.push_back(out.indirect(out.add_decoded_key(k), true, m));
+    } else {
+      out.push_back(out.indirect(static_cast<std::uint32_t>(k.data() - text.data()), false, m));
+    }
+    changed = last[i] != i;  // (its marker is another layer's: the next one's repeat bit no longer holds)
+  }
+  out.set_increasing(false);
+  layers = std::move(out);
+}
+
+void resolve_repeats(std::string_view text, FlatLayers& layers) {
+  // Each key's length is kept (4 bytes a layer; views, at 16, were most of the peak for a hostile
+  // document of minimal layers), so a probe reads the text only where lengths agree, and finding a
+  // key's end again at every probe (twice as slow at 1.5 M layers) is not needed.
+  std::vector<std::uint32_t> length(layers.size());
+  for (std::uint32_t i = 0; i < layers.size(); ++i) length[i] = static_cast<std::uint32_t>(layers.key(layers[i], text).size());
+  resolve_repeats(text, layers, [&](std::uint32_t i) {
+    const FlatLayer& l = layers[i];
+    return l.indirect() ? layers.key(l, text) : std::string_view(text.data() + l.at(), length[i]);
+  });
 }
 
 }  // namespace
 
-std::string_view FlatLayer::key(std::string_view text) const {
-  const char* const b = text.data() + key_at();
-  const void* q = std::memchr(b, '"', text.size() - key_at());  // (the read saw it: the keys it takes have no escapes)
+std::string_view FlatLayers::key(const FlatLayer& l, std::string_view text) const {
+  std::uint32_t at = l.at();
+  if (l.indirect()) {
+    at = indirect_[at].key_at;
+    if ((at & kDecoded) != 0) {
+      const std::string_view d = decoded().substr(at & ~kDecoded);
+      std::size_t n = 0, i = 0;
+      for (unsigned shift = 0;; shift += 7) {  // (add_decoded_key's LEB128 length)
+        const auto b = static_cast<unsigned char>(d[i++]);
+        n |= std::size_t{b & 0x7Fu} << shift;
+        if (b < 0x80) break;
+      }
+      return d.substr(i, n);
+    }
+  }
+  const char* const b = text.data() + at;
+  const void* q = std::memchr(b, '"', text.size() - at);  // (the read saw it: the key has no escapes)
   return {b, static_cast<std::size_t>(static_cast<const char*>(q) - b)};
 }
 
-FlatLayer::Text FlatLayer::read(std::string_view text, std::string_view previous) const {
-  const std::string_view k = key(text);
-  flat::Cursor c{k.data() + k.size() + 1, text.data() + text.size()};
-  c.ws();
-  c.take(':');
-  c.ws();
+FlatLayers::Text FlatLayers::read(const FlatLayer& l, std::string_view text, std::string_view previous) const {
+  const std::string_view k = key(l, text);
+  flat::Cursor c{nullptr, text.data() + text.size()};
+  if (l.indirect()) {
+    c.p = text.data() + indirect_[l.at()].marker_at;
+  } else {
+    c.p = k.data() + k.size() + 1;
+    c.ws();
+    c.take(':');
+    c.ws();
+  }
   const char* const b = c.p;
-  if (repeats() && !previous.empty()) return {k, {b, previous.size()}};
-  c.skip();  // (succeeds: the read checked this object)
+  if (l.repeats() && !previous.empty()) return {k, {b, previous.size()}};
+  c.skip(kMarkerDepth);  // (succeeds: the read checked this object)
   return {k, {b, static_cast<std::size_t>(c.p - b)}};
 }
 
-std::optional<FlatLayers> read_flat_layers(std::string_view text) {
-  if (text.size() >= FlatLayer::kRepeats) return std::nullopt;  // (offsets are 31-bit)
+FlatRead read_flat_layers(std::string_view text) {
+  FlatRead out;
+  if (text.size() >= FlatLayer::kIndirect) return out;  // (offsets are 30-bit)
   flat::Cursor c{text.data(), text.data() + text.size()};
-  std::optional<FlatLayers> layers;
+  // Non-ASCII bytes are checked in strings, where they belong (strict UTF-8: a marker's bytes are
+  // parsed as bytes, where a WTF-8 surrogate is an error); anywhere else one is a syntax error.
+  // json.loads checks the whole text first, so a failure reported here is the first one only if the
+  // text is WTF-8 (else loads_str's failure is Unicode, as here then).
+  const auto invalid = [&] {
+    if (c.failure == ParseFailure::Unicode) {  // (in a string: the general parser's, surrogates and all)
+      out.layers = FlatLayers();
+      return std::move(out);
+    }
+    out.shape = MetadataShape::Invalid;
+    out.error.failure = find_invalid_wtf8(text, true) == std::string_view::npos ? c.failure : ParseFailure::Unicode;
+    out.error.offset = static_cast<std::size_t>(c.p - text.data());
+    out.error.digits = c.digits;
+    out.error.in_array = c.in_array;
+    out.layers = FlatLayers();
+    return std::move(out);
+  };
+  std::optional<FlatLayers> layers;  // the last "layers" object so far
+  std::string decoded;  // a key decoded from escapes
+  bool escaped = false;
   c.ws();
-  if (!c.take('{')) return std::nullopt;
+  if (c.p == c.end || *c.p != '{') {  // valid JSON of another kind, or none
+    if (!c.skip(0)) return invalid();
+    c.ws();
+    if (c.p != c.end) return invalid();
+    out.shape = MetadataShape::NotObject;
+    return out;
+  }
+  ++c.p;
   c.ws();
   if (!c.take('}')) {
     while (true) {
       std::string_view key;
-      if (!c.unescaped_string(key)) return std::nullopt;
+      if (!read_key(c, key, decoded, escaped)) return invalid();
       c.ws();
-      if (!c.take(':')) return std::nullopt;
+      if (!c.take(':')) return invalid();
       c.ws();
       if (key != "layers") {
         // Upstream reads only "layers": another member (repeated or not: the dict keeps its last
         // value, unread) need only be valid JSON.
-        if (!c.skip()) return std::nullopt;
+        if (!c.skip(kRootDepth)) return invalid();
+      } else if (c.p == c.end || *c.p != '{') {
+        layers.reset();  // not an object: upstream's error, unless a later "layers" replaces it
+        if (!c.skip(kRootDepth)) return invalid();
       } else {
-        if (layers || !c.take('{')) return std::nullopt;  // a second "layers" replaces the first: the parser's
-        layers.emplace();
-        std::string_view last;  // the last marker skip() read
+        ++c.p;
+        layers.emplace();  // (a "layers" before this one is replaced, as the dict replaces it)
+        std::string_view last;  // the last object marker skip() read
         bool increasing = true;  // keys in increasing order are unique without a search
+        std::string prev_decoded;  // the layer before's key, when decoded
         std::string_view prev_key;  // the layer before's
         c.ws();
         if (!c.take('}')) {
           while (true) {
-            if (!c.unescaped_string(key)) return std::nullopt;
+            if (!read_key(c, key, decoded, escaped)) return invalid();
             c.ws();
-            if (!c.take(':')) return std::nullopt;
+            if (!c.take(':')) return invalid();
             c.ws();
             // A marker spelled as the one before is that object again: skip() reads exactly the
             // bytes up to its '}', so the same bytes give the same answer and the same end.
@@ -89,30 +221,44 @@ std::optional<FlatLayers> read_flat_layers(std::string_view text) {
             if (repeats) {
               c.p += last.size();
             } else {
-              if (c.p == c.end || *c.p != '{' || !c.skip()) return std::nullopt;  // (not an object: upstream's error)
-              last = {b, static_cast<std::size_t>(c.p - b)};
+              if (!c.skip(kMarkerDepth)) return invalid();
+              // (a marker that is not an object is upstream's error when its turn comes: kept as it is)
+              last = *b == '{' ? std::string_view(b, static_cast<std::size_t>(c.p - b)) : std::string_view();
             }
             increasing = increasing && (layers->empty() || prev_key < key);
-            prev_key = key;
-            layers->push_back(FlatLayer(static_cast<std::uint32_t>(key.data() - text.data()), repeats));
+            if (escaped) {
+              const auto m = static_cast<std::uint32_t>(b - text.data());
+              layers->push_back(layers->indirect(layers->add_decoded_key(key), true, m));
+              prev_decoded.swap(decoded);
+              prev_key = prev_decoded;
+            } else {
+              layers->push_back(FlatLayer(static_cast<std::uint32_t>(key.data() - text.data()), repeats));
+              prev_key = key;
+            }
             c.ws();
             if (c.take('}')) break;
-            if (!c.take(',')) return std::nullopt;
+            if (!c.take(',')) return invalid();
             c.ws();
           }
         }
-        if (!increasing && has_repeat(text, *layers)) return std::nullopt;
+        if (!increasing) resolve_repeats(text, *layers);
         layers->set_increasing(increasing);
       }
       c.ws();
       if (c.take('}')) break;
-      if (!c.take(',')) return std::nullopt;
+      if (!c.take(',')) return invalid();
       c.ws();
     }
   }
   c.ws();
-  if (c.p != c.end) return std::nullopt;
-  return layers;  // (nullopt when there was no "layers": the general parser reports that)
+  if (c.p != c.end) return invalid();
+  if (!layers) {
+    out.shape = MetadataShape::NoLayers;
+    return out;
+  }
+  out.shape = MetadataShape::Layers;
+  out.layers = std::move(*layers);
+  return out;
 }
 
 }  // namespace w4a8::json

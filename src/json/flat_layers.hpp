@@ -1,44 +1,43 @@
-// json.loads of a _quantization_metadata document in the shape writers give it
-// ({"format_version": "1.0", "layers": {"<prefix>": {<marker>}, ...}}), read in one pass without
-// building it: each layer comes back as a view of its key and of its marker's text. The general
-// parser builds an object per layer (about nine allocations each); here there are none per layer,
-// and a caller can parse each distinct marker text once. Anything else returns nullopt and is left
-// to the general parser, so every error and every unusual document still comes from one place.
+// json.loads of a _quantization_metadata document ({"format_version": "1.0", "layers": {"<prefix>":
+// {<marker>}, ...}}), read in one pass without building it: each layer comes back as a view of its
+// key and of its marker's text. The general parser builds an object per layer (about nine
+// allocations each); here there are none per layer, and a caller can parse each distinct marker
+// text once. A document json.loads refuses, or that upstream refuses for its shape, is told apart
+// with the error json.loads raises, so the general parser is needed only for texts that are not
+// UTF-8 (which a header's decoded strings never are).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <deque>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/key_slots.hpp"
+#include "json/parse.hpp"
 
 namespace w4a8::json {
 
 // One layer in 4 bytes (a hostile document of minimal layers, `"k":{}` each, stays near its own
 // size): where its key starts, and whether its marker's bytes repeat the layer before's. The rest is
-// found again from there: the key ends at the next '"' (the keys read have no escapes), its marker is
-// the object after the ':', which the read checked, so scanning it again ends at the same '}'.
+// found again from there (FlatLayers::read): the key ends at the next '"' (a key read this way has no
+// escapes), its marker is the object after the ':', which the read checked, so scanning it again ends
+// at the same '}'. A layer whose key is spelled with escapes, or whose value is a later member's (a
+// repeated key), is `indirect`: its position indexes the table's few such layers instead.
 class FlatLayer {
  public:
-  static constexpr std::uint32_t kRepeats = std::uint32_t{1} << 31;  // (documents under 2 GiB)
-  FlatLayer(std::uint32_t key_at, bool repeats) : bits_(key_at | (repeats ? kRepeats : 0)) {}
+  static constexpr std::uint32_t kRepeats = std::uint32_t{1} << 31;
+  static constexpr std::uint32_t kIndirect = std::uint32_t{1} << 30;  // (documents under 1 GiB)
+  FlatLayer(std::uint32_t at, bool repeats, bool indirect = false)
+      : bits_(at | (repeats ? kRepeats : 0) | (indirect ? kIndirect : 0)) {}
 
-  std::uint32_t key_at() const { return bits_ & ~kRepeats; }
+  // Where its key starts in the text, or (indirect) its entry among FlatLayers' indirect layers.
+  std::uint32_t at() const { return bits_ & ~(kRepeats | kIndirect); }
   // Its marker is spelled exactly as the layer before's.
   bool repeats() const { return (bits_ & kRepeats) != 0; }
-
-  struct Text {
-    std::string_view key, marker;
-  };
-  // Its key, and its value's text, '{' to '}' (an object json.loads accepts). `previous`, when
-  // given, must be the marker of the layer before: a repeat is then taken without a scan.
-  // pre: text is the document this layer was read from.
-  Text read(std::string_view text, std::string_view previous = {}) const;
-  std::string_view key(std::string_view text) const;
-  std::string_view marker(std::string_view text) const { return read(text).marker; }
+  bool indirect() const { return (bits_ & kIndirect) != 0; }
 
  private:
   std::uint32_t bits_;
@@ -57,6 +56,27 @@ class FlatLayers {
   // Every block but the last is full.
   const FlatLayer& operator[](std::size_t i) const { return blocks_[i / kBlock][i % kBlock]; }
   const FlatLayer& back() const { return blocks_.back().back(); }
+
+  struct Text {
+    std::string_view key, marker;
+  };
+  // A layer's key (the Python str, as UTF-8/WTF-8 bytes), and its value's text, '{' to '}' (an object
+  // json.loads accepts). `previous`, when given, must be the marker of the layer before: a repeat is
+  // then taken without a scan. pre: l is one of these layers, text the document they were read from.
+  Text read(const FlatLayer& l, std::string_view text, std::string_view previous = {}) const;
+  std::string_view key(const FlatLayer& l, std::string_view text) const;
+  std::string_view marker(const FlatLayer& l, std::string_view text) const { return read(l, text).marker; }
+
+  // The keys decoded from escapes, which indirect layers' keys view: a caller that keeps those keys
+  // longer than this table takes the bytes and says where they are kept (the same bytes, moved).
+  // (Exactly as long as they are: grown by doubling, up to half of it would be spare room.)
+  std::string take_decoded_keys() {
+    decoded_.shrink_to_fit();
+    return std::move(decoded_);
+  }
+  void decoded_keys_moved_to(std::string_view kept) { kept_ = kept; }
+  bool has_decoded_keys() const { return !decoded_.empty() || !kept_.empty(); }
+
   // The keys came in increasing order (so they are unique, and sorted as the validator's index keeps them).
   bool increasing() const { return increasing_; }
   void set_increasing(bool b) { increasing_ = b; }
@@ -70,6 +90,23 @@ class FlatLayers {
       if (blocks_.size() > 1) blocks_.back().reserve(kBlock);
     }
     blocks_.back().push_back(l);
+  }
+  // An indirect layer: its key is the plain key starting at key_at in the text, or (decoded) the one
+  // add_decoded_key returned key_at for; its marker starts at marker_at in the text. @return the
+  // FlatLayer to push_back.
+  FlatLayer indirect(std::uint32_t key_at, bool decoded, std::uint32_t marker_at) {
+    indirect_.push_back({key_at | (decoded ? kDecoded : 0), marker_at});
+    return FlatLayer(static_cast<std::uint32_t>(indirect_.size() - 1), false, true);
+  }
+  // Appends a key decoded from escapes: its length (LEB128: one byte under 128), then its bytes.
+  // @return where it starts among the decoded keys.
+  std::uint32_t add_decoded_key(std::string_view k) {
+    const auto at = static_cast<std::uint32_t>(decoded_.size());
+    std::size_t n = k.size();
+    for (; n >= 0x80; n >>= 7) decoded_.push_back(static_cast<char>(0x80 | (n & 0x7F)));
+    decoded_.push_back(static_cast<char>(n));
+    decoded_.append(k);
+    return at;
   }
 
   // Walks block by block (no division per step).
@@ -99,25 +136,47 @@ class FlatLayers {
   }
 
  private:
+  static constexpr std::uint32_t kDecoded = std::uint32_t{1} << 31;  // Indirect::key_at is among the decoded keys
+  struct Indirect {  // 8 bytes: a hostile document may spell every key with escapes
+    std::uint32_t key_at, marker_at;
+  };
+  std::string_view decoded() const { return kept_.data() != nullptr ? kept_ : std::string_view(decoded_); }
+
   std::vector<std::vector<FlatLayer>> blocks_;
+  std::deque<Indirect> indirect_;  // (a deque: growing never copies it)
+  std::string decoded_;            // keys decoded from escapes, back to back
+  std::string_view kept_;          // where they went (decoded_keys_moved_to)
   bool increasing_ = true;
   KeySlots key_slots_;
 };
 
-// Accepts: whitespace, '{', members "key": value separated by ',', '}', whitespace, the end, with
-//  - keys spelled without escapes (bytes 0x20 and up, non-ASCII as strict UTF-8: the text is the key),
-//    one of them "layers", and "layers" only once;
-//  - the value of "layers" an object of any number of members "key": object, keys as above, none
-//    repeated;
-//  - every marker, and every other root value, any JSON json.loads accepts (strings with escapes and
-//    UTF-8, numbers, literals, arrays, objects; flat::Cursor::skip) except NaN/Infinity, a number
-//    over kFlatIntDigits characters and nesting over 32 deep: so no int near Python's digit limit and
-//    no nesting near its recursion limit, and the only errors upstream could raise are the general
-//    parser's (nothing is answered for those documents);
-//  - a text shorter than 2 GiB (the offsets are 31-bit).
-// post: when it answers, loads_str(text) is an object whose "layers" member is an object with exactly
-// these members in this order, each value equal to loads_str(marker) (an object; loads_flat_object's
-// too, when it answers for it).
-std::optional<FlatLayers> read_flat_layers(std::string_view text);
+// What json.loads, then upstream's first look at the result, make of a _quantization_metadata text.
+enum class MetadataShape {
+  Layers,     // an object whose "layers" is an object: `layers` holds its members
+  NotObject,  // valid JSON, not an object
+  NoLayers,   // an object without "layers", or whose "layers" is not an object
+  Invalid,    // json.loads raises: `error` says how (Syntax, IntTooLong, TooDeep), first in the text
+  Declined,   // not read here: the text is not UTF-8 (or a WTF-8 surrogate), or over 1 GiB
+};
+
+struct FlatRead {
+  MetadataShape shape = MetadataShape::Declined;
+  // Layers: the members of "layers" as json.loads leaves them. Every marker is a value json.loads
+  // accepts; one that is not an object is upstream's error when its turn comes.
+  FlatLayers layers;
+  ParseError error;  // Invalid: failure (Syntax, IntTooLong with digits, TooDeep with in_array), offset
+};
+
+// The text in one pass, without building it. As json.loads: a repeated key keeps its first position
+// and takes its last value (a repeated "layers": the last one; a repeated layer key: its first
+// place, its last marker, read indirectly); keys spelled with escapes are decoded (layer keys into
+// the table's decoded keys); other root members are only checked (upstream reads "layers" alone).
+// post (checked against loads_str in tests and the marker_json fuzz target):
+//  - Layers: loads_str(text) is an object whose "layers" is an object with exactly these members in
+//    this order; each value equals loads_str(marker) (loads_bytes' too: the text is UTF-8);
+//  - NotObject, NoLayers: loads_str(text) is valid JSON of that shape;
+//  - Invalid: loads_str(text) fails the same way (failure, digits, in_array);
+//  - Declined: only for the texts named there.
+FlatRead read_flat_layers(std::string_view text);
 
 }  // namespace w4a8::json

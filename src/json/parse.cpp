@@ -27,7 +27,6 @@ namespace {
 enum class Dialect { Python, Serde };
 
 inline constexpr int kSerdeMaxDepth = 127;         // serde_json's remaining_depth 128 hits 0 on the 128th
-inline constexpr std::size_t kPythonMaxIntDigits = 4300;  // sys.get_int_max_str_digits() default
 inline constexpr std::size_t kIndexedObjectMin = 16;      // members before a key index pays off
 
 // serde_json's ErrorCode Display texts.

@@ -9,6 +9,7 @@
 // Memory: about 100 bytes per JSON value on top of the text (a "[0,0,...]" costs ~50x its size).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -87,5 +88,9 @@ ParseResult parse_serde(std::string_view text);
 // json.loads, counting loads/decode/raw_decode): 995 from `python3 -c`, 993 from a function
 // called at module level, one less per extra caller frame. 990 means 6 frames above json.loads.
 inline constexpr int kPythonMaxDepth = 990;
+
+// sys.get_int_max_str_digits()'s default (Python 3.11 and later): an int literal of more digits is
+// IntTooLong (a plain ValueError), whatever its value.
+inline constexpr std::size_t kPythonMaxIntDigits = 4300;
 
 }  // namespace w4a8::json

@@ -101,34 +101,51 @@ Status collect_metadata(State& s, const Source& src) {
     s.formats.insert(ascii_lower(*qf));
   const std::string* serialized = h.meta("_quantization_metadata");
   if (serialized == nullptr) return Ok{};
-  // The usual shape, read without building it: the keys view the header's text (as tensor names
-  // do), and layers whose marker text repeats share one object (MarkerMemo), as tensor markers do.
-  if (auto flat = json::read_flat_layers(*serialized)) {
-    // Room for these layers on top of what collect() reserved for the file's tensor markers.
-    const std::size_t room = s.report.layers.capacity() + flat->size();
-    // The first layers recorded (the first file's metadata comes before any marker) are new and
-    // distinct (the read refused repeats), so they are appended without asking the index. A few
-    // (under kUnindexedFrom) keep the table the read's repeat check built over their keys; of many,
-    // the table is dropped and the index hashes them only if a later step asks it anything, so a
-    // header of nothing but layers never holds one. (Hashing at the first lookup was slower than
-    // keeping the read's table or hashing on arrival for 5,000 layers: the keys are cold by then.)
-    const bool first = s.report.layers.empty();
-    KeySlots table = flat->take_key_slots();  // (empty when the keys came in increasing order)
-    if (!first || flat->size() >= kUnindexedFrom) table = KeySlots();  // freed before the layers grow
-    s.report.layers.reserve(room);
-    if (!first) s.layer_index.reserve(room);
-    MarkerMemo memo;
-    std::string_view marker;  // the layer before's, whose bytes usually repeat
-    for (const json::FlatLayer& l : *flat) {
-      const auto [key, text] = l.read(*serialized, marker);
-      marker = text;
-      Marker m = memo.parse(as_bytes(marker), nullptr, l.repeats());
-      if (first) append_layer(s, key, std::move(m));
-      else W4A8_TRY(record_marker(s, key, std::move(m)));
+  // Read without building it: the keys view the header's text (as tensor names do), and layers whose
+  // marker text repeats share one object (MarkerMemo), as tensor markers do. json.loads' errors and
+  // upstream's first checks come from the same read; only a text that is not UTF-8 (never a header's
+  // decoded string) goes to the general parser below.
+  json::FlatRead read = json::read_flat_layers(*serialized);
+  switch (read.shape) {
+    case json::MetadataShape::Invalid:
+      return json_failure(read.error, make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
+    case json::MetadataShape::NotObject: return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
+    case json::MetadataShape::NoLayers: return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
+    case json::MetadataShape::Declined: break;
+    case json::MetadataShape::Layers: {
+      json::FlatLayers* flat = &read.layers;
+      // Room for these layers on top of what collect() reserved for the file's tensor markers.
+      const std::size_t room = s.report.layers.capacity() + flat->size();
+      // The first layers recorded (the first file's metadata comes before any marker) are new and
+      // distinct (the read merged repeats), so they are appended without asking the index. A few
+      // (under kUnindexedFrom) keep the table the read's repeat check built over their keys; of many,
+      // the table is dropped and the index hashes them only if a later step asks it anything, so a
+      // header of nothing but layers never holds one. (Hashing at the first lookup was slower than
+      // keeping the read's table or hashing on arrival for 5,000 layers: the keys are cold by then.)
+      const bool first = s.report.layers.empty();
+      KeySlots table = flat->take_key_slots();  // (empty when the keys came in increasing order)
+      if (!first || flat->size() >= kUnindexedFrom) table = KeySlots();  // freed before the layers grow
+      if (flat->has_decoded_keys()) {  // keys spelled with escapes: kept as long as the Report, as a parsed document is
+        const json::Value& kept = s.keep_metadata(json::Value::from_string(flat->take_decoded_keys()));
+        flat->decoded_keys_moved_to(kept.text);
+      }
+      s.report.layers.reserve(room);
+      if (!first) s.layer_index.reserve(room);
+      MarkerMemo memo;
+      std::string_view marker;  // the layer before's, whose bytes usually repeat
+      for (const json::FlatLayer& l : *flat) {
+        const auto [key, text] = flat->read(l, *serialized, marker);
+        marker = text;
+        if (marker.front() != '{')  // (the read kept it: an error only now, in upstream's order)
+          return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(key, s.opt.python)});
+        Marker m = memo.parse(as_bytes(marker), nullptr, l.repeats());
+        if (first) append_layer(s, key, std::move(m));
+        else W4A8_TRY(record_marker(s, key, std::move(m)));
+      }
+      if (first && !table.empty()) s.layer_index.appended_distinct(std::move(table));
+      else if (first) s.layer_index.appended_distinct(flat->increasing());
+      return Ok{};
     }
-    if (first && !table.empty()) s.layer_index.appended_distinct(std::move(table));
-    else if (first) s.layer_index.appended_distinct(flat->increasing());
-    return Ok{};
   }
   json::ParseResult parsed = json::loads_str(*serialized);
   if (!parsed.ok())

@@ -10,10 +10,10 @@
 #include <span>
 #include <string>
 
-#include "json/flat_cursor.hpp"
 #include "json/flat_layers.hpp"
 #include "json/flat_object.hpp"
 #include "json/parse.hpp"
+#include "gen/fuzz_bodies.hpp"
 
 namespace w4a8::json {
 namespace {
@@ -60,9 +60,6 @@ std::string edit(std::mt19937_64& rng, std::string s) {
   return s;
 }
 
-std::span<const std::uint8_t> as_bytes(std::string_view s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
 
 // Generated texts per differential test (W4A8_FLAT_CASES overrides).
 std::size_t case_count() {
@@ -136,17 +133,25 @@ TEST(JsonFlatObject, SpareRoomIsRoomOnly) {
 // A _quantization_metadata document: a few root members, "layers" among them (mostly), holding markers
 // (mostly byte-identical, some repeated keys, keys in and out of order).
 std::string random_metadata(std::mt19937_64& rng) {
-  static const char* const kRootKeys[] = {"format_version", "layers", "x", "layers", ""};
-  // The first five are flat; then nested ones the fast path also reads (it checks them and reads no
-  // further); the last it declines (an escape: the document is then the general parser's).
+  static const char* const kRootKeys[] = {"format_version", "layers", "x", "layers", "", "la\\u0079ers", "\\u00e9"};
+  // The first five are flat; then nested ones, an escape, Python's NaN, which the reader checks and
+  // reads no further; a "layers" that is not an object (unless a later one replaces it); then an int
+  // over Python's digit limit, a long float, and nesting past Python's depth limit.
+  static const std::string kLongInt = std::string(kPythonMaxIntDigits + 1, '9'),  // json.loads' ValueError
+      kLongFloat = std::string(kPythonMaxIntDigits + 1, '9') + ".5",                // not one
+      kDeep = std::string(kPythonMaxDepth, '[') + std::string(kPythonMaxDepth, ']');  // RecursionError (under the root)
   static const char* const kRootValues[] = {"\"1.0\"", "1", "null", "{}", "{\"a\": 1}", "[]", "1.5",
                                             "[1, [2, {\"k\": null, \"k\": -0.5e-3}], []]", "{\"a\": {\"b\": [true]}}",
-                                            "\"\\n\""};
+                                            "\"\\n\"", "-Infinity", "[NaN]", "1", kLongInt.c_str(), kLongFloat.c_str(),
+                                            kDeep.c_str()};
   static const char* const kUsual[] = {"{\"format\": \"asym_w4a8_int8\", \"group_size\": 64}", "{}",
                                        "{\"format\":\"int8_tensorwise\"}"};
-  static const char* const kLayerKeys[] = {"blocks.0.attn.q", "blocks.0.attn.k", "blocks.1.mlp", "a", "", "z.9"};
+  // Plain, UTF-8 and escaped keys (a few spell the same key two ways: "a" and "\u0061").
+  static const char* const kLayerKeys[] = {"blocks.0.attn.q", "blocks.0.attn.k", "blocks.1.mlp", "a", "", "z.9",
+                                           "\\u0061", "caf\xc3\xa9.", "t\\tab.", "\\ud83d\\ude00", "\\ud800"};
   static const char* const kWs[] = {"", " ", "\n", "\t "};
   auto ws = [&] { return std::string(kWs[rng() % std::size(kWs)]); };
+  if (rng() % 50 == 0) return ws() + kRootValues[rng() % std::size(kRootValues)] + ws();  // not an object
   std::string s = ws() + "{";
   const std::size_t n = rng() % 4;
   for (std::size_t i = 0; i < n || (i == n && rng() % 4 != 0); ++i) {
@@ -163,7 +168,7 @@ std::string random_metadata(std::mt19937_64& rng) {
     for (std::size_t k = 0; k < m; ++k) {
       if (k) s += "," + ws();
       s += "\"" + std::string(kLayerKeys[rng() % std::size(kLayerKeys)]) + std::to_string(rng() % 40) + "\":" + ws();
-      s += rng() % 4 != 0 ? usual : random_marker(rng);
+      s += rng() % 40 == 0 ? std::string(kRootValues[rng() % 13]) : rng() % 4 != 0 ? usual : random_marker(rng);  // (some not objects)
     }
     s += "}";
   }
@@ -173,120 +178,177 @@ std::string random_metadata(std::mt19937_64& rng) {
 TEST(JsonFlatLayers, AgreesWithTheGeneralParser) {
   const std::size_t count = case_count();
   std::mt19937_64 rng(0x1A7E);
-  std::size_t answered = 0, declined = 0, layers_seen = 0, flat_markers = 0;
+  std::size_t shapes[5] = {}, layers_seen = 0, flat_markers = 0, indirect = 0, repeats_seen = 0, increasing_seen = 0,
+              failures[5] = {};
   for (std::size_t i = 0; i < count; ++i) {
     std::string text = random_metadata(rng);
     text = edited(rng, std::move(text), rng() % 2 ? 0 : 1 + rng() % 2);  // half of them untouched
-    const auto flat = read_flat_layers(text);
-    declined += !flat;
-    if (!flat) continue;
-    ++answered;
-    const ParseResult general = detail::loads_general(text);
-    ASSERT_TRUE(general.ok() && general->is_object()) << "fast path accepted what the parser rejects: " << text;
-    const Value* layers = general->get("layers");
-    ASSERT_TRUE(layers != nullptr && layers->is_object()) << text;
-    ASSERT_EQ(layers->members.size(), flat->size()) << text;
-    bool increasing = true;
+    // The whole contract against json.loads (loads_str): shape, failure, layers, markers.
+    const std::string problem = gen::check_metadata_text(text);
+    ASSERT_EQ(problem, "") << text;
+    const FlatRead flat = read_flat_layers(text);
+    ++shapes[static_cast<int>(flat.shape)];
+    if (flat.shape == MetadataShape::Invalid) ++failures[static_cast<int>(flat.error.failure)];
+    if (flat.shape != MetadataShape::Layers) continue;
+    const FlatLayers& layers = flat.layers;
     std::string_view previous;  // the layer before's marker, as collect() passes it
-    for (std::size_t k = 0; k < flat->size(); ++k) {
-      const FlatLayer& l = (*flat)[k];
-      ASSERT_LT(std::size_t{l.key_at()}, text.size());
-      EXPECT_EQ(l.repeats(), k > 0 && (*flat)[k - 1].marker(text) == l.marker(text)) << text;
-      EXPECT_EQ(l.key(text), layers->members[k].first) << text;
-      const ParseResult marker = loads_bytes(as_bytes(l.marker(text)));  // (as the validator parses it)
-      ASSERT_TRUE(marker.ok() && marker->is_object()) << l.marker(text);
-      ASSERT_TRUE(same(*marker, layers->members[k].second)) << text;
-      flat_markers += loads_flat_object(l.marker(text)).has_value();
-      EXPECT_EQ(l.read(text, previous).marker, l.marker(text)) << text;  // a repeat found without a scan is the same text
-      EXPECT_EQ(l.read(text, previous).key, l.key(text)) << text;
-      previous = l.marker(text);
-      increasing = increasing && (k == 0 || layers->members[k - 1].first < layers->members[k].first);
+    for (std::size_t k = 0; k < layers.size(); ++k) {
+      const FlatLayer& l = layers[k];
+      ASSERT_TRUE(l.indirect() || std::size_t{l.at()} < text.size());
+      indirect += l.indirect();
+      const std::string_view marker = layers.marker(l, text);
+      // A repeat bit is a promise (the marker's bytes are the layer before's); it may be withheld.
+      EXPECT_TRUE(!l.repeats() || (k > 0 && layers.marker(layers[k - 1], text) == marker)) << text;
+      repeats_seen += l.repeats();
+      flat_markers += loads_flat_object(marker).has_value();
+      EXPECT_EQ(layers.read(l, text, previous).marker, marker) << text;  // a repeat found without a scan is the same text
+      EXPECT_EQ(layers.read(l, text, previous).key, layers.key(l, text)) << text;
+      previous = marker;
     }
-    EXPECT_EQ(flat->increasing(), increasing) << text;
-    layers_seen += flat->size();
+    if (layers.increasing()) {  // (false is the safe answer; repeated keys give it)
+      for (std::size_t k = 1; k < layers.size(); ++k) EXPECT_LT(layers.key(layers[k - 1], text), layers.key(layers[k], text)) << text;
+    }
+    increasing_seen += layers.increasing();
+    layers_seen += layers.size();
   }
-  std::printf("flat layers fast path: %zu answered (%zu layers, %zu of them flat markers), %zu declined\n", answered,
-              layers_seen, flat_markers, declined);
-  EXPECT_GT(answered, count / 10);
-  EXPECT_GT(declined, count / 10);
-  EXPECT_GT(layers_seen, answered);
-  EXPECT_GT(flat_markers, layers_seen / 4);               // both kinds of marker are reached
+  const auto n = [&](MetadataShape m) { return shapes[static_cast<int>(m)]; };
+  const auto f = [&](ParseFailure x) { return failures[static_cast<int>(x)]; };
+  std::printf("flat layers read: %zu with layers (%zu layers: %zu flat markers, %zu indirect, %zu repeat bits; %zu "
+              "increasing), %zu not an object, %zu without layers, %zu invalid (%zu syntax, %zu int too long, %zu too "
+              "deep, %zu not UTF-8), %zu declined\n",
+              n(MetadataShape::Layers), layers_seen, flat_markers, indirect, repeats_seen, increasing_seen,
+              n(MetadataShape::NotObject), n(MetadataShape::NoLayers), n(MetadataShape::Invalid),
+              f(ParseFailure::Syntax), f(ParseFailure::IntTooLong), f(ParseFailure::TooDeep), f(ParseFailure::Unicode),
+              n(MetadataShape::Declined));
+  // Every outcome is reached, most of them often.
+  EXPECT_GT(n(MetadataShape::Layers), count / 5);
+  EXPECT_GT(n(MetadataShape::Invalid), count / 10);
+  EXPECT_GT(n(MetadataShape::NoLayers), count / 50);
+  EXPECT_GT(n(MetadataShape::NotObject), 0u);
+  EXPECT_GT(n(MetadataShape::Declined), 0u);  // (an edit that splits a UTF-8 sequence)
+  EXPECT_GT(f(ParseFailure::IntTooLong), 0u);
+  EXPECT_GT(f(ParseFailure::TooDeep), 0u);
+  EXPECT_GT(f(ParseFailure::Unicode), 0u);
+  EXPECT_GT(flat_markers, layers_seen / 4);  // flat markers and others
   EXPECT_GT(layers_seen - flat_markers, layers_seen / 20);
+  EXPECT_GT(indirect, layers_seen / 50);  // escaped and repeated keys
+  EXPECT_GT(repeats_seen, layers_seen / 10);
+  EXPECT_GT(increasing_seen, n(MetadataShape::Layers) / 20);
 }
 
 TEST(JsonFlatLayers, HandPickedBoundaries) {
-  const auto keys = [](std::string_view t) {
+  // The layers ("key=marker;" each), or what else the text is; and the reader's contract holds.
+  const auto keys = [](std::string_view t) -> std::string {
+    EXPECT_EQ(gen::check_metadata_text(t), "") << t;
+    const FlatRead r = read_flat_layers(t);
+    switch (r.shape) {
+      case MetadataShape::Declined: return "declined";
+      case MetadataShape::NotObject: return "not-object";
+      case MetadataShape::NoLayers: return "no-layers";
+      case MetadataShape::Invalid:
+        return r.error.failure == ParseFailure::IntTooLong ? "invalid:int " + std::to_string(r.error.digits)
+               : r.error.failure == ParseFailure::TooDeep  ? std::string(r.error.in_array ? "invalid:deep array" : "invalid:deep object")
+               : r.error.failure == ParseFailure::Unicode  ? std::string("invalid:unicode")
+                                                           : std::string("invalid");
+      case MetadataShape::Layers: break;
+    }
     std::string out;
-    const auto layers = read_flat_layers(t);
-    for (const FlatLayer& l : *layers) out += std::string(l.key(t)) + "=" + std::string(l.marker(t)) + ";";
+    for (const FlatLayer& l : r.layers) out += std::string(r.layers.key(l, t)) + "=" + std::string(r.layers.marker(l, t)) + ";";
     return out;
   };
-  EXPECT_EQ(keys("{\"layers\":{}}"), "");
-  EXPECT_EQ(keys(" {\"format_version\": \"1.0\", \"layers\": {\"b\": {\"format\": \"x\"}, \"a\" : { } } } "),
-            "b={\"format\": \"x\"};a={ };");
-  EXPECT_EQ(keys("{\"layers\":{\"a\":{}},\"v\":{\"k\":-0},\"w\":true}"), "a={};");
+  EXPECT_EQ(keys(R"({"layers":{}})"), "");
+  EXPECT_EQ(keys(R"( {"format_version": "1.0", "layers": {"b": {"format": "x"}, "a" : { } } } )"),
+            R"(b={"format": "x"};a={ };)");
+  EXPECT_EQ(keys(R"({"layers":{"a":{}},"v":{"k":-0},"w":true})"), "a={};");
   // Markers and other members that are not flat: checked and passed over (the validator parses each
   // distinct marker text with the general parser).
-  EXPECT_EQ(keys("{\"layers\":{\"a\":{\"k\":[1, {\"j\": []}]},\"b\":{\"k\":{},\"k\":2.5E+3}},\"x\":[[], {}, -0.0e-0]}"),
-            "a={\"k\":[1, {\"j\": []}]};b={\"k\":{},\"k\":2.5E+3};");
-  EXPECT_EQ(keys("{\"x\":1,\"layers\":{\"a\":{}},\"x\":[2],\"y\":{\"layers\":[]}}"), "a={};");  // "x" twice: unread
-  // Strings: escapes and UTF-8 in values; keys in UTF-8 (DEL included), spelled without escapes.
+  EXPECT_EQ(keys(R"({"layers":{"a":{"k":[1, {"j": []}]},"b":{"k":{},"k":2.5E+3}},"x":[[], {}, -0.0e-0]})"),
+            R"(a={"k":[1, {"j": []}]};b={"k":{},"k":2.5E+3};)");
+  EXPECT_EQ(keys(R"({"x":1,"layers":{"a":{}},"x":[2],"y":{"layers":[]}})"), "a={};");  // "x" twice: unread
+  EXPECT_EQ(keys(R"({"layers":{"a":{"k":NaN,"j":[Infinity,-Infinity]}},"x":-Infinity})"),
+            R"(a={"k":NaN,"j":[Infinity,-Infinity]};)");
+  // Markers that are not objects stay (upstream's error when the validator reaches them).
+  EXPECT_EQ(keys(R"({"layers":{"a":1,"b":[],"c":null,"d":"x"}})"), R"(a=1;b=[];c=null;d="x";)");
+  // Strings: escapes and UTF-8 in values; keys in UTF-8 (DEL included) and with escapes (decoded).
   const std::string utf8_key = "caf\xc3\xa9\x7f", emoji = "\xf0\x9f\x98\x80";
   const std::string odd_marker = R"({"k":"\"\\\/\b\f\n\r\t\ud800\uDFFF)" + emoji + R"("})";
   EXPECT_EQ(keys(R"({"layers":{")" + utf8_key + R"(":)" + odd_marker + R"(,"x":{"\u00e9":"\u00E9"}}})"),
             utf8_key + "=" + odd_marker + R"(;x={"\u00e9":"\u00E9"};)");
-  // Nesting up to the reader's depth, and one past it.
-  const auto marker_of_depth = [](std::size_t depth) {  // arrays `depth` deep inside the marker
-    return "{\"k\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  EXPECT_EQ(keys(R"({"la\u0079ers":{"a\u0062":{"k":1},"\ud83d\ude00\ud800\n":{}}})"),
+            "ab={\"k\":1};" + emoji + "\xed\xa0\x80\n={};");  // (a lone surrogate: WTF-8, as Python keeps it)
+  // Repeated keys, as a dict: the first place, the last value (and the last "layers").
+  EXPECT_EQ(keys(R"({"layers":{"a":{"v":1},"b":{},"a":{"v":2},"\u0061":{"v":3},"c":{}}})"), R"(a={"v":3};b={};c={};)");
+  EXPECT_EQ(keys(R"({"layers":{"a":{},"a":1}})"), "a=1;");
+  EXPECT_EQ(keys(R"({"layers":{"a":1,"a":{}}})"), "a={};");
+  EXPECT_EQ(keys(R"({"layers":{"a":{}},"layers":{}})"), "");
+  EXPECT_EQ(keys(R"({"layers":{"a":{}},"x":1,"layers":{"b":{}}})"), "b={};");
+  EXPECT_EQ(keys(R"({"layers":1,"layers":{"b":{}}})"), "b={};");
+  EXPECT_EQ(keys(R"({"layers":{"b":{}},"layers":[]})"), "no-layers");
+  // Nesting up to Python's limit as modelled (kPythonMaxDepth containers in all), and one past it.
+  const auto nested = [](std::size_t arrays, std::string_view inner = "") {  // under the root, "layers", a marker
+    return R"({"layers":{"a":{"k":)" + std::string(arrays, '[') + std::string(inner) + std::string(arrays, ']') + "}}}";
   };
-  const auto nested = [&](std::size_t depth) { return "{\"layers\":{\"a\":" + marker_of_depth(depth) + "}}"; };
-  EXPECT_EQ(keys(nested(flat::kSkipDepth - 1)), "a=" + marker_of_depth(flat::kSkipDepth - 1) + ";");
-  EXPECT_FALSE(read_flat_layers(nested(flat::kSkipDepth)).has_value());
-  EXPECT_TRUE(loads_str(nested(flat::kSkipDepth)).ok());
-  const std::string declined[] = {
-      "", "{}", "[]", "{\"x\":1}",                                  // no "layers": its error is the parser's
-      "{\"layers\":[]}", "{\"layers\":1}", "{\"layers\":{\"a\":1}}",  // not an object / a marker not one
-      "{\"layers\":{\"a\":[]}}", "{\"layers\":{\"a\":null}}",
-      "{\"layers\":{\"a\":{}},\"layers\":{}}",                     // a repeated "layers"
-      "{\"layers\":{\"a\":{}},\"x\":1,\"layers\":{\"a\":{}}}",
-      "{\"layers\":{\"a\":{},\"a\":{}}}",                           // a repeated layer key, in order
-      "{\"layers\":{\"b\":{},\"a\":{},\"b\":{}}}",                 // and out of order
-      R"({"layers":{"a\u0062":{}}})", R"({"la\u0079ers":{"a":{}}})",  // a key spelled with an escape
-      "{\"layers\":{\"\xc3\":{}}}", "{\"layers\":{\"\xed\xa0\x80\":{}}}",    // a key not UTF-8 (a surrogate)
-      R"({"layers":{"a":{}},"x":"\x"})", R"({"layers":{"a":{}},"x":"\u12"})",  // bad escapes
-      R"({"layers":{"a":{}},"x":"\"})", R"({"layers":{"a":{}},"x":"\u12g4"})",
-      "{\"layers\":{\"a\":{}},\"x\":\"\xff\"}", "{\"layers\":{\"a\":{\"k\":\"\xc0\xaf\"}}}",  // not UTF-8
-      "{\"layers\":{\"a\":{}},\"x\":\"\t\"}", R"({"layers":{"a":{}},"x":"a)",  // a control byte; no end
-      "{\"layers\":{\"a\":{}},\"x\":NaN}", "{\"layers\":{\"a\":{}},\"x\":-Infinity}",  // Python's extras: the parser's
-      "{\"layers\":{\"a\":{}},\"x\":01}", "{\"layers\":{\"a\":{}},\"x\":1.}", "{\"layers\":{\"a\":{}},\"x\":.5}",
-      "{\"layers\":{\"a\":{}},\"x\":1e}", "{\"layers\":{\"a\":{}},\"x\":1e+}", "{\"layers\":{\"a\":{}},\"x\":-}",
-      "{\"layers\":{\"a\":{}},\"x\":+1}", "{\"layers\":{\"a\":{}},\"x\":[1,]}", "{\"layers\":{\"a\":{}},\"x\":{\"k\":1,}}",
-      "{\"layers\":{\"a\":{}},\"x\":[1 2]}", "{\"layers\":{\"a\":{}},\"x\":{\"k\"}}", "{\"layers\":{\"a\":{}},\"x\":[}",
-      "{\"layers\":{\"a\":{}},\"x\":tru}", "{\"layers\":{\"a\":{\"k\":[\"\x01\"]}}}",
-      "{\"layers\":{\"a\":{}}} x", "{\"layers\":{\"a\":{},}}", "{\"layers\":{\"a\":{}}", "\xef\xbb\xbf{\"layers\":{}}"};
-  for (const auto& t : declined) EXPECT_FALSE(read_flat_layers(t).has_value()) << t;
-  // Numbers: up to kFlatIntDigits characters (ints that long are far below Python's 4300-digit limit).
-  const std::string digits(kFlatIntDigits, '7');
-  EXPECT_TRUE(read_flat_layers("{\"layers\":{\"a\":{\"k\":" + digits + "}}}").has_value());
-  EXPECT_FALSE(read_flat_layers("{\"layers\":{\"a\":{\"k\":" + digits + "7}}}").has_value());
-  EXPECT_FALSE(read_flat_layers("{\"layers\":{\"a\":{\"k\":-" + digits + "}}}").has_value());
-  EXPECT_TRUE(read_flat_layers("{\"layers\":{\"a\":{\"k\":" + digits.substr(5) + ".5e-9}}}").has_value());  // 64 characters
-  // Out of order but unique: answered (the repeat check hashes); many root members: declined.
-  std::string many = "{\"layers\":{";
+  const std::size_t deepest = kPythonMaxDepth - 3;
+  EXPECT_NE(keys(nested(deepest)), "declined");
+  EXPECT_EQ(keys(nested(deepest + 1)), "invalid:deep array");
+  EXPECT_EQ(keys(nested(deepest, "{}")), "invalid:deep object");
+  EXPECT_EQ(keys(std::string(kPythonMaxDepth, '[') + std::string(kPythonMaxDepth, ']')), "not-object");
+  EXPECT_EQ(keys(std::string(kPythonMaxDepth + 1, '[') + std::string(kPythonMaxDepth + 1, ']')), "invalid:deep array");
+  // Ints up to Python's digit limit; floats of any length; the limit checked before what follows.
+  const std::string digits(kPythonMaxIntDigits, '7');
+  EXPECT_EQ(keys(R"({"layers":{"a":{"k":-)" + digits + "}}}"), R"(a={"k":-)" + digits + "};");
+  EXPECT_EQ(keys(R"({"layers":{"a":{"k":)" + digits + "7}}}"), "invalid:int 4301");
+  EXPECT_EQ(keys(R"({"layers":{"a":{"k":)" + digits + "7e}}}"), "invalid:int 4301");  // ("1e" is the int 1, then "e")
+  EXPECT_EQ(keys(R"({"layers":{"a":{"k":)" + digits + "7.}}}"), "invalid:int 4301");
+  EXPECT_EQ(keys(R"({"layers":{"a":{"k":)" + digits + "7x}}}"), "invalid:int 4301");
+  EXPECT_NE(keys(R"({"layers":{"a":{"k":)" + digits + digits + ".5e-9}}}"), "invalid");
+  EXPECT_EQ(keys(R"({"layers":{"a":{"k":)" + digits + digits + "E+}}}"), "invalid:int 8600");
+  const std::pair<std::string, std::string> others[] = {
+      {"", "invalid"}, {" ", "invalid"}, {"{}", "no-layers"}, {"[]", "not-object"}, {"1", "not-object"},
+      {"\"layers\"", "not-object"}, {"[1,]", "invalid"}, {R"({"x":1})", "no-layers"},
+      {R"({"layers":[]})", "no-layers"}, {R"({"layers":1})", "no-layers"},
+      {"{\"layers\":{\"\xc3\":{}}}", "declined"}, {"{\"layers\":{\"\xed\xa0\x80\":{}}}", "declined"},  // not UTF-8
+      {"{\"layers\":{\"a\":{}},\"x\":\"\xff\"}", "declined"}, {"{\"layers\":{\"a\":{\"k\":\"\xc0\xaf\"}}}", "declined"},
+      {"{\"layers\":{}}\xff", "invalid:unicode"}, {"{\"layers\":{} x \xff", "invalid:unicode"},  // (as loads_str: UTF-8 first)
+      {R"({"layers":{"a":{}},"x":)" + std::string(4301, '7') + "\xff}", "invalid:unicode"},
+      {R"({"layers":{"a":{}},"x":"\x"})", "invalid"}, {R"({"layers":{"a":{}},"x":"\u12"})", "invalid"},  // bad escapes
+      {R"({"layers":{"a":{}},"x":"\"})", "invalid"}, {R"({"layers":{"a":{}},"x":"\u12g4"})", "invalid"},
+      {R"({"layers":{"\q":{}}})", "invalid"}, {"{\"layers\":{\"a\":{}},\"x\":\"\t\"}", "invalid"},  // a control byte
+      {R"({"layers":{"a":{}},"x":"a)", "invalid"}, {R"({"layers":{"a":{}},"x":01})", "invalid"},
+      {R"({"layers":{"a":{}},"x":1.})", "invalid"}, {R"({"layers":{"a":{}},"x":.5})", "invalid"},
+      {R"({"layers":{"a":{}},"x":1e})", "invalid"}, {R"({"layers":{"a":{}},"x":1e+})", "invalid"},
+      {R"({"layers":{"a":{}},"x":-})", "invalid"}, {R"({"layers":{"a":{}},"x":+1})", "invalid"},
+      {R"({"layers":{"a":{}},"x":[1,]})", "invalid"}, {R"({"layers":{"a":{}},"x":{"k":1,}})", "invalid"},
+      {R"({"layers":{"a":{}},"x":[1 2]})", "invalid"}, {R"({"layers":{"a":{}},"x":{"k"}})", "invalid"},
+      {R"({"layers":{"a":{}},"x":[})", "invalid"}, {R"({"layers":{"a":{}},"x":tru})", "invalid"},
+      {R"({"layers":{"a":{}},"x":nan})", "invalid"}, {R"({"layers":{"a":{}},"x":-NaN})", "invalid"},
+      {"{\"layers\":{\"a\":{\"k\":[\"\x01\"]}}}", "invalid"}, {R"({"layers":{"a":{}}} x)", "invalid"},
+      {R"({"layers":{"a":{},}})", "invalid"}, {R"({"layers":{"a":{}})", "invalid"},
+      {"\xef\xbb\xbf{\"layers\":{}}", "invalid"}, {R"({1:{}})", "invalid"}, {R"({"layers" {}})", "invalid"}};
+  for (const auto& [t, want] : others) EXPECT_EQ(keys(t), want) << t;
+  // Out of order but unique: the repeat check hashes, its table left for the caller.
+  std::string many = R"({"layers":{)";
   for (int i = 999; i >= 0; --i) many += (i == 999 ? "\"k" : ",\"k") + std::to_string(i) + "\":{}";
-  ASSERT_TRUE(read_flat_layers(many + "}}").has_value());
-  EXPECT_EQ(read_flat_layers(many + "}}")->size(), 1000u);
-  EXPECT_FALSE(read_flat_layers(many + "}}")->increasing());
-  EXPECT_TRUE(read_flat_layers("{\"layers\":{\"a\":{},\"b\":{}}}")->increasing());
-  EXPECT_FALSE(read_flat_layers(many + ",\"k500\":{}}}").has_value());
+  FlatRead out_of_order = read_flat_layers(many + "}}");
+  ASSERT_EQ(out_of_order.shape, MetadataShape::Layers);
+  EXPECT_EQ(out_of_order.layers.size(), 1000u);
+  EXPECT_FALSE(out_of_order.layers.increasing());
+  EXPECT_FALSE(out_of_order.layers.take_key_slots().empty());
+  EXPECT_TRUE(read_flat_layers(R"({"layers":{"a":{},"b":{}}})").layers.increasing());
+  const std::string with_repeat = many + R"(,"k500":{"v":1}}})";
+  FlatRead repeated = read_flat_layers(with_repeat);
+  ASSERT_EQ(repeated.shape, MetadataShape::Layers);
+  EXPECT_EQ(repeated.layers.size(), 1000u);
+  EXPECT_TRUE(repeated.layers.take_key_slots().empty());  // (its positions changed: no table)
+  EXPECT_EQ(repeated.layers.marker(repeated.layers[499], with_repeat), R"({"v":1})");
   // Any number of root members (a marker's limit, kFlatMembers, is the flat object's, not this reader's).
-  std::string wide = "{\"layers\":{\"a\":{}}";
+  std::string wide = R"({"layers":{"a":{}})";
   for (std::size_t i = 1; i < 4 * kFlatMembers; ++i) wide += ",\"r" + std::to_string(i) + "\":1";
   EXPECT_EQ(keys(wide + "}"), "a={};");
-  std::string wide_marker = "{\"layers\":{\"a\":{\"k0\":0";
+  std::string wide_marker = R"({"layers":{"a":{"k0":0)";
   for (std::size_t i = 1; i <= kFlatMembers; ++i) wide_marker += ",\"k" + std::to_string(i) + "\":1";
   EXPECT_FALSE(loads_flat_object(wide_marker.substr(wide_marker.find("{\"k0")) + "}").has_value());
-  EXPECT_EQ(read_flat_layers(wide_marker + "}}}")->size(), 1u);
+  EXPECT_EQ(read_flat_layers(wide_marker + "}}}").layers.size(), 1u);
 }
 
 // Past one block of the flat read (FlatLayers::kBlock layers): three full blocks and part of a fourth,
@@ -301,8 +363,9 @@ TEST(JsonFlatLayers, LayersPastOneBlockKeepTheirPlaces) {
     text.append(i % 3 == 0 ? R"({"format": "asym_w4a8_int8"})" : R"({"group_size": )" + std::to_string(i) + "}");
   }
   text += "}}";
-  const auto flat = read_flat_layers(text);
-  ASSERT_TRUE(flat.has_value());
+  const FlatRead read = read_flat_layers(text);
+  ASSERT_EQ(read.shape, MetadataShape::Layers);
+  const FlatLayers* flat = &read.layers;
   ASSERT_EQ(flat->size(), kLayers);
   const ParseResult general = detail::loads_general(text);
   ASSERT_TRUE(general.ok());
@@ -311,20 +374,36 @@ TEST(JsonFlatLayers, LayersPastOneBlockKeepTheirPlaces) {
   std::size_t k = 0;
   for (const FlatLayer& l : *flat) {
     ASSERT_LT(k, kLayers);
-    EXPECT_EQ(l.key(text), layers.members[k].first) << k;
-    EXPECT_EQ((*flat)[k].marker(text), l.marker(text)) << k;
-    const auto marker = loads_flat_object(l.marker(text));
+    EXPECT_EQ(flat->key(l, text), layers.members[k].first) << k;
+    EXPECT_EQ(flat->marker((*flat)[k], text), flat->marker(l, text)) << k;
+    const auto marker = loads_flat_object(flat->marker(l, text));
     ASSERT_TRUE(marker.has_value()) << k;
     EXPECT_TRUE(same(*marker, layers.members[k].second)) << k;
     ++k;
   }
   EXPECT_EQ(k, kLayers);
-  EXPECT_EQ(flat->back().key(text), layers.members.back().first);
-  // A key repeated across blocks (the first layer's, last): the general parser's to merge.
+  EXPECT_EQ(flat->key(flat->back(), text), layers.members.back().first);
+  // A key repeated across blocks (layer L0's, last): merged as a dict merges it, every layer in its
+  // place, L0's the last marker.
   const std::string first_key = "\"L0\"";
   ASSERT_NE(text.find(first_key), std::string::npos);
-  std::string repeated = text.substr(0, text.size() - 2) + ", " + first_key + ": {}}}";
-  EXPECT_FALSE(read_flat_layers(repeated).has_value());
+  const std::string repeated = text.substr(0, text.size() - 2) + ", " + first_key + ": {\"v\": 1}}}";
+  const FlatRead merged_read = read_flat_layers(repeated);
+  ASSERT_EQ(merged_read.shape, MetadataShape::Layers);
+  const FlatLayers* merged = &merged_read.layers;
+  ASSERT_EQ(merged->size(), kLayers);
+  const ParseResult merged_general = detail::loads_general(repeated);
+  ASSERT_TRUE(merged_general.ok());
+  const Value& merged_layers = *merged_general->get("layers");
+  std::size_t moved = 0;
+  for (std::size_t i = 0; i < kLayers; ++i) {
+    const FlatLayer& l = (*merged)[i];
+    ASSERT_EQ(merged->key(l, repeated), merged_layers.members[i].first) << i;
+    const ParseResult m = loads_str(merged->marker(l, repeated));
+    ASSERT_TRUE(m.ok() && same(*m, merged_layers.members[i].second)) << i;
+    moved += merged->key(l, repeated) == "L0" && merged->marker(l, repeated) == "{\"v\": 1}";
+  }
+  EXPECT_EQ(moved, 1u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "builder.hpp"
+#include "json/flat_layers.hpp"
 
 namespace w4a8::validate::testing {
 namespace {
@@ -79,6 +80,35 @@ TEST(Collect, MetadataJsonErrors) {
   }
 }
 
+// A text the metadata reader leaves to the general parser (a WTF-8 surrogate, which no container's
+// decoded header holds, but a header built in memory may): the document parsed whole, its layers
+// as json.loads gives them.
+TEST(Collect, MetadataTheReaderDeclinesIsParsedWhole) {
+  Ckpt c = Ckpt().w4a8("m");
+  c.meta("_quantization_metadata", "{}");
+  const Bytes bytes = c.bytes();
+  auto h = st::parse(bytes);
+  ASSERT_TRUE(h.ok());
+  const std::string text = R"({"layers": {"m": {"format": "asym_w4a8_int8", "group_size": 16}, ")" "\xed\xa0\x80" R"(": {}}})";
+  ASSERT_EQ(json::read_flat_layers(text).shape, json::MetadataShape::Declined);  // (else this tests nothing)
+  for (auto& [k, v] : h->metadata)
+    if (k == "_quantization_metadata") v = text;
+  const ParsedFile f{"model.safetensors", bytes, &*h, false};
+  const auto r = inspect_parsed(std::span(&f, 1));
+  ASSERT_TRUE(r.ok()) << verdict(r);
+  ASSERT_EQ(r->layers.size(), 2u);
+  EXPECT_EQ(std::string_view(r->layers[0].prefix), "m");
+  EXPECT_EQ(std::string_view(r->layers[1].prefix), "\xed\xa0\x80");
+  EXPECT_EQ(r->unknown_format, 1u);
+  // The same document as a header can hold it (the key escaped): the reader's, the same layers.
+  Ckpt escaped = Ckpt().w4a8("m");
+  escaped.meta("_quantization_metadata", R"({"layers": {"m": {"format": "asym_w4a8_int8", "group_size": 16}, "\ud800": {}}})");
+  const auto same = run(escaped);
+  ASSERT_TRUE(same.ok()) << verdict(same);
+  ASSERT_EQ(same->layers.size(), 2u);
+  EXPECT_EQ(std::string_view(same->layers[1].prefix), "\xed\xa0\x80");
+}
+
 TEST(Collect, DigitLimitAndRecursionPropagate) {
   Ckpt a = int8_layer("{\"x\": " + std::string(4301, '9') + "}");
   EXPECT_EQ(verdict(run(a)),
@@ -94,6 +124,12 @@ TEST(Collect, DigitLimitAndRecursionPropagate) {
   c.meta("_quantization_metadata", deep);
   EXPECT_EQ(verdict(run(c)),
             "python.recursion: maximum recursion depth exceeded while decoding a JSON object from a unicode string");
+  // In the metadata too, wherever the int is (a member upstream never reads).
+  Ckpt d = Ckpt().w4a8("m");
+  d.meta("_quantization_metadata", R"({"layers": {}, "x": [)" + std::string(4301, '7') + "]}");
+  EXPECT_EQ(verdict(run(d)),
+            "python.int.max_str_digits: Exceeds the limit (4300 digits) for integer string conversion: value has "
+            "4301 digits; use sys.set_int_max_str_digits() to increase the limit");
 }
 
 TEST(Collect, MarkerErrors) {

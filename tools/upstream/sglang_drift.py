@@ -5,12 +5,16 @@ For every profiled sglang release (src/core/sglang_versions.def), the release's 
 the cache (tools/upstream/sglang_upstream.py) and its function is run over
   (a) the validator catalogue (corpus/validator, non-strict cases), and
   (b) N freshly generated checkpoints (gen_drift_cases generate: the project's scenario generator),
+  (c) --metadata-n checkpoints of one valid W4A8 layer whose _quantization_metadata text is made
+      here at random (metadata_text(): keys with escapes and repeated, "layers" twice, NaN,
+      nested values, markers that are not objects, ints past Python's digit limit, nesting past
+      its recursion limit, syntax errors): the metadata reader's every path against json.loads,
 and each verdict is compared with OUR validator's verdict for that profile (gen_drift_cases writes
 them): accepted or not, exception type, message, and the full result dict (prefix order, every
 marker key in order, derived keys, value types: bool/int/float/str kept apart, NaN == NaN).
 
 Usage:
-  sglang_drift.py --cases-exe BUILD/tests/gen/gen_drift_cases [--n 2000] [--seed S]
+  sglang_drift.py --cases-exe BUILD/tests/gen/gen_drift_cases [--n 2000] [--metadata-n 500] [--seed S]
                   [--versions 0.5.19,0.5.23] [--wheel VERSION --profile VERSION] [--real-torch]
   --wheel/--profile: run release VERSION's wheel (profiled or not, e.g. a new release) against our
   prediction for profile PROFILE (tools/upstream/latest.sh uses it for the newest release).
@@ -21,7 +25,9 @@ import argparse
 import json
 import math
 import os
+import random
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -83,6 +89,69 @@ def compare(label, cases, base_dir, wheel_version, profile, real_torch):
     return agree, differ
 
 
+# One asym_w4a8_int8 layer "m.l" (I8 weight 4x128, F8_E4M3 group scales 4x16 of 1.0, F32 channel
+# scales of 1.0): the tensors every metadata case shares; only the metadata text differs.
+LAYER_TENSORS = (("m.l.weight", "I8", [4, 128], bytes(512)),
+                 ("m.l.weight_s_rel", "F8_E4M3", [4, 16], b"\x38" * 64),
+                 ("m.l.weight_s_channel", "F32", [4], struct.pack("<4f", 1, 1, 1, 1)))
+
+
+def write_layer_checkpoint(path, metadata_text):
+    header, data = {"__metadata__": {"_quantization_metadata": metadata_text}}, b""
+    for name, dtype, shape, raw in LAYER_TENSORS:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+
+
+def metadata_text(rng):
+    """A random _quantization_metadata text, as JSON source: mostly valid, in every shape json.loads
+    accepts, with an error now and then."""
+    layer_keys = ['"m.l"', '"m.\\u006c"', '"\\u006d.l"']  # the layer the tensors make, spelled three ways
+    keys = ['"x"', '"caf\u00e9"', '"\\ud800"', '"a"', '"\\u0061"', '"b\\n"', '""']
+    w4a8 = ['{"format": "asym_w4a8_int8"}', '{"format":"asym_w4a8_int8","group_size":16}',
+            '{"format": "asym_w4a8_int8", "convrot": true, "convrot_groupsize": 16}', '{"format": "ASYM_W4A8_INT8"}',
+            '{"format": "asym_w4a8_int8", "group_size": 12345678901234567890123}']
+    others = ['{}', '{"format": "unknown"}', '{"k": [1, {"a": NaN}], "k": 2}', '{"x": "\\u00e9\\n"}',
+              '{"format": "asym_w4a8_int8"}', '1', '[]', 'null']
+    root_values = ['"1.0"', '[1, 2.5e3, -Infinity, []]', '{"a": {"b": [null]}, "a": 1}', '"\\ud83d\\ude00"',
+                   '%s' % ("9" * 4301), '%s]' % ("[" * 1000 + "]" * 999), '01', '{"k": 1,}']
+    ws = lambda: rng.choice(["", " ", "\n", "\t "])
+    def layers():
+        members = [(rng.choice(keys), rng.choice(others if rng.random() < 0.15 else others[:4]))
+                   for _ in range(rng.randrange(4))]
+        for _ in range(1 if rng.random() < 0.8 else rng.randrange(3)):  # the real layer, maybe twice or not at all
+            members.insert(rng.randrange(len(members) + 1), (rng.choice(layer_keys), rng.choice(w4a8 + others[:2])))
+        return "{" + ",".join("%s%s:%s%s" % (ws(), k, ws(), v) for k, v in members) + "}"
+    members = []
+    for _ in range(rng.randrange(4)):
+        members.append(('"layers"', layers()) if rng.random() < 0.2 else
+                       (rng.choice(['"format_version"', '"x"', '"la\\u0079ers"']),
+                        rng.choice(root_values if rng.random() < 0.15 else root_values[:4])))
+    if rng.random() < 0.9:
+        members.insert(rng.randrange(len(members) + 1), ('"layers"', layers()))
+    text = ws() + "{" + ",".join("%s%s:%s%s" % (ws(), k, ws(), v) for k, v in members) + "}" + ws()
+    if rng.random() < 0.03:
+        text = rng.choice(['[]', '"layers"', '1', '{"layers": 1}', '[' * 1000 + ']' * 1000])
+    if rng.random() < 0.05:
+        text = text[:rng.randrange(len(text) + 1)]  # cut short
+    return text
+
+
+def metadata_cases(n, seed, work):
+    """n case directories under work (model.safetensors, case.json, as the catalogue's)."""
+    rng = random.Random(seed)
+    for i in range(n):
+        d = os.path.join(work, "meta-%05d" % i)
+        os.makedirs(d)
+        write_layer_checkpoint(os.path.join(d, "model.safetensors"), metadata_text(rng))
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump({"files": ["model.safetensors"], "strict": False}, f)
+
+
 def run_exe(args, **kw):
     r = subprocess.run(args, capture_output=True, text=True, **kw)
     if r.returncode != 0:
@@ -94,6 +163,8 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases-exe", required=True, help="the gen_drift_cases executable")
     ap.add_argument("--n", type=int, default=2000, help="generated checkpoints (default 2000)")
+    ap.add_argument("--metadata-n", type=int, default=500,
+                    help="checkpoints with a random _quantization_metadata text (default 500)")
     ap.add_argument("--seed", type=int, default=None, help="generator seed (default: time-based, printed)")
     ap.add_argument("--versions", help="comma-separated profiled releases (default: all)")
     ap.add_argument("--wheel", help="release whose wheel to run (with --profile)")
@@ -132,8 +203,15 @@ def main(argv):
             generated = [json.loads(l) for l in f if l.strip()]
         if len(generated) != a.n:
             sys.exit("gen_drift_cases wrote %d cases, not %d" % (len(generated), a.n))
+        meta_dir = os.path.join(work, "metadata")
+        os.makedirs(meta_dir)
+        metadata_cases(a.metadata_n, seed, meta_dir)
+        metadata = [json.loads(l) for l in run_exe([a.cases_exe, "judge", meta_dir]).splitlines() if l.strip()]
+        if len(metadata) != a.metadata_n:
+            sys.exit("gen_drift_cases judged %d metadata cases, not %d" % (len(metadata), a.metadata_n))
         for wheel, profile in pairs:
-            for label, cases, base in (("catalogue", catalogue, a.catalogue), ("generated", generated, work)):
+            for label, cases, base in (("catalogue", catalogue, a.catalogue), ("generated", generated, work),
+                                       ("metadata", metadata, meta_dir)):
                 try:
                     agree, differ = compare(label, cases, base, wheel, profile, a.real_torch)
                 except upstream.WheelUnavailable as e:  # e.g. a release without the function
@@ -147,8 +225,8 @@ def main(argv):
             shutil.rmtree(work, ignore_errors=True)
         else:
             print("generated cases kept in %s (seed %d)" % (work, seed))
-    print("%s: %d catalogue cases + %d generated checkpoints (seed %d) x %d release(s), %.1f s" %
-          ("FAIL" if failed else "ok", len(catalogue), a.n, seed, len(pairs), time.time() - t0))
+    print("%s: %d catalogue cases + %d generated checkpoints + %d metadata texts (seed %d) x %d release(s), %.1f s" %
+          ("FAIL" if failed else "ok", len(catalogue), a.n, a.metadata_n, seed, len(pairs), time.time() - t0))
     return 1 if failed else 0
 
 
