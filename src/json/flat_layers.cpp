@@ -1,5 +1,6 @@
 #include "json/flat_layers.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -44,75 +45,82 @@ std::uint32_t marker_at(const FlatLayers& layers, const FlatLayer& l, std::strin
 }
 
 // Python's dict on repeated layer keys: the first place, the last value. Without repeats the layers
-// stay as they are and the table of their positions is left in `layers`. With repeats each key
-// keeps its first layer, which takes the last one's marker (an indirect layer), and the later ones
-// go; the table is rebuilt without them, and no table is left. key_at(i): layer i's key.
+// stay as they are and the table of their positions is left in `layers`. With repeats, each key's
+// first layer takes the marker of its latest one (becoming indirect) and the later ones go, in
+// place: no table is left. key_at(i): layer i's key.
 template <class KeyAt>
 void resolve_repeats(std::string_view text, FlatLayers& layers, const KeyAt& key_at) {
   const std::size_t n = layers.size();
   KeySlots seen;
   seen.rebuild(0, n, key_at);
-  std::vector<std::uint32_t> last;  // per first occurrence: its key's last layer (made at the first repeat)
+  bool repeats = false;
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::size_t at = seen.slot(key_at(i), key_at);
     if (seen[at] == KeySlots::kEmpty) {
       seen.put(at, i);
       continue;
     }
-    if (last.empty()) {
-      last.resize(n);
-      for (std::uint32_t k = 0; k < n; ++k) last[k] = k;
-    }
-    last[seen[at]] = i;
-    last[i] = KeySlots::kEmpty;  // dropped
+    layers.take_marker(seen[at], marker_at(layers, layers[i], text));  // (its key stays the one it has)
+    layers.drop(i);
+    repeats = true;
   }
-  if (last.empty()) {
+  if (!repeats) {
     layers.set_key_slots(std::move(seen));
     return;
   }
   seen = KeySlots();
-  FlatLayers out;
-  bool changed = false;  // the layer before in `out` is not the one before in the document
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const FlatLayer& l = layers[i];
-    if (last[i] == KeySlots::kEmpty) {
-      changed = true;
-      continue;
-    }
-    const std::string_view k = key_at(i);
-    if (last[i] == i && !l.indirect()) {
-      // (a repeat of the marker before holds only when that marker is still the one before)
-      out.push_back(changed && l.repeats() ? FlatLayer(l.at(), false) : l);
-      changed = false;
-      continue;
-    }
-    // Its own marker (an indirect layer of the old table: its entry is made again in the new one), or
-    // the last same key's.
-    const std::uint32_t m = marker_at(layers, layers[last[i]], text);
-    if (l.indirect()) {  // its key was decoded: keep those bytes
-      out.push_back(out.indirect(out.add_decoded_key(k), true, m));
-    } else {
-      out.push_back(out.indirect(static_cast<std::uint32_t>(k.data() - text.data()), false, m));
-    }
-    changed = last[i] != i;  // (its marker is another layer's: the next one's repeat bit no longer holds)
-  }
-  out.set_increasing(false);
-  layers = std::move(out);
+  layers.remove_dropped();
+  layers.set_increasing(false);
 }
 
 void resolve_repeats(std::string_view text, FlatLayers& layers) {
-  // Each key's length is kept (4 bytes a layer; views, at 16, were most of the peak for a hostile
-  // document of minimal layers), so a probe reads the text only where lengths agree, and finding a
-  // key's end again at every probe (twice as slow at 1.5 M layers) is not needed.
-  std::vector<std::uint32_t> length(layers.size());
-  for (std::uint32_t i = 0; i < layers.size(); ++i) length[i] = static_cast<std::uint32_t>(layers.key(layers[i], text).size());
+  // Each key's length is kept, 2 bytes (0xFFFF: found again), so a probe reads the text only where
+  // lengths agree. (Views, at 16 bytes a layer, were the peak for a document of escaped keys, 3.8x
+  // its header; finding the key's end at every probe made a 1.5 M-layer header 25 % slower.)
+  constexpr std::uint32_t kFindAgain = 0xFFFF;
+  std::vector<std::uint16_t> length(layers.size());
+  for (std::uint32_t i = 0; i < layers.size(); ++i)
+    length[i] = static_cast<std::uint16_t>(std::min<std::size_t>(layers.key(layers[i], text).size(), kFindAgain));
   resolve_repeats(text, layers, [&](std::uint32_t i) {
     const FlatLayer& l = layers[i];
-    return l.indirect() ? layers.key(l, text) : std::string_view(text.data() + l.at(), length[i]);
+    if (l.indirect() || length[i] == kFindAgain) return layers.key(l, text);
+    return std::string_view(text.data() + l.at(), length[i]);
   });
 }
 
 }  // namespace
+
+void FlatLayers::take_marker(std::size_t j, std::uint32_t marker_at) {
+  FlatLayer& l = layer(j);
+  if (!l.indirect()) {  // its key is plain, where the layer says
+    indirect_.push_back({l.at(), marker_at});
+    l = FlatLayer(static_cast<std::uint32_t>(indirect_.size() - 1), false, true);
+  } else {
+    indirect_[l.at()].marker_at = marker_at;
+  }
+}
+
+void FlatLayers::remove_dropped() {
+  const std::size_t n = size();
+  std::size_t w = 0;
+  bool changed = false;  // the kept layer before is not this one's layer before in the document, or took another marker
+  for (std::size_t r = 0; r < n; ++r) {
+    FlatLayer l = layer(r);
+    if (l.indirect() && l.at() == kDroppedAt) {
+      changed = true;
+      continue;
+    }
+    if (changed && l.repeats()) l = FlatLayer(l.at(), false);
+    layer(w++) = l;
+    changed = l.indirect();  // (conservative: an indirect layer's marker may be another's now)
+  }
+  const std::size_t blocks = (w + kBlock - 1) / kBlock;
+  blocks_.resize(blocks);
+  if (blocks > 0) {
+    std::vector<FlatLayer>& last = blocks_.back();
+    last.erase(last.begin() + static_cast<std::ptrdiff_t>(w - (blocks - 1) * kBlock), last.end());
+  }
+}
 
 std::string_view FlatLayers::key(const FlatLayer& l, std::string_view text) const {
   std::uint32_t at = l.at();

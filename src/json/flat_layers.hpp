@@ -98,6 +98,14 @@ class FlatLayers {
     indirect_.push_back({key_at | (decoded ? kDecoded : 0), marker_at});
     return FlatLayer(static_cast<std::uint32_t>(indirect_.size() - 1), false, true);
   }
+  // Layer j's marker is now the one at marker_at in the text (a later layer's, of the same key): j
+  // becomes indirect (keeping its key) if it was not. pre: j < size().
+  void take_marker(std::size_t j, std::uint32_t marker_at);
+  // Layer i is to go (remove_dropped removes it). pre: i < size().
+  void drop(std::size_t i) { layer(i) = FlatLayer(kDroppedAt, false, true); }
+  // Removes the dropped layers, keeping the others' order; a repeat bit that may no longer hold (the
+  // layer before it went, or took another marker) is cleared.
+  void remove_dropped();
   // Appends a key decoded from escapes: its length (LEB128: one byte under 128), then its bytes.
   // @return where it starts among the decoded keys.
   std::uint32_t add_decoded_key(std::string_view k) {
@@ -137,6 +145,8 @@ class FlatLayers {
 
  private:
   static constexpr std::uint32_t kDecoded = std::uint32_t{1} << 31;  // Indirect::key_at is among the decoded keys
+  static constexpr std::uint32_t kDroppedAt = FlatLayer::kIndirect - 1;  // an indirect layer's at(): dropped
+  FlatLayer& layer(std::size_t i) { return blocks_[i / kBlock][i % kBlock]; }
   struct Indirect {  // 8 bytes: a hostile document may spell every key with escapes
     std::uint32_t key_at, marker_at;
   };

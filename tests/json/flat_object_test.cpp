@@ -279,6 +279,9 @@ TEST(JsonFlatLayers, HandPickedBoundaries) {
   // Repeated keys, as a dict: the first place, the last value (and the last "layers").
   EXPECT_EQ(keys(R"({"layers":{"a":{"v":1},"b":{},"a":{"v":2},"\u0061":{"v":3},"c":{}}})"), R"(a={"v":3};b={};c={};)");
   EXPECT_EQ(keys(R"({"layers":{"a":{},"a":1}})"), "a=1;");
+  const std::string long_key(70000, 'k');  // (over the repeat check's 2-byte lengths: found again)
+  EXPECT_EQ(keys(R"({"layers":{"b":{},")" + long_key + R"(":{"v":1},"c":{},")" + long_key + R"(":{"v":2}}})"),
+            "b={};" + long_key + R"(={"v":2};c={};)");
   EXPECT_EQ(keys(R"({"layers":{"a":1,"a":{}}})"), "a={};");
   EXPECT_EQ(keys(R"({"layers":{"a":{}},"layers":{}})"), "");
   EXPECT_EQ(keys(R"({"layers":{"a":{}},"x":1,"layers":{"b":{}}})"), "b={};");
