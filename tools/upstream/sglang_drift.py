@@ -27,7 +27,6 @@ import math
 import os
 import random
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import sglang_upstream as upstream  # noqa: E402
+sys.path.insert(0, os.path.dirname(HERE))
+import make_validator_catalogue as catalogue  # noqa: E402  (its container writer and layer tensors)
 
 SHOWN = 8  # differences printed per source and release
 
@@ -89,22 +90,11 @@ def compare(label, cases, base_dir, wheel_version, profile, real_torch):
     return agree, differ
 
 
-# One asym_w4a8_int8 layer "m.l" (I8 weight 4x128, F8_E4M3 group scales 4x16 of 1.0, F32 channel
-# scales of 1.0): the tensors every metadata case shares; only the metadata text differs.
-LAYER_TENSORS = (("m.l.weight", "I8", [4, 128], bytes(512)),
-                 ("m.l.weight_s_rel", "F8_E4M3", [4, 16], b"\x38" * 64),
-                 ("m.l.weight_s_channel", "F32", [4], struct.pack("<4f", 1, 1, 1, 1)))
-
-
 def write_layer_checkpoint(path, metadata_text):
-    header, data = {"__metadata__": {"_quantization_metadata": metadata_text}}, b""
-    for name, dtype, shape, raw in LAYER_TENSORS:
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
-        data += raw
-    h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
+    """One asym_w4a8_int8 layer "m.l" (the catalogue's tensors, no marker tensor) and the text as its
+    _quantization_metadata: the tensors every metadata case shares."""
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + data)
+        f.write(catalogue.container(catalogue.w4a8("m.l", mark=False), {"_quantization_metadata": metadata_text}))
 
 
 def metadata_text(rng):
