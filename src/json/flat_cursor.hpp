@@ -60,8 +60,13 @@ struct Cursor {
   bool unescaped_string(std::string_view& out) {
     if (!take('"')) return false;
     const char* const b = p;
-    if (!string_rest(false)) return false;
-    out = {b, static_cast<std::size_t>(p - 1 - b)};
+    p = scan::printable_stop<false>(p, end);  // (printable ASCII, the usual key, in one inlined pass)
+    if (p == end || *p != '"') {
+      if (!string_rest(false)) return false;
+      --p;
+    }
+    out = {b, static_cast<std::size_t>(p - b)};
+    ++p;
     return true;
   }
   // A string as json.loads reads it (strict): escapes \" \\ \/ \b \f \n \r \t and \uXXXX (any four hex
