@@ -1,12 +1,14 @@
-// Private to src/json: the one-pass scanner behind the flat fast paths (flat_object.hpp,
-// flat_layers.hpp). Both accept the same shape of marker object, so they share this reader: what the
-// layers reader lets through is, by construction, what loads_flat_object accepts.
+// Private to src/json: the one-pass scanner behind the fast paths (flat_object.hpp: a flat marker
+// object, built; flat_layers.hpp: a whole _quantization_metadata text, checked by skip() as
+// CPython's scanner reads it, only the layers' places kept). Both share its tokens and strings.
 #pragma once
 
 #include <bitset>
 #include <cstddef>
 #include <cstring>
 #include <string_view>
+
+#include "core/hex.hpp"
 
 #include "json/flat_object.hpp"
 #include "json/parse.hpp"
@@ -98,17 +100,15 @@ struct Cursor {
       if (++p == end) return false;
       switch (*p++) {
         case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't': break;
-        case 'u':
-          for (int i = 0; i < 4; ++i, ++p)
-            if (p == end || !hex_digit(*p)) return false;
+        case 'u': {
+          char32_t unit = 0;  // (the general parser's reader of the four digits)
+          if (!hex::read_u16({p, static_cast<std::size_t>(end - p)}, 0, unit)) return false;
+          p += 4;
           break;
+        }
         default: return false;
       }
     }
-  }
-  static bool hex_digit(char c) {
-    const auto l = static_cast<unsigned char>(c | 0x20);  // (locale-free)
-    return (c >= '0' && c <= '9') || (l >= 'a' && l <= 'f');
   }
   bool word(std::string_view w) {
     if (static_cast<std::size_t>(end - p) < w.size() || std::memcmp(p, w.data(), w.size()) != 0) return false;
@@ -174,11 +174,13 @@ struct Cursor {
     return true;
   }
   // Any value json.loads accepts, without keeping it, given `depth` containers open around it (they
-  // count toward Python's nesting limit, kPythonMaxDepth: a container past it is TooDeep). Strings and keys as skip_string(); a repeated key is
-  // fine (the general parser, given the text later, merges it as Python does). Leading whitespace is
-  // the caller's. Iterative: the open containers' kinds are bits in a fixed array.
+  // count toward Python's nesting limit, kPythonMaxDepth: a container past it is TooDeep). Strings
+  // and keys as skip_string(); a repeated key is fine (the general parser, given the text later,
+  // merges it as Python does). Leading whitespace is the caller's. Iterative: the open containers'
+  // kinds are bits in a fixed array.
   bool skip(std::size_t depth) {
-    std::bitset<static_cast<std::size_t>(kPythonMaxDepth) + 1> object;  // of each container opened here: an object (else an array)
+    // Of each container opened here: an object (else an array).
+    std::bitset<static_cast<std::size_t>(kPythonMaxDepth) + 1> object;
     std::size_t open = 0;
     while (true) {  // at a value
       if (p == end) return false;
