@@ -19,6 +19,8 @@
 namespace w4a8::cli {
 namespace {
 
+constexpr std::string_view kNoFormat = "(no format)";  // a marker without a "format" key
+
 constexpr std::size_t kMaxLabelWidth = 60;  // longer layer names overflow their column
 
 std::optional<gemm::TensorDesc> desc(const validate::Report& r, const std::string& name) {
@@ -79,10 +81,14 @@ std::string marker_format(const json::Value& marker) {
   return out;
 }
 
+std::string marker_format(const validate::Marker& marker) {
+  return marker.is_text() ? std::string(kNoFormat) : marker_format(marker.value());
+}
+
 void append_marker_format(std::string& out, const json::Value& marker) {
   const json::Value* f = marker.get("format");
   if (f == nullptr)
-    out += "(no format)";
+    out += kNoFormat;
   else if (f->is_string())
     out += f->text;
   else

@@ -24,6 +24,8 @@ namespace w4a8::cli {
 
 // marker["format"] as validate prints it: the string, the JSON of any other value, "(no format)".
 std::string marker_format(const json::Value& marker);
+// The same for a recorded marker, without parsing one kept as text (it has no "format" key).
+std::string marker_format(const validate::Marker& marker);
 // marker_format(marker) appended to out.
 void append_marker_format(std::string& out, const json::Value& marker);
 

@@ -59,18 +59,19 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
     buf += "  "sv;
     py::append_repr_str(buf, l.prefix, pv);
     if (!shown.for_(l.marker)) {
-      shown.of = l.marker.watch();
-      std::string& text = shown.value;
-      text.assign("  format="sv);
-      append_marker_format(text, l.marker);
-      for (const auto& [key, value] : l.marker->members) {
-        if (key == "format"sv) continue;
-        text += ' ';
-        text += key;
-        text += '=';
-        json::dump_append(text, value);
-      }
+      std::string text("  format="sv);
+      l.marker.visit([&text](const json::Value& m) {  // (a marker kept as text is not built for good)
+        append_marker_format(text, m);
+        for (const auto& [key, value] : m.members) {
+          if (key == "format"sv) continue;
+          text += ' ';
+          text += key;
+          text += '=';
+          json::dump_append(text, value);
+        }
+      });
       text += '\n';
+      shown.remember(l.marker, std::move(text));
     }
     buf += shown.value;
     const validate::TensorMeta* found[std::size(kSuffixes)] = {};  // printed in kSuffixes' order
@@ -120,7 +121,7 @@ void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs
     w.key("layers").begin_object();
     validate::LastMarkerFact<std::string> shown;  // as in print_layers: one dump per marker object in a row
     for (const validate::Layer& l : r.layers) {
-      if (!shown.for_(l.marker)) shown = {l.marker.watch(), json::dump(l.marker)};
+      if (!shown.for_(l.marker)) shown.remember(l.marker, l.marker.visit([](const json::Value& m) { return json::dump(m); }));
       w.key(l.prefix).dumped(shown.value);
     }
     w.end_object();

@@ -11,12 +11,26 @@
 #include <vector>
 
 #include "core/key_hash.hpp"
+#include "core/pages.hpp"
 
 namespace w4a8 {
 
 class KeySlots {
  public:
   static constexpr std::uint32_t kEmpty = UINT32_MAX;  // (fewer keys than that: each is bytes of a header)
+
+  // A large table's pages go back to the kernel when it is dropped or outgrown: the metadata read's
+  // table is transient (16 MiB for 1.5 M keys), and the CLI's heap keeps freed pages resident.
+  KeySlots() = default;
+  KeySlots(KeySlots&&) noexcept = default;
+  KeySlots& operator=(KeySlots&& o) noexcept {
+    release();
+    slots_ = std::move(o.slots_);
+    return *this;
+  }
+  KeySlots(const KeySlots&) = default;
+  KeySlots& operator=(const KeySlots&) = default;
+  ~KeySlots() { release(); }
 
   bool empty() const { return slots_.empty(); }
   // Whether `count` keys fit while keeping the table at most half full.
@@ -50,11 +64,14 @@ class KeySlots {
   void rebuild(std::size_t count, std::size_t room, const KeyAt& key_at) {
     std::size_t size = 16;
     while (size < 2 * room) size *= 2;
+    release();
     slots_.assign(size, kEmpty);
     for (std::uint32_t i = 0; i < count; ++i) slots_[slot(key_at(i), key_at)] = i;
   }
 
  private:
+  void release() { release_freed_block(slots_.data(), slots_.size() * sizeof(std::uint32_t)); }
+
   std::vector<std::uint32_t> slots_;  // positions, kEmpty for none; a power of two in size
 };
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/key_slots.hpp"
+#include "core/pages.hpp"
 #include "json/parse.hpp"
 
 namespace w4a8::json {
@@ -117,6 +118,14 @@ class FlatLayers {
     return at;
   }
 
+  // Hands back the pages of the blocks wholly before layer i (read no more of them): a caller that
+  // walks the layers once, recording each, keeps the read's table and its own records resident at
+  // once otherwise (6 MB of 54 for 1.5 M minimal layers).
+  void release_before(std::size_t i) {
+    for (std::size_t b = i / kBlock; released_ < b; ++released_)
+      release_pages(blocks_[released_].data(), blocks_[released_].size() * sizeof(FlatLayer));
+  }
+
   // Walks block by block (no division per step).
   class const_iterator {
    public:
@@ -156,6 +165,7 @@ class FlatLayers {
   std::deque<Indirect> indirect_;  // (a deque: growing never copies it)
   std::string decoded_;            // keys decoded from escapes, back to back
   std::string_view kept_;          // where they went (decoded_keys_moved_to)
+  std::size_t released_ = 0;  // blocks [0, released_) handed back (release_before)
   bool increasing_ = true;
   KeySlots key_slots_;
 };

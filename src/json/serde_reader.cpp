@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "core/hex.hpp"
+#include "core/pages.hpp"
 #include "json/number.hpp"
 #include "json/wtf8.hpp"
 
@@ -47,11 +48,29 @@ bool SerdeReader::read_surrogate_pair(char32_t& cp) {
   return true;
 }
 
+// Where the string whose text reaches j ends: its closing '"' (one after an even run of '\\'), or the
+// end of the input. Decoding never lengthens a string (an escape of 2 or 6 bytes gives 1 to 3, a
+// pair of 12 gives 4), so the text up to there bounds what it decodes to.
+std::size_t SerdeReader::string_end_bound(std::size_t j) const {  // (j: inside the string, past its '"')
+  for (const char* p = s_ + j; p < s_ + n_; ++p) {
+    p = static_cast<const char*>(std::memchr(p, '"', static_cast<std::size_t>(s_ + n_ - p)));
+    if (p == nullptr) break;
+    std::size_t slashes = 0;  // (each run is counted once: for the quote right after it)
+    while (p - slashes > s_ + j && p[-1 - static_cast<std::ptrdiff_t>(slashes)] == '\\') ++slashes;
+    if (slashes % 2 == 0) return static_cast<std::size_t>(p - s_);
+  }
+  return n_;
+}
+
 // From the first '\\' or control character at j of a string whose text starts at begin. The text
-// is decoded through a pointer into scratch_ (kept at its largest size), which grows by doubling
-// only: a _quantization_metadata value escapes every quote of the JSON inside it (50,000 escapes
-// in a 20k-tensor checkpoint's), and std::string's append and push_back per piece cost about 150
-// instructions an escape.
+// is decoded through a pointer into scratch_ (kept at its largest size): a _quantization_metadata
+// value escapes every quote of the JSON inside it (50,000 escapes in a 20k-tensor checkpoint's),
+// and std::string's append and push_back per piece cost about 150 instructions an escape. The
+// scratch grows by doubling up to kExactScratchFrom, then once to what the rest of the string can
+// need (string_end_bound): doubling all the way left each smaller buffer behind, freed but still
+// resident under the CLI's heap, which keeps its pages (63 MB of them after a 44 MB metadata value,
+// the largest part of a hostile header's peak). Below that size the bound's scan (a quarter more
+// instructions for the value's decoding) does not pay.
 bool SerdeReader::read_string_slow(std::size_t begin, std::size_t j, std::string_view& out) {
   char* o = scratch_.get();  // the next decoded byte goes here
   std::size_t run = begin;   // s_[run, i_) is plain text, copied as it is
@@ -62,7 +81,7 @@ bool SerdeReader::read_string_slow(std::size_t begin, std::size_t j, std::string
     // two escapes, is copied as a fixed 16 bytes (one load, one store) where the input has them:
     // the bytes beyond it are overwritten next.
     const std::size_t n = i_ - run;
-    if (scratch_size_ - static_cast<std::size_t>(o - scratch_.get()) < n + 16) o = grow_scratch(o, n + 16);
+    if (scratch_size() - static_cast<std::size_t>(o - scratch_.get()) < n + 16) o = grow_scratch(o, n + 16, run);
     if (n <= 16 && run + 16 <= n_) std::memcpy(o, s_ + run, 16);
     else std::memcpy(o, s_ + run, n);
     o += n;
@@ -99,13 +118,18 @@ bool SerdeReader::read_string_slow(std::size_t begin, std::size_t j, std::string
   }
 }
 
-char* SerdeReader::grow_scratch(char* o, std::size_t more) {
+void ScratchFree::operator()(char* p) const noexcept {
+  release_freed_block(p, size);
+  delete[] p;
+}
+
+char* SerdeReader::grow_scratch(char* o, std::size_t more, std::size_t run) {
+  if (2 * scratch_size() >= kExactScratchFrom) more = std::max(more, string_end_bound(i_) - run + 16);  // the rest at once
   const auto used = static_cast<std::size_t>(o - scratch_.get());
-  const std::size_t size = std::max(2 * scratch_size_, used + more + 64);
-  std::unique_ptr<char[]> bigger(new char[size]);  // (not zeroed: only bytes written are read)
+  const std::size_t size = std::max(2 * scratch_size(), used + more + 64);
+  std::unique_ptr<char[], ScratchFree> bigger(new char[size], ScratchFree{size});  // (not zeroed: only bytes written are read)
   if (used > 0) std::memcpy(bigger.get(), scratch_.get(), used);
   scratch_ = std::move(bigger);
-  scratch_size_ = size;
   return scratch_.get() + used;
 }
 

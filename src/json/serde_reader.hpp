@@ -28,6 +28,14 @@ struct SerdeScalar {
                             // into the input, or into the reader's scratch until the next string)
 };
 
+// Frees SerdeReader's decoding scratch. A large one's pages go back to the kernel first: under the
+// CLI's heap, which keeps freed pages resident, a hostile header's 44 MB metadata value otherwise
+// stayed in the process's peak memory after its copy was made.
+struct ScratchFree {
+  std::size_t size = 0;
+  void operator()(char* p) const noexcept;
+};
+
 class SerdeReader {
  public:
   // serde_json's remaining_depth starts at 128: the 128th nested container fails.
@@ -137,8 +145,11 @@ class SerdeReader {
 
  private:
   bool read_string_slow(std::size_t begin, std::size_t j, std::string_view& out);
-  // Room for `more` bytes after o (a position in scratch_), which may move: the new o.
-  char* grow_scratch(char* o, std::size_t more);
+  // Room for `more` bytes after o (a position in scratch_), which may move: the new o. Past
+  // kExactScratchFrom, room for all the string can still need (run: where its undecoded text starts).
+  char* grow_scratch(char* o, std::size_t more, std::size_t run);
+  std::size_t string_end_bound(std::size_t j) const;
+  static constexpr std::size_t kExactScratchFrom = std::size_t{8} << 20;
   bool read_hex4(std::size_t at, char32_t& out) const;
   bool read_surrogate_pair(char32_t& cp);
   bool read_number(SerdeScalar& out);
@@ -149,8 +160,8 @@ class SerdeReader {
   std::size_t i_ = 0;
   // The last decoded string that had escapes, at the front of scratch_ (read_string_slow). It keeps
   // its largest size.
-  std::unique_ptr<char[]> scratch_;
-  std::size_t scratch_size_ = 0;
+  std::unique_ptr<char[], ScratchFree> scratch_;
+  std::size_t scratch_size() const { return scratch_.get_deleter().size; }
   bool failed_ = false;
   std::string msg_;
   std::size_t at_ = 0;

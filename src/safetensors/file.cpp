@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/pages.hpp"
 #include "safetensors/hash_metadata.hpp"
 #include "safetensors/reader.hpp"
 
@@ -61,17 +62,7 @@ constexpr std::uint64_t kReleaseHeaderFrom = std::uint64_t{4} << 20;
 }  // namespace
 
 void release_pages(std::span<const std::uint8_t> region) {
-#ifdef __linux__
-  const long page = ::sysconf(_SC_PAGESIZE);
-  if (page <= 0 || region.empty()) return;
-  const auto size = static_cast<std::uintptr_t>(page);
-  const auto at = reinterpret_cast<std::uintptr_t>(region.data());
-  const std::uintptr_t lo = (at + size - 1) / size * size - at;         // whole pages only: offsets of
-  const std::uintptr_t hi = (at + region.size()) / size * size - at;    // the first and past the last
-  if (hi > lo) (void)::madvise(const_cast<std::uint8_t*>(region.data() + lo), hi - lo, MADV_DONTNEED);
-#else
-  (void)region;
-#endif
+  w4a8::release_pages(const_cast<std::uint8_t*>(region.data()), region.size());
 }
 
 Result<File> File::open(const std::string& path, const BeforeParse& before_parse) {

@@ -19,6 +19,7 @@ constexpr std::string_view kWeightSuffix = ".weight";
 constexpr std::string_view kMarkerSuffix = ".comfy_quant";
 constexpr std::size_t kLinearRange = 16;     // a layer with more tensors than this: found by galloping
 constexpr std::size_t kUnindexedFrom = std::size_t{1} << 16;  // metadata layers appended without the index
+constexpr std::size_t kReleaseReadFrom = std::size_t{1} << 18;  // ... and whose flat read is handed back as it goes (1 MiB)
 
 std::string ascii_lower(std::string_view s) {
   std::string out(s);
@@ -131,14 +132,26 @@ Status collect_metadata(State& s, const Source& src) {
       }
       s.report.layers.reserve(room);
       if (!first) s.layer_index.reserve(room);
+      // A marker whose bytes repeat the layer before's is that layer's Marker (one object, or one
+      // view of a text); a format-less flat one is kept as its text (Marker::text_form), since nothing
+      // reads it unless a report prints it; any other is parsed.
       MarkerMemo memo;
       std::string_view marker;  // the layer before's, whose bytes usually repeat
+      Marker before;            // ... and its Marker
+      // A large read's table goes as the layers grow (each layer is read once); a small one's pages
+      // are not worth a system call.
+      const bool release = flat->size() >= kReleaseReadFrom;
+      std::size_t i = 0;  // l's position
       for (const json::FlatLayer& l : *flat) {
+        if (release && i != 0 && i % json::FlatLayers::kBlock == 0) flat->release_before(i);
+        ++i;
         const auto [key, text] = flat->read(l, *serialized, marker);
-        marker = text;
-        if (marker.front() != '{')  // (the read kept it: an error only now, in upstream's order)
+        if (text.front() != '{')  // (the read kept it: an error only now, in upstream's order)
           return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(key, s.opt.python)});
-        Marker m = memo.parse(as_bytes(marker), nullptr, l.repeats());
+        if (marker.empty() || !(l.repeats() || text == marker))
+          before = Marker::text_form_allowed(text) ? Marker::text_form(text.data()) : memo.parse(as_bytes(text), nullptr);
+        marker = text;
+        Marker m = before;
         if (first) append_layer(s, key, std::move(m));
         else W4A8_TRY(record_marker(s, key, std::move(m)));
       }
@@ -421,8 +434,9 @@ json::Value& State::keep_metadata(json::Value doc) {
 void append_layer(State& s, std::string_view prefix, Marker marker) {
   // Room for the keys section 4 adds (_has_codebook, ...) to markers that name a format: growing
   // them then would double every marker's block and strand the old one. A no-op for markers the
-  // parser already gave the room; a shared marker gets its room when it is copied.
-  if (!marker.shared()) make_derived_room(marker.edit());
+  // parser already gave the room; a shared marker gets its room when it is copied, and one kept as
+  // text names no format.
+  if (!marker.shared() && !marker.is_text()) make_derived_room(marker.edit());
   s.report.layers.push_back(Layer{st::Name(prefix), std::move(marker)});
 }
 

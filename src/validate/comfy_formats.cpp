@@ -1,5 +1,6 @@
 #include "validate/comfy_formats.hpp"
 
+#include "validate/marker.hpp"
 #include "validate/state.hpp"
 
 namespace w4a8::validate {
@@ -39,6 +40,10 @@ const ComfyFormat* find_comfy_format(std::string_view format) {
 const ComfyFormat* comfy_format_of(const json::Value& marker) {
   const json::Value* f = marker.get("format");
   return f != nullptr && f->is_string() ? find_comfy_format(f->text) : nullptr;
+}
+
+const ComfyFormat* comfy_format_of(const Marker& marker) {
+  return marker.is_text() ? nullptr : comfy_format_of(marker.value());
 }
 
 }  // namespace w4a8::validate

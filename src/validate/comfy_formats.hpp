@@ -15,6 +15,7 @@
 
 namespace w4a8::validate {
 
+class Marker;
 namespace detail {
 struct State;
 }
@@ -60,5 +61,7 @@ const ComfyFormat* find_comfy_format(std::string_view format);
 // The row a marker names: marker["format"] when it is a string equal to a row's name; else nullptr
 // (upstream compares with ==, so numbers, other case, or a missing key name no format).
 const ComfyFormat* comfy_format_of(const json::Value& marker);
+// The same for a recorded marker, without parsing one kept as text (such a marker names no format).
+const ComfyFormat* comfy_format_of(const Marker& marker);
 
 }  // namespace w4a8::validate

@@ -55,7 +55,7 @@ Status prepare(State& s, std::size_t nfiles, const Loader& load) {
 
 Status check_layer(State& s, std::size_t i) {
   const Marker& m = s.report.layers[i].marker;
-  if (!s.format_fact.for_(m)) s.format_fact = {m.watch(), comfy_format_of(m)};  // usually the layer before's object
+  if (!s.format_fact.for_(m)) s.format_fact.remember(m, comfy_format_of(m));  // usually the layer before's object
   const ComfyFormat* f = s.format_fact.value;
   s.report.unknown_format += f == nullptr;
   if (f == nullptr || f->rule == nullptr) return Ok{};  // upstream skips other formats silently

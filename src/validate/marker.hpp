@@ -4,6 +4,11 @@
 // upstream's derived keys are mostly the same for every layer too, so 5,000 layers hold a handful of
 // objects instead of 5,000 trees (at 20k tensors: about 3 MB of heap and a copy per layer).
 // Observably the same as one object per layer: an object is never changed while another layer holds it.
+//
+// A marker read from _quantization_metadata that cannot name a format (a flat object without escapes
+// and without a "format" key) is kept as its text instead, until something asks for its members: no
+// rule reads such a marker, so the validator never builds it, and a hostile document of a million
+// distinct format-less markers costs a pointer each instead of an object each (about 200 bytes).
 #pragma once
 
 #include <cstddef>
@@ -27,44 +32,81 @@ inline constexpr std::size_t kDerivedKeysMax = 2;
 inline void make_derived_room(json::Value& marker) {
   if (marker.get("format") != nullptr) marker.members.reserve(marker.members.size() + kDerivedKeysMax);
 }
-// The same for a marker's text before it is parsed: whether `"format"` occurs in it at all (a key
-// spelled with escapes is missed, and gets its room when it grows).
-inline std::size_t derived_room(std::string_view text) {
-  return text.find("\"format\"") != std::string_view::npos ? kDerivedKeysMax : 0;
-}
+// Whether `"format"` occurs in a marker's text at all: a key "format" spelled without escapes does
+// (one spelled with escapes is missed).
+inline bool mentions_format(std::string_view text) { return text.find("\"format\"") != std::string_view::npos; }
+// The same room for a marker's text before it is parsed (a key spelled with escapes gets its room
+// when it grows).
+inline std::size_t derived_room(std::string_view text) { return mentions_format(text) ? kDerivedKeysMax : 0; }
 
 class Marker {
  public:
   Marker() = default;  // null
   explicit Marker(json::Value v) : v_(std::make_shared<json::Value>(std::move(v))) {}
 
-  const json::Value& value() const { return v_ ? *v_ : null_value(); }
+  // Whether `text` (one JSON object json.loads accepts, '{' to '}') may be kept as text: no backslash,
+  // no nested object or array, no "format" anywhere. Such an object names no format, so neither
+  // upstream's rules nor --strict read it, and its end is the first '}' outside a string.
+  static bool text_form_allowed(std::string_view text);
+  // A marker kept as `text` (text_form_allowed), parsed only when its members are asked for. The
+  // bytes are viewed, not copied: they must outlive every copy of the Marker (a header's metadata
+  // string, as the layers' keys view it).
+  static Marker text_form(const char* text) {
+    Marker m;
+    m.v_ = std::shared_ptr<void>(std::shared_ptr<void>(), const_cast<char*>(text));  // a view, owning nothing
+    return m;
+  }
+  // Kept as text (text_form): the members are parsed on demand.
+  bool is_text() const {  // (owns nothing: its control block is null, found without a load through it)
+    return v_.get() != nullptr && !std::shared_ptr<void>().owner_before(v_);
+  }
+  // The text's first byte. pre: is_text().
+  const char* text() const { return static_cast<const char*>(v_.get()); }
+
+  // The object. A text marker is parsed here and keeps the object from then on (a write behind a
+  // const reader: a Report's markers are read by one thread at a time); what reads every layer (a
+  // report) uses visit() instead, which does not keep it.
+  const json::Value& value() const {
+    if (is_text()) [[unlikely]] materialize();
+    return v_ ? *object() : null_value();
+  }
   operator const json::Value&() const { return value(); }  // NOLINT: reads as the object it is
   const json::Value* operator->() const { return &value(); }
   const json::Value* get(std::string_view key) const { return value().get(key); }
-  bool is_null() const { return value().is_null(); }
+  bool is_null() const { return !is_text() && value().is_null(); }
+  // f(the object): a text marker's is parsed for the call and dropped after it. @return f's result.
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    if (is_text()) return f(static_cast<const json::Value&>(parse_text(text())));
+    return f(value());
+  }
 
   // The object to change in place: this layer's own (a copy first when another layer shares it,
   // with room for `extra` more members).
   json::Value& edit(std::size_t extra = 0) {
-    if (!v_) v_ = std::make_shared<json::Value>();
-    else if (v_.use_count() > 1) v_ = std::make_shared<json::Value>(copy_with_room(*v_, extra));
-    return *v_;
+    if (is_text()) v_ = std::make_shared<json::Value>(copy_with_room(parse_text(text()), extra));
+    else if (!v_) v_ = std::make_shared<json::Value>();
+    else if (v_.use_count() > 1) v_ = std::make_shared<json::Value>(copy_with_room(*object(), extra));
+    return *object();
   }
   // The object by value: moved out when this layer holds the only reference, else copied. Leaves null.
   json::Value take() {
     if (!v_) return {};
-    json::Value out = v_.use_count() > 1 ? json::Value(*v_) : std::move(*v_);
+    json::Value out = is_text() ? parse_text(text()) : v_.use_count() > 1 ? json::Value(*object()) : std::move(*object());
     v_.reset();
     return out;
   }
   // Another Marker holds this object too (a write would copy it).
   bool shared() const { return v_ && v_.use_count() > 1; }
-  // Both hold the same object (not merely equal ones).
+  // Both hold the same object (not merely equal ones), or view the same text.
   bool same_object(const Marker& o) const { return v_ == o.v_; }
   // A handle that recognizes this object later (is()) without holding it: the object is not kept
-  // alive, and not made shared, so a layer's own object stays editable in place.
-  std::weak_ptr<const json::Value> watch() const { return v_; }
+  // alive, and not made shared, so a layer's own object stays editable in place. Empty for a text
+  // marker (LastMarkerFact recognizes those by their text).
+  std::weak_ptr<const json::Value> watch() const {
+    if (is_text()) return {};
+    return std::static_pointer_cast<const json::Value>(v_);
+  }
   // This Marker holds the object `w` was taken from, and that object still exists. (A weak handle
   // keeps its control block, so another object cannot pass for the one it watched.)
   bool is(const std::weak_ptr<const json::Value>& w) const {
@@ -87,7 +129,15 @@ class Marker {
     return null;
   }
 
-  std::shared_ptr<json::Value> v_;
+  json::Value* object() const { return static_cast<json::Value*>(v_.get()); }
+  // A text marker becomes its object (value()).
+  void materialize() const;
+  // The object a text marker's bytes spell (the first '}' outside a string ends it).
+  static json::Value parse_text(const char* text);
+
+  // An object (a json::Value, shared), a text (a view with no control block), or null.
+  // Mutable: value() parses a text marker in place.
+  mutable std::shared_ptr<void> v_;
 };
 
 // A fact computed from a marker object alone, kept for the last object it was computed for: most
@@ -97,9 +147,15 @@ class Marker {
 // about it (DerivedKeys); facts never read those keys.
 template <class T>
 struct LastMarkerFact {
-  std::weak_ptr<const json::Value> of;  // empty: nothing remembered
+  std::weak_ptr<const json::Value> of;  // empty: nothing remembered (or a text marker's fact)
+  const char* text = nullptr;           // the text marker it is for (a text is never freed before its markers)
   T value{};
-  bool for_(const Marker& m) const { return m.is(of); }
+  bool for_(const Marker& m) const { return m.is_text() ? m.text() == text : m.is(of); }
+  void remember(const Marker& m, T v) {
+    of = m.watch();
+    text = m.is_text() ? m.text() : nullptr;
+    value = std::move(v);
+  }
 };
 
 // Sets a derived key on markers as Value::set_bool does, keeping them shared: when every layer adds

@@ -17,7 +17,7 @@ Result<const GroupSize*> group_size(State& s, const Layer& l) {
     return make_error(ErrorKind::SgW4a8GroupSize, {py::repr_str(l.prefix, s.opt.python), group->text});
   GroupSize g{std::move(group).value()};
   if (!small_nonneg(g.value, g.small)) g.small = 0;  // > 2^119: K // group is 0 for any K < 2^65
-  s.group_fact = {l.marker.watch(), std::move(g)};
+  s.group_fact.remember(l.marker, std::move(g));
   return &s.group_fact.value;
 }
 

@@ -4,7 +4,11 @@ The validator shares one parsed marker between layers with the same marker bytes
 derived keys), and the report formats a shared marker once. This builds layers whose markers repeat,
 alternate, differ only in a derived key (a codebook) or differ in value, then checks `validate
 --json` against the independent oracle (tools/oracle/sglang_spec.py) and each text line against one
-formatted here from the oracle's markers.
+formatted here from the oracle's markers. A second file carries its markers in
+_quantization_metadata, where format-less flat markers are kept as their text until printed
+(validate/marker.hpp): repeated, alternating, with brackets and braces inside strings, a repeated
+key, non-ASCII, beside markers that are parsed (nested, naming a format, a value "format"); its
+`--summary --json` format counts are checked too.
 
 usage: shared_markers_check.py W4A8CHECK ORACLE DIR   (exit 0: match; 1: the first difference)
 """
@@ -45,6 +49,41 @@ def build(path):
         f.write(struct.pack("<Q", len(h)) + h + data)
 
 
+# Metadata markers, spelled exactly (a repeated key, spacing, a float written with an exponent).
+META_LAYERS = [
+    ("m.00", A.decode()),
+    ("x.01", '{"a": 1}'),
+    ("x.02", '{"a": 1}'),
+    ("x.03", '{"a": 2, "b": "[{}]"}'),
+    ("x.04", '{"a": 1}'),
+    ("m.05", A.decode()),
+    ("x.06", '{"s": "}", "f": 1.0e5, "u": "\u00e9"}'),  # (an é in the text, not an escape)
+    ("x.07", '{"k": 1,"k" :2}'),
+    ("x.08", '{"n": [1, 2]}'),
+    ("x.09", '{"v": "format"}'),
+    ("x.10", '{}'),
+    ("x.11", '{"Format": "asym_w4a8_int8", "t": true, "z": null}'),
+    ("x.12", '{}'),
+]
+
+
+def build_metadata(path):
+    """The layers above in _quantization_metadata (non-ASCII as UTF-8 bytes); m.* have tensors."""
+    meta = "{" + ", ".join('"%s": %s' % (k, v) for k, v in META_LAYERS) + "}"
+    header = {"__metadata__": {"_quantization_metadata": '{"format_version": "1.0", "layers": %s}' % meta}}
+    data = b""
+    for p in ("m.00", "m.05"):
+        for name, dtype, shape, blob in [(p + ".weight", "I8", [4, 64], bytes(256)),
+                                         (p + ".weight_s_rel", "F8_E4M3", [4, 8], b"\x38" * 32),
+                                         (p + ".weight_s_channel", "F32", [4], struct.pack("<4f", 1, 1, 1, 1))]:
+            header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(blob)]}
+            data += blob
+    h = json.dumps(header, ensure_ascii=False).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+
+
 def text_line(prefix, marker):
     """print_layers' marker line: repr(prefix), format as str, the other keys as json.dumps."""
     f = marker.get("format")
@@ -53,31 +92,49 @@ def text_line(prefix, marker):
     return "  %r  format=%s%s" % (prefix, fmt, rest)
 
 
-def main():
-    binary, oracle_py, work = sys.argv[1:4]
-    os.makedirs(work, exist_ok=True)
-    path = os.path.join(work, "shared-markers.safetensors")
-    build(path)
+def check(binary, oracle_py, path):
+    """None when --json, text (and --summary --json) agree with the oracle, else the difference."""
     want = json.loads(subprocess.run([sys.executable, oracle_py, path], capture_output=True, text=True,
                                      check=True).stdout)
     if not want["ok"]:
-        print("the oracle rejects the test file: %s" % want)
-        return 1
+        return "the oracle rejects the test file: %s" % want
     got = json.loads(subprocess.run([binary, "validate", "--json", path], capture_output=True, text=True).stdout)
     if list(got["layers"].items()) != list(want["layers"].items()):
-        print("--json layers differ from the oracle:\n  ours   %s\n  oracle %s" % (got["layers"], want["layers"]))
-        return 1
+        return "--json layers differ from the oracle:\n  ours   %s\n  oracle %s" % (got["layers"], want["layers"])
     text = subprocess.run([binary, "validate", path], capture_output=True, text=True).stdout
     lines = [ln for ln in text.splitlines() if ln.startswith("  '")]
     expected = [text_line(p, m) for p, m in want["layers"].items()]
     if lines != expected:
         for a, b in zip(lines + [""] * len(expected), expected + [""] * len(lines)):
             if a != b:
-                print("text differs:\n  ours     %s\n  expected %s" % (a, b))
-                break
-        return 1
-    distinct = {json.dumps(m) for m in want["layers"].values()}
-    print("OK: %d layers, %d distinct markers" % (len(expected), len(distinct)))
+                return "text differs:\n  ours     %s\n  expected %s" % (a, b)
+    formats = {}
+    for m in want["layers"].values():
+        f = m.get("format")
+        f = "(no format)" if f is None else f if isinstance(f, str) else json.dumps(f)
+        formats[f] = formats.get(f, 0) + 1
+    summary = json.loads(subprocess.run([binary, "validate", "--summary", "--json", path], capture_output=True,
+                                        text=True).stdout)
+    if list(summary["formats"].items()) != list(formats.items()):
+        return "--summary --json formats differ:\n  ours     %s\n  expected %s" % (summary["formats"], formats)
+    return None
+
+
+def main():
+    binary, oracle_py, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    counts = []
+    for name, make in (("shared-markers", build), ("metadata-markers", build_metadata)):
+        path = os.path.join(work, name + ".safetensors")
+        make(path)
+        problem = check(binary, oracle_py, path)
+        if problem:
+            print("%s: %s" % (name, problem))
+            return 1
+        want = json.loads(subprocess.run([sys.executable, oracle_py, path], capture_output=True, text=True,
+                                         check=True).stdout)
+        counts.append((len(want["layers"]), len({json.dumps(m) for m in want["layers"].values()})))
+    print("OK: %d layers, %d distinct markers; in metadata: %d layers, %d distinct markers" % (counts[0] + counts[1]))
     return 0
 
 

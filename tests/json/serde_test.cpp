@@ -3,6 +3,7 @@
 // it, so "JSON accepted" is visible as a type error and "JSON rejected" as a serde syntax error.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ std::string ours(const std::string& header) {
 
 int run(const std::vector<std::string>& headers, int* parsed = nullptr) {
   std::vector<std::string> requests;
+  requests.reserve(headers.size());
   for (const auto& h : headers) requests.push_back("serde " + hex_arg(h));
   const auto answers = ask_oracle(kOracle, requests);
   int mismatches = 0;
@@ -56,6 +58,7 @@ TEST(SerdeOracle, EdgeValues) {
       "\"\xff\"", "[]", "[1,]", "[,]", "[1 2]", "{}", "{\"a\":1,}", "{\"a\":1,\"a\":2}", "{1:1}", "{\"a\"}",
       "[1e400]", "{\"a\":[-1e400]}", "[1,1e400,]", "[1,]1e400"};
   std::vector<std::string> headers;
+  headers.reserve(values.size() + 2 * 16 + 3 * 12);
   for (const auto& v : values) headers.push_back("{\"x\":" + v + "}");
   // serde_json's recursion limit: the wrapper object is depth 1.
   for (int depth = 120; depth <= 135; ++depth) {
@@ -66,9 +69,9 @@ TEST(SerdeOracle, EdgeValues) {
   }
   // Whitespace and trailing bytes around a valid header.
   for (const std::string& ws : std::vector<std::string>{"", " ", "\t", "\n", "\r", "\f", "\v", "\xc2\xa0", "\xef\xbb\xbf", std::string("\0", 1), "x", "{}"}) {
-    headers.push_back(ws + "{\"x\":" + kTensor + "}");
-    headers.push_back("{\"x\":" + kTensor + "}" + ws);
-    headers.push_back("{\"x\"" + ws + ":" + kTensor + "}");
+    headers.push_back(std::string(ws).append("{\"x\":").append(kTensor).append("}"));
+    headers.push_back(std::string("{\"x\":").append(kTensor).append("}").append(ws));
+    headers.push_back(std::string("{\"x\"").append(ws).append(":").append(kTensor).append("}"));
   }
   int parsed = 0;
   EXPECT_EQ(run(headers, &parsed), 0) << headers.size() << " headers";
@@ -128,6 +131,54 @@ TEST(SerdeContract, DepthLimit) {
   const auto deep = parse_serde(std::string(128, '[') + std::string(128, ']'));
   ASSERT_FALSE(deep.ok());
   EXPECT_EQ(deep.error().failure, ParseFailure::TooDeep);
+}
+
+// Strings long enough that the decoding buffer is sized for the rest of the string at once
+// (serde_reader.cpp: past 8 MiB, from the closing quote found ahead) instead of doubling: each is
+// built from pieces whose decoded bytes are known, with runs of backslashes right before quotes,
+// which the scan for the closing quote must count.
+TEST(SerdeContract, LongEscapedStringsDecodeExactly) {
+  struct Piece {
+    const char* raw;
+    const char* decoded;
+  };
+  const Piece pieces[] = {{"\\\"", "\""},         {"\\\\", "\\"},          {"\\\\\\\"", "\\\""},
+                          {"\\\\\\\\", "\\\\"},  {"\\/", "/"},            {"\\n", "\n"},
+                          {"\\u00e9", "\xC3\xA9"}, {"\\ud83d\\ude00", "\xF0\x9F\x98\x80"}, {"\xC3\xA9", "\xC3\xA9"}};
+  std::mt19937 rng(7);
+  for (const std::size_t target : {std::size_t{9} << 20, std::size_t{21} << 20}) {
+    std::string raw, want;
+    std::size_t boundary = 0;  // a place between pieces near the end
+    while (raw.size() < target) {
+      if (boundary == 0 && raw.size() + 1000 > target) boundary = raw.size();
+      const std::size_t plain = rng() % 40;
+      for (std::size_t k = 0; k < plain; ++k) {
+        const char c = static_cast<char>('a' + rng() % 26);
+        raw += c;
+        want += c;
+      }
+      const Piece& p = pieces[rng() % std::size(pieces)];
+      raw += p.raw;
+      want += p.decoded;
+    }
+    raw += "\\\\";  // an escaped backslash right before the closing quote
+    want += "\\";
+    const auto r = parse_serde("{\"x\":\"" + raw + "\",\"y\":\"\\\"\"}");
+    ASSERT_TRUE(r.ok()) << target;
+    ASSERT_EQ(r->members.size(), 2u);
+    EXPECT_TRUE(r->members[0].second.text == want) << target;  // (not printed: megabytes)
+    EXPECT_EQ(r->members[1].second.text, "\"");
+
+    // Unterminated, and a control byte far in: the same errors as a short string gives.
+    const auto cut = parse_serde("{\"x\":\"" + raw);
+    ASSERT_FALSE(cut.ok());
+    EXPECT_EQ(cut.error().serde_message, parse_serde("{\"x\":\"a\\\"").error().serde_message);
+    std::string bad = raw;
+    bad.insert(boundary, 1, '\x01');
+    const auto ctl = parse_serde("{\"x\":\"" + bad + "\"}");
+    ASSERT_FALSE(ctl.ok());
+    EXPECT_EQ(ctl.error().serde_message, parse_serde("{\"x\":\"a\\n\x01\"}").error().serde_message);
+  }
 }
 
 }  // namespace

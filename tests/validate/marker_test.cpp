@@ -9,6 +9,7 @@
 #include "builder.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "validate/comfy_formats.hpp"
 #include "validate/marker.hpp"
 
 namespace w4a8::validate::testing {
@@ -125,6 +126,70 @@ TEST(DerivedKeys, ValidatedLayersWithEqualMarkerBytesShareOneObject) {
   EXPECT_TRUE(r2->layers[20].marker.get("_has_correction")->boolean);
   EXPECT_FALSE(r2->layers[21].marker.get("_has_correction")->boolean);
   EXPECT_FALSE(r2->layers[19].marker.get("_has_correction")->boolean);
+}
+
+// ---- Markers kept as text (format-less flat metadata markers) -----------------------------------
+
+// Hand-picked: which texts may stay text (a flat object, no backslash, no "format" anywhere).
+TEST(MarkerText, OnlyFlatFormatlessTextsWithoutEscapesAreKept) {
+  for (std::string_view t : {R"({})", R"({"a": 1, "b": "x y"})", R"({"a":"[{"})", R"({"a":"}"})",
+                             R"({"Format": "asym_w4a8_int8"})", R"({"formats": 1})", "{\"u\": \"\xC3\xA9\"}"})
+    EXPECT_TRUE(Marker::text_form_allowed(t)) << t;
+  for (std::string_view t : {R"({"format": "x"})", R"({"a": "format"})", R"({"a": [1]})", R"({"a": {}})",
+                             R"({"\u0066ormat": 1})", R"({"a": "\""})", R"({"a": "\n"})"})
+    EXPECT_FALSE(Marker::text_form_allowed(t)) << t;
+}
+
+// A text marker's object is json.loads' object of its text, wherever the text ends in its buffer
+// (the first '}' outside a string), by every way of reading it.
+TEST(MarkerText, ReadsAsTheParsedText) {
+  for (std::string_view t : {R"({})", R"({"a": 1})", R"({"s": "}", "f": 1.0e5, "k": 1, "k": 2})",
+                             R"({"b": "[{}]", "t": true, "z": null, "n": -0.0})"}) {
+    const std::string buffer = std::string(t) + R"(, "next": {"x": "}"}})";  // as in a document
+    const json::Value want = parsed(t);
+    const std::string want_text = json::dump(want);
+
+    const Marker m = Marker::text_form(buffer.data());
+    ASSERT_TRUE(m.is_text());
+    EXPECT_FALSE(m.is_null());
+    EXPECT_EQ(comfy_format_of(m), nullptr);
+    EXPECT_EQ(m.visit([](const json::Value& v) { return json::dump(v); }), want_text) << t;
+    EXPECT_TRUE(m.is_text()) << "visit() keeps no object";
+    const Marker copy = m;  // NOLINT(performance-unnecessary-copy-initialization): a copy views the same text
+    EXPECT_TRUE(copy.same_object(m));
+    EXPECT_EQ(json::dump(m.value()), want_text) << t;
+    EXPECT_FALSE(m.is_text()) << "value() keeps the object";
+    EXPECT_TRUE(copy.is_text());
+
+    Marker e = Marker::text_form(buffer.data());
+    e.edit(2).set_bool("_x", true);
+    json::Value changed = want;
+    changed.set_bool("_x", true);
+    EXPECT_EQ(json::dump(e.value()), json::dump(changed));
+
+    Marker t2 = Marker::text_form(buffer.data());
+    EXPECT_EQ(json::dump(t2.take()), want_text);
+    EXPECT_TRUE(t2.is_null());
+  }
+}
+
+// A remembered fact about a text marker holds for the Markers viewing that text, and for no other
+// (equal bytes elsewhere are another text), nor for an object.
+TEST(MarkerText, FactsAreRememberedByText) {
+  const std::string a = R"({"a": 1})", b = R"({"a": 1})";
+  const Marker ma = Marker::text_form(a.data()), mb = Marker::text_form(b.data());
+  const Marker ma2 = ma;  // NOLINT(performance-unnecessary-copy-initialization): the copy is what is tested
+  const Marker object(parsed(a));
+  LastMarkerFact<int> fact;
+  EXPECT_FALSE(fact.for_(ma));
+  fact.remember(ma, 7);
+  EXPECT_TRUE(fact.for_(ma));
+  EXPECT_TRUE(fact.for_(ma2));
+  EXPECT_FALSE(fact.for_(mb));
+  EXPECT_FALSE(fact.for_(object));
+  fact.remember(object, 8);
+  EXPECT_TRUE(fact.for_(object));
+  EXPECT_FALSE(fact.for_(ma));
 }
 
 }  // namespace
