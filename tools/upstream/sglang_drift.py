@@ -105,13 +105,15 @@ def metadata_text(rng):
     w4a8 = ['{"format": "asym_w4a8_int8"}', '{"format":"asym_w4a8_int8","group_size":16}',
             '{"format": "asym_w4a8_int8", "convrot": true, "convrot_groupsize": 16}', '{"format": "ASYM_W4A8_INT8"}',
             '{"format": "asym_w4a8_int8", "group_size": 12345678901234567890123}']
-    others = ['{}', '{"format": "unknown"}', '{"k": [1, {"a": NaN}], "k": 2}', '{"x": "\\u00e9\\n"}',
+    # (the second: flat, no escape, no "format" key, so the validator keeps it as text until asked)
+    others = ['{}', '{"n": 1.5e3, "s": "}{[", "n": "\u00e9", "Format": null}', '{"format": "unknown"}',
+              '{"k": [1, {"a": NaN}], "k": 2}', '{"x": "\\u00e9\\n"}',
               '{"format": "asym_w4a8_int8"}', '1', '[]', 'null']
     root_values = ['"1.0"', '[1, 2.5e3, -Infinity, []]', '{"a": {"b": [null]}, "a": 1}', '"\\ud83d\\ude00"',
                    '%s' % ("9" * 4301), '%s]' % ("[" * 1000 + "]" * 999), '01', '{"k": 1,}']
     ws = lambda: rng.choice(["", " ", "\n", "\t "])
     def layers():
-        members = [(rng.choice(keys), rng.choice(others if rng.random() < 0.15 else others[:4]))
+        members = [(rng.choice(keys), rng.choice(others if rng.random() < 0.15 else others[:5]))
                    for _ in range(rng.randrange(4))]
         for _ in range(1 if rng.random() < 0.8 else rng.randrange(3)):  # the real layer, maybe twice or not at all
             members.insert(rng.randrange(len(members) + 1), (rng.choice(layer_keys), rng.choice(w4a8 + others[:2])))
