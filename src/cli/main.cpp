@@ -3,6 +3,9 @@
 // to start threads end as a clean message with exit status 2.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <new>
 #include <string_view>
@@ -30,6 +33,16 @@ constexpr Command kCommands[] = {
 #endif
 };
 
+// --json among the options (before a "--" that ends them).
+bool asks_for_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") return false;
+    if (a == "--json") return true;
+  }
+  return false;
+}
+
 int run(int argc, char** argv, w4a8::cli::Reporter& report) {
   CLI::App app{
       "w4a8check: validate Comfy asym_w4a8_int8 safetensors checkpoints exactly as sglang does\n"
@@ -53,8 +66,28 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints help / the usage error
-    return rc == 0 ? 0 : 2;      // usage errors exit 2, as documented
+    if (rc == 0) return 0;
+    // A script that asked for --json reads stdout as JSON: the usage error is there too.
+    if (asks_for_json(argc, argv)) {
+      w4a8::cli::FailStyle json;
+      json.format = w4a8::cli::Format::Json;
+      report.fail(w4a8::make_error(w4a8::ErrorKind::UsageError, {e.what()}), json);
+    }
+    return 2;  // usage errors exit 2, as documented
   }
+  return report.exit_code();
+}
+
+// The exit status, once everything printed has reached standard output. A verdict or report that
+// could not be written (a full disk, a closed descriptor) must not leave status 0 behind it: a
+// script would read "accepted" with no report. (A closed pipe ends the process by SIGPIPE first.)
+int finish(w4a8::cli::Reporter& report) {
+  errno = 0;
+  std::cout.flush();
+  const bool written = static_cast<bool>(std::cout) && std::fflush(stdout) == 0 && std::ferror(stdout) == 0;
+  if (written) return report.exit_code();
+  const int err = errno;
+  report.fail(w4a8::make_error(w4a8::ErrorKind::IoWriteFailed, {"standard output", err != 0 ? std::strerror(err) : "write error"}));
   return report.exit_code();
 }
 
@@ -65,7 +98,8 @@ int main(int argc, char** argv) {
   w4a8::io::install_output_cleanup();
   w4a8::cli::Reporter report(std::cout, std::cerr);
   try {
-    return run(argc, argv, report);
+    const int rc = run(argc, argv, report);
+    return rc == report.exit_code() ? finish(report) : rc;  // (a usage error: CLI11 printed it)
   } catch (const std::bad_alloc&) {
     report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"out of memory", "std::bad_alloc"}));
   } catch (const std::system_error& e) {
@@ -73,5 +107,5 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"internal error", e.what()}));
   }
-  return report.exit_code();
+  return finish(report);
 }

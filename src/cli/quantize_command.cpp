@@ -43,12 +43,13 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
       "Quantize float weights (F32/BF16/F16) to asym_w4a8_int8 layers (comfy-kitchen 0.2.40's symmetric\n"
       "recipe: ConvRot, group scales, FP8 or F32 s_rel, channel scales, fixed 16-level codebook or uniform\n"
       "codes, 4-bit or 6-bit).\n"
-      "Whole model (default): every 2-D float tensor matching --keys (default *.weight) whose K fits the\n"
-      "kernel contract is quantized; everything else is copied unchanged; the output is sharded with an\n"
-      "index when larger than --max-shard-size. The summary names the consumers that load the output\n"
+      "Whole model (default): every 2-D float tensor named PREFIX.weight matching --keys (default *.weight)\n"
+      "whose K fits the kernel contract is quantized; everything else is copied unchanged; the output is\n"
+      "sharded with an index when larger than --max-shard-size. The summary names the consumers that load the output\n"
       "(4-bit FP8: every one, and it passes `validate --strict`; 6-bit or F32 scales: comfy-kitchen only).\n"
       "One layer: --key NAME writes that layer (and its bias) to --out.\n"
-      "Exit status: 0 success, 1 illegal shape (--key), 2 usage or I/O error.");
+      "Exit status: 0 success, 1 input refused (a --weights file that is not a valid safetensors container;\n"
+      "--key: a tensor that cannot be quantized: dtype, zero or illegal shape), 2 usage or I/O error.");
   cmd->add_option("--weights", j.inputs, "the float checkpoint: safetensors shard(s), a directory or an index.json")
       ->required()->expected(1, -1);
   cmd->add_option("--out", j.out,
@@ -58,7 +59,9 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
   cmd->add_option("--keys", j.globs, "whole model: tensors to quantize, a glob (repeatable; default *.weight)");
   auto* key = cmd->add_option("--key", j.key, "one layer: the float weight's tensor name");
   // (an option that cannot apply is refused, never silently ignored)
-  cmd->add_option("--prefix", j.prefix, "with --key: the layer prefix (default: KEY without a trailing .weight)")->needs(key);
+  cmd->add_option("--prefix", j.prefix, "with --key: the layer prefix (default: KEY without a trailing .weight)")
+      ->needs(key)
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty prefix names no layer") : std::string(); });
   require_decimal<std::int64_t>(cmd->add_option("--group-size", j.q.group_size, "group size G"))->capture_default_str();
   require_decimal<std::int64_t>(
       cmd->add_option("--convrot-groupsize", j.q.convrot_groupsize, "ConvRot group size R (a power of 4)"))
@@ -75,8 +78,9 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
   add_enum_option<MarkerChoice>(*cmd, "--markers", j.markers, kMarkers,
                                 "where the comfy_quant markers go: PREFIX.comfy_quant tensors, the header's "
                                 "_quantization_metadata, or both");
-  cmd->add_option("--max-shard-size", args->max_shard_size, "largest output shard (5GB, 500MB, 2GiB, bytes)")
-      ->capture_default_str();
+  cmd->add_option("--max-shard-size", args->max_shard_size, "whole model: largest output shard (5GB, 500MB, 2GiB, bytes)")
+      ->capture_default_str()
+      ->excludes(key);  // --key writes one file
   require_decimal<unsigned>(
       cmd->add_option("--threads", args->threads, "layers quantized at once (0 = all hardware threads)"))
       ->capture_default_str();

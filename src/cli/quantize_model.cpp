@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/checkpoint_input.hpp"
 #include "cli/consumer_matrix.hpp"
@@ -135,6 +136,7 @@ bool matches_plan(const Item& it, const std::vector<st::TensorSpec>& t) {
 struct OutputNames {
   std::string dir, stem;
   bool single_file = false;  // --out FILE.safetensors
+  bool created_dir = false;  // --out DIR did not exist: this run made it
   std::string out;
   std::string shard(std::size_t i, std::size_t count) const {
     if (count == 1) return single_file ? out : dir + "/" + stem + ".safetensors";
@@ -158,8 +160,8 @@ Result<OutputNames> output_names(const std::string& out) {
   }
   o.dir = out;
   o.stem = "model";
-  if (::mkdir(out.c_str(), 0777) != 0 && errno != EEXIST)
-    return make_error(ErrorKind::IoWriteFailed, {out, std::strerror(errno)});
+  if (::mkdir(out.c_str(), 0777) == 0) o.created_dir = true;
+  else if (errno != EEXIST) return make_error(ErrorKind::IoWriteFailed, {out, std::strerror(errno)});
   struct stat st {};
   if (::stat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return make_error(ErrorKind::IoWriteFailed, {out, "not a directory (name a FILE.safetensors or a directory)"});
@@ -172,7 +174,7 @@ std::string quant_metadata(const std::vector<std::pair<std::string, json::Value>
   std::ostringstream s;
   JsonWriter w(s);
   w.begin_object().key("format_version").string("1.0").key("layers").begin_object();
-  for (const auto& [p, m] : kept) w.key(p).value(m);
+  for (const auto& [p, m] : kept) w.key(p).value(m, json::NonFinite::PythonToken);  // as the input spelled it
   for (const Item* it : layers) w.key(it->prefix).value(marker);
   w.end_object().end_object();
   return s.str();
@@ -220,12 +222,15 @@ class QuantizeRun {
     auto names = output_names(job_.out);
     if (!names.ok()) return fail(names.error());
     names_ = *names;
-    if (!guard_outputs() || !read_input_metadata()) return;
-    write_all();
+    if (guard_outputs() && read_input_metadata()) write_all();
+    // A failed run leaves no directory it made. Only once its temporaries are gone (write_all's
+    // files are), and rmdir removes an empty directory only: whatever else is there is kept.
+    if (failed_ && names_.created_dir) ::rmdir(names_.dir.c_str());
   }
 
  private:
   void fail(const Error& e, std::string_view where = {}) {
+    failed_ = true;
     FailStyle style;
     style.where = where;
     report_.fail(e, style);
@@ -306,7 +311,11 @@ class QuantizeRun {
           std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return ::fnmatch(g.c_str(), n.c_str(), 0) == 0; });
       if (selected) {
         ++selected_count;
-        if (auto why = not_quantizable(*ref.info, job_.q)) {
+        // A layer's weight is PREFIX.weight: quantizing any other name would write it under a new
+        // name (`emb` as `emb.weight`), and the model would no longer find it.
+        if (!ends_with(n, ".weight")) {
+          skipped_.push_back({n, "not named PREFIX.weight"});
+        } else if (auto why = not_quantizable(*ref.info, job_.q)) {
           skipped_.push_back({n, *why});
         } else {
           add_layer(layer_prefix(n), ref);
@@ -478,26 +487,39 @@ class QuantizeRun {
     return consumers_line(*m) + " (validate --consumers shows each layer)";
   }
 
-  // Shards of an earlier run with another shard count stay (they are the user's files); say so.
+  // Files named like this output that it did not write stay (they are the user's files); say so.
+  // STEM-NNNNN-of-NNNNN shards of another shard count; and, when this output is sharded, a
+  // single-file STEM.safetensors, which Hugging Face loaders prefer to the index. Other names in the
+  // directory are other outputs.
   void note_stale_shards() {
     DIR* d = ::opendir(names_.dir.c_str());
     if (!d) return;
-    const std::string pattern = names_.stem + "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors";
+    const std::string lead = names_.stem + "-";  // compared as text: the stem may hold glob characters
     std::vector<std::string> stale;
     while (const dirent* e = ::readdir(d)) {
       const std::string n = e->d_name;
-      if (::fnmatch(pattern.c_str(), n.c_str(), 0) != 0) continue;
+      if (n.compare(0, lead.size(), lead) != 0 ||
+          ::fnmatch("[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors", n.c_str() + lead.size(), 0) != 0)
+        continue;
       bool ours = false;
       for (std::size_t s = 0; s < shards_ && !ours; ++s) ours = names_.shard(s, shards_) == names_.dir + "/" + n;
       if (!ours) stale.push_back(n);
     }
     ::closedir(d);
-    if (stale.empty()) return;
-    std::sort(stale.begin(), stale.end());
-    std::string list;
-    for (std::size_t i = 0; i < stale.size() && i < kListed; ++i) list += (i ? ", " : "") + stale[i];
-    if (stale.size() > kListed) list += ", ...";
-    report_.note(std::to_string(stale.size()) + " shard file(s) in " + names_.dir + " are not part of this output and were left as they are: " + list);
+    if (!stale.empty()) {
+      std::sort(stale.begin(), stale.end());
+      std::string list;
+      for (std::size_t i = 0; i < stale.size() && i < kListed; ++i) list += (i ? ", " : "") + stale[i];
+      if (stale.size() > kListed) list += ", ...";
+      report_.note(std::to_string(stale.size()) + " shard file(s) in " + names_.dir +
+                   " are not part of this output and were left as they are: " + list);
+    }
+    if (shards_ == 1) return;
+    const std::string single = names_.shard(0, 1);
+    struct stat st {};
+    if (::stat(single.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      report_.note(single + " is not part of this output and was left as it is; loaders that find both prefer it to " +
+                   names_.index() + " (Hugging Face's do) and would load it instead of this output: remove or move it");
   }
 
   Result<io::AtomicFile> write_index() {
@@ -579,6 +601,7 @@ class QuantizeRun {
   std::vector<Skip> skipped_;
   std::size_t shards_ = 1;
   bool with_index_ = false;
+  bool failed_ = false;
   OutputNames names_;
   std::vector<std::pair<std::string, std::string>> meta_;
   std::optional<std::string> raw_quant_meta_;

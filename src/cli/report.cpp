@@ -101,14 +101,17 @@ JsonWriter& JsonWriter::number(std::uint64_t v) {
 
 JsonWriter& JsonWriter::number(double v) {
   separate();
-  buf_ += json::py_float_repr(v);
+  if (std::isfinite(v)) buf_ += json::py_float_repr(v);
+  else buf_ += std::isnan(v) ? "\"NaN\"" : v < 0 ? "\"-Infinity\"" : "\"Infinity\"";
   wrote();
   return *this;
 }
 
-JsonWriter& JsonWriter::value(const json::Value& v) {
+JsonWriter& JsonWriter::value(const json::Value& v) { return value(v, json::NonFinite::String); }
+
+JsonWriter& JsonWriter::value(const json::Value& v, json::NonFinite nf) {
   separate();
-  json::dump_append(buf_, v);
+  json::dump_append(buf_, v, nf);
   wrote();
   return *this;
 }

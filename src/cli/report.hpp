@@ -11,7 +11,10 @@
 
 #include "core/result.hpp"
 
-namespace w4a8::json { struct Value; }
+namespace w4a8::json {
+struct Value;
+enum class NonFinite : std::uint8_t;  // json/dump.hpp
+}  // namespace w4a8::json
 
 namespace w4a8::cli {
 
@@ -56,8 +59,11 @@ class JsonWriter {
   JsonWriter& string(std::string_view v);
   JsonWriter& boolean(bool v);
   JsonWriter& number(std::uint64_t v);
-  JsonWriter& number(double v);
-  JsonWriter& value(const json::Value& v);  // json.dumps(v)
+  JsonWriter& number(double v);  // repr(v); a non-finite v as the string "NaN", "Infinity", "-Infinity"
+  // json.dumps(v). Non-finite floats are quoted by default, so that what the CLI prints is JSON any
+  // parser reads; a document for Python's json.loads (a checkpoint's metadata) keeps the bare tokens.
+  JsonWriter& value(const json::Value& v);  // (non-finite floats quoted)
+  JsonWriter& value(const json::Value& v, json::NonFinite nf);
   // A value as json::dump gave it earlier (the report prints one marker object for many layers).
   JsonWriter& dumped(std::string_view text);
 

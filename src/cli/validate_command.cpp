@@ -121,7 +121,8 @@ void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs
     w.key("layers").begin_object();
     validate::LastMarkerFact<std::string> shown;  // as in print_layers: one dump per marker object in a row
     for (const validate::Layer& l : r.layers) {
-      if (!shown.for_(l.marker)) shown.remember(l.marker, l.marker.visit([](const json::Value& m) { return json::dump(m); }));
+      if (!shown.for_(l.marker))  // (quoted non-finite floats: the output is read by any JSON parser)
+        shown.remember(l.marker, l.marker.visit([](const json::Value& m) { return json::dump(m, json::NonFinite::String); }));
       w.key(l.prefix).dumped(shown.value);
     }
     w.end_object();
@@ -177,7 +178,7 @@ void run_consumers(const ValidateArgs& a, const validate::Options& opt, const Fa
   } else {
     if (exit_status(ck.error()) != 1) {
       FailStyle s = open_style(ck.error(), style);
-      s.where = failed;
+      if (ck.error().message.find(failed) == std::string::npos) s.where = failed;  // (named once)
       return report.fail(ck.error(), s);
     }
     auto r = validate::inspect_consumers(shards, opt);

@@ -1,14 +1,17 @@
 #include "io/atomic_file.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,10 +75,46 @@ std::string base_of(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// The longest file name `dir` takes (NAME_MAX; 255 where the filesystem does not say).
+long name_max_of(const std::string& dir) {
+  const long n = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  return n > 0 ? n : 255;
+}
+
+constexpr std::string_view kTempTag = ".w4a8tmp-";
+
+// `dir/.NAME.w4a8tmp-SUFFIX`, with NAME cut short (never inside a UTF-8 character) so the base name
+// fits `name_max`: a target whose own name is near the limit must still get a temporary. The
+// ".w4a8tmp-" tag and the suffix are always whole, so the name is still recognizable and unique.
+std::string temp_name(const std::string& real, long name_max, std::string_view suffix) {
+  std::string base = base_of(real);
+  const long fixed = 1 + long(kTempTag.size()) + long(suffix.size());  // the leading dot, tag, suffix
+  const std::size_t room = name_max > fixed ? std::size_t(name_max - fixed) : 0;
+  if (base.size() > room) {
+    std::size_t cut = room;
+    while (cut > 0 && (static_cast<unsigned char>(base[cut]) & 0xC0) == 0x80) --cut;  // a continuation byte
+    base.resize(cut);
+  }
+  std::string name = dir_of(real);
+  name.append("/.").append(base).append(kTempTag).append(suffix);
+  return name;
+}
+
 // Finished unnamed temporaries kept open until published (a whole-model quantize finishes every shard
-// before publishing any); past this many, a finished one is named and closed instead.
-constexpr int kMaxOpenUnnamed = 64;
+// before publishing any); past the cap, a finished one is named and closed instead.
 std::atomic<int> g_open_unnamed{0};
+
+// The cap: a quarter of the soft open-file limit left beside stdin/stdout/stderr, at most 64, read at
+// each use (the limit may change). Held descriptors then never starve the inputs, the next output or
+// the directory fsync: any `ulimit -n` that lets a one-file run work lets a sharded one work (at 0,
+// every finished temporary is named and closed).
+int max_open_unnamed() {
+  constexpr rlim_t kMost = 64;
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return int(kMost);
+  const rlim_t quarter = rl.rlim_cur > 3 ? (rl.rlim_cur - 3) / 4 : 0;
+  return int(std::min(quarter, kMost));
+}
 
 // Blocks the cleanup signals for a scope: nothing may interrupt creating a named temporary before
 // it is registered.
@@ -121,6 +160,7 @@ struct AtomicFile::State {
   bool counted = false;   // finished and open: one of g_open_unnamed
   bool finished = false, published = false;
   mode_t mode = 0644;
+  long name_max = 255;    // of real's directory: the temporary's name must fit it
   std::uint64_t written = 0;
 
   ~State() {
@@ -133,10 +173,9 @@ struct AtomicFile::State {
   // Gives an unnamed temporary a (registered) name beside `real`. @return 0 or an errno.
   int name_temporary() {
     const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const std::string stem = dir_of(real) + "/." + base_of(real) + ".w4a8tmp-";
     static std::atomic<unsigned> counter{0};
     for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string name = stem + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
+      std::string name = temp_name(real, name_max, std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)));
       const CleanupSignalsBlocked blocked;
       // Through /proc (any user), else by descriptor (needs CAP_DAC_READ_SEARCH).
       int rc = ::linkat(AT_FDCWD, link.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW);
@@ -189,6 +228,9 @@ Result<AtomicFile> AtomicFile::create(const std::string& path) {
   } else {
     s->mode = 0666 & ~process_umask();
   }
+  s->name_max = name_max_of(dir_of(s->real));
+  // A name the directory cannot hold fails now, not at the rename after every byte is written.
+  if (base_of(s->real).size() > std::size_t(s->name_max)) return write_error(path, ENAMETOOLONG);
 #ifdef O_TMPFILE
   // Unnamed until published, so even SIGKILL or a crash leaves nothing behind. Linking it needs
   // /proc; filesystems without O_TMPFILE refuse it: then a named temporary as below.
@@ -202,7 +244,7 @@ Result<AtomicFile> AtomicFile::create(const std::string& path) {
     }
   }
 #endif
-  std::string pattern = dir_of(s->real) + "/." + base_of(s->real) + ".w4a8tmp-XXXXXX";
+  std::string pattern = temp_name(s->real, s->name_max, "XXXXXX");
   int err = 0;
   {
     const CleanupSignalsBlocked blocked;  // no cleanup signal between creating and registering it
@@ -243,7 +285,7 @@ Status AtomicFile::finish() {
     if (::fsync(s.fd) != 0) return write_error(s.target, errno);
   }
   if (s.unnamed && s.tmp.empty()) {
-    if (g_open_unnamed.fetch_add(1) < kMaxOpenUnnamed) {  // stays open and unnamed until publish()
+    if (g_open_unnamed.fetch_add(1) < max_open_unnamed()) {  // stays open and unnamed until publish()
       s.counted = true;
       s.finished = true;
       return Ok{};

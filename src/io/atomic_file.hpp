@@ -1,7 +1,8 @@
 // Outputs that never destroy the previous file: bytes go to a temporary file in the target's
 // directory, which is fsynced and then renamed over the target (and the directory fsynced). On any
 // failure before the rename (ENOSPC, EFBIG under `ulimit -f`, a signal) the old file is untouched
-// and the temporary is removed. Every command that writes uses this.
+// and the temporary is removed. Every command that writes uses this. A temporary that has a name is
+// `.NAME.w4a8tmp-SUFFIX` beside the target, NAME shortened so the whole fits the directory's NAME_MAX.
 #pragma once
 
 #include <cstdint>

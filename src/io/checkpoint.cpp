@@ -9,6 +9,7 @@
 
 #include "io/read_file.hpp"
 #include "json/parse.hpp"
+#include "py/repr.hpp"
 
 namespace w4a8::io {
 namespace {
@@ -28,7 +29,9 @@ std::string dir_of(const std::string& p) {
   return slash == 0 ? "/" : p.substr(0, slash);
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// The OS reads a path up to its first NUL: a name holding one would open a different, shorter name
+// (Python's open() refuses it: "embedded null byte").
+bool has_nul(std::string_view name) { return name.find('\0') != std::string_view::npos; }
 
 Error invalid_index(const std::string& index, const std::string& why) {
   return make_error(ErrorKind::IndexInvalid, {index, why});
@@ -46,7 +49,8 @@ bool safe_shard_name(std::string_view name) {
   return true;
 }
 
-// The index's shards (sorted unique names) and weight_map.
+// The index's shards (sorted unique names) and weight_map. Its names are untrusted text: messages
+// show them through py::repr_str().
 Status read_index(const std::string& index, ShardList& out) {
   auto text = read_small_file(index);
   W4A8_TRY(text);
@@ -55,12 +59,16 @@ Status read_index(const std::string& index, ShardList& out) {
   if (!doc->is_object()) return invalid_index(index, "the top level is not an object");
   const json::Value* map = doc->get("weight_map");
   if (!map || !map->is_object()) return invalid_index(index, "no \"weight_map\" object");
+  // No shard, no weights: refused like a directory without a .safetensors file.
+  if (map->members.empty()) return invalid_index(index, "weight_map maps no tensor to a shard");
   std::vector<std::string> names;
   names.reserve(map->members.size());
   for (const auto& [tensor, file] : map->members) {
-    if (!file.is_string()) return invalid_index(index, "weight_map[" + quoted(tensor) + "] is not a string");
+    if (!file.is_string()) return invalid_index(index, "weight_map[" + py::repr_str(tensor) + "] is not a string");
+    if (has_nul(file.text))
+      return invalid_index(index, "shard name " + py::repr_str(file.text) + " has an embedded null byte");
     if (!safe_shard_name(file.text))
-      return invalid_index(index, "shard name " + quoted(file.text) + " leaves the index's directory");
+      return invalid_index(index, "shard name " + py::repr_str(file.text) + " leaves the index's directory");
     names.push_back(file.text);
   }
   std::vector<std::string> unique = names;
@@ -124,6 +132,9 @@ Result<ShardList> resolve_checkpoint(std::span<const std::string> args) {
   if (args.empty()) return make_error(ErrorKind::UsageError, {"no checkpoint given"});
   ShardList out;
   for (const std::string& a : args) {
+    // argv cannot hold a NUL, but this span is an API: never let one cut a path short.
+    if (has_nul(a))
+      return make_error(ErrorKind::UsageError, {"checkpoint path " + py::repr_str(a) + " has an embedded null byte"});
     struct stat st {};
     const bool is_dir = ::stat(a.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
     if (is_dir) {
@@ -186,7 +197,7 @@ Status Checkpoint::check_index(std::span<const std::string> names) const {
   if (list_.index.empty()) return Ok{};
   auto check = [&](const std::string& tensor, std::size_t shard) -> Status {
     if (!files_[shard].header().find(tensor))
-      return make_error(ErrorKind::IndexTensorNotInShard, {list_.index, quoted(tensor), list_.shards[shard]});
+      return make_error(ErrorKind::IndexTensorNotInShard, {list_.index, py::repr_str(tensor), list_.shards[shard]});
     return Ok{};
   };
   if (names.empty()) {

@@ -32,10 +32,11 @@ struct ShardList {
 //  - DIRECTORY: its one *.index.json (model.safetensors.index.json when there are several), else its
 //    *.safetensors files sorted by name (hidden files skipped).
 // At most one index in all.
+// No path in the result holds a NUL byte (the OS would read it cut short there).
 // @return ShardList, or IoOpenFailed / IoNotRegularFile / IoReadFailed (unreadable argument or index),
-//         IndexInvalid (not JSON, no weight_map object, a non-string or unsafe shard name),
-//         IndexMissingShard (a shard the index names does not exist), UsageError (empty directory,
-//         two indexes, no arguments).
+//         IndexInvalid (not JSON, no weight_map object, an empty weight_map, a non-string or unsafe
+//         shard name, one with a NUL byte), IndexMissingShard (a shard the index names does not
+//         exist), UsageError (empty directory, two indexes, no arguments, an argument with a NUL).
 Result<ShardList> resolve_checkpoint(std::span<const std::string> args);
 
 class Checkpoint {

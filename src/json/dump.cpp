@@ -18,22 +18,27 @@ void append_u_escape(std::string& out, char32_t unit) { hex::append_u_escape(out
 void dump_string_to(std::string& out, std::string_view s);
 
 // Appends to one buffer: linear in the output, one growth pattern for the whole document.
-void dump_to(std::string& out, const Value& v) {
+void dump_to(std::string& out, const Value& v, NonFinite nf) {
   switch (v.kind) {
     case Kind::Null: out += "null"sv; return;
     case Kind::Bool: out += v.boolean ? "true"sv : "false"sv; return;
     case Kind::Int: out += v.text; return;
     case Kind::Float:
-      if (std::isnan(v.number)) out += "NaN"sv;
-      else if (std::isinf(v.number)) out += v.number < 0 ? "-Infinity"sv : "Infinity"sv;
-      else out += py_float_repr(v.number);
+      if (std::isfinite(v.number)) {
+        out += py_float_repr(v.number);
+      } else {
+        const std::string_view token = std::isnan(v.number) ? "NaN"sv : v.number < 0 ? "-Infinity"sv : "Infinity"sv;
+        if (nf == NonFinite::String) out.push_back('"');
+        out += token;
+        if (nf == NonFinite::String) out.push_back('"');
+      }
       return;
     case Kind::String: dump_string_to(out, v.text); return;
     case Kind::Array: {
       out.push_back('[');
       for (std::size_t i = 0; i < v.items.size(); ++i) {
         if (i > 0) out += ", "sv;
-        dump_to(out, v.items[i]);
+        dump_to(out, v.items[i], nf);
       }
       out.push_back(']');
       return;
@@ -44,7 +49,7 @@ void dump_to(std::string& out, const Value& v) {
         if (i > 0) out += ", "sv;
         dump_string_to(out, v.members[i].first);
         out += ": "sv;
-        dump_to(out, v.members[i].second);
+        dump_to(out, v.members[i].second, nf);
       }
       out.push_back('}');
       return;
@@ -100,13 +105,13 @@ std::string dump_string(std::string_view s) {
   return out;
 }
 
-void dump_append(std::string& out, const Value& v) { dump_to(out, v); }
+void dump_append(std::string& out, const Value& v, NonFinite nf) { dump_to(out, v, nf); }
 
 void dump_string_append(std::string& out, std::string_view wtf8) { dump_string_to(out, wtf8); }
 
-std::string dump(const Value& v) {
+std::string dump(const Value& v, NonFinite nf) {
   std::string out;
-  dump_to(out, v);
+  dump_to(out, v, nf);
   return out;
 }
 

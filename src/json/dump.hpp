@@ -2,6 +2,7 @@
 // Infinity / -Infinity, floats as repr(float), ints as their exact text.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,10 +11,18 @@
 
 namespace w4a8::json {
 
-// post: for any value loads_* returned, dump(v) == Python's json.dumps(json.loads(same input)).
-std::string dump(const Value& v);
+// How a non-finite float is written. Python's json.dumps writes the bare tokens NaN, Infinity and
+// -Infinity, which json.loads (and so sglang) reads back but JSON itself does not have: a strict
+// parser (JavaScript, Go, serde_json) rejects the whole document. Output meant for other programs
+// writes them as JSON strings instead ("NaN", "Infinity", "-Infinity"): nothing else in a marker
+// changes, and the spelling still says what the value was.
+enum class NonFinite : std::uint8_t { PythonToken, String };
+
+// post: for any value loads_* returned, dump(v) == Python's json.dumps(json.loads(same input))
+// (with NonFinite::String, except that non-finite floats are quoted).
+std::string dump(const Value& v, NonFinite nf = NonFinite::PythonToken);
 // dump(v) appended to out (no temporary string: reports print thousands of values).
-void dump_append(std::string& out, const Value& v);
+void dump_append(std::string& out, const Value& v, NonFinite nf = NonFinite::PythonToken);
 
 // The JSON string literal json.dumps gives a str (WTF-8 in): '"' + escapes + '"', where \" \\ \b \f
 // \n \r \t are short, other code points outside ' '..'~' become \u00XX / \udXXX lowercase, astral

@@ -262,6 +262,14 @@ TEST_F(ConsumersCli, ExcludesStrictAndQuiet) {
   EXPECT_EQ(run_cli("validate --consumers --quiet " + p("ok.safetensors") + " 2>&1").rc, 2);
 }
 
+// An I/O error names its file once, as without --consumers.
+TEST_F(ConsumersCli, MissingFileIsNamedOnce) {
+  const std::string missing = p("missing.safetensors");
+  auto r = run_cli("validate --consumers " + missing + " 2>&1");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.out, "w4a8check: cannot open " + missing + ": No such file or directory\n  [io.open_failed]\n");
+}
+
 // sglang's real function, each release's wheel, on each one-layer file: the matrix's sglang cells
 // hold exactly the verdict that release gives.
 TEST_F(ConsumersCli, SglangCellsMatchEachReleaseWheel) {

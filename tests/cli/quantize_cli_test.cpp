@@ -161,7 +161,7 @@ TEST_F(QuantizeCli, AFailingLayerPublishesNothing) {
   const CliRun r = cli("quantize --weights " + float_shards_ + " --out " + p("q") + " --max-shard-size 200KB --quiet");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("w4a8check: layer zz: weights must be finite to quantize"), std::string::npos) << r.out;
-  EXPECT_TRUE(names("q").empty());
+  EXPECT_FALSE(fs::exists(p("q"))) << "the run made it: a failure removes it";
 }
 
 // Finite weights that overflow float32 in the rotation: refused (it used to write NaN scales and
@@ -197,6 +197,24 @@ TEST_F(QuantizeCli, NothingToQuantizeIsAnErrorNotACopy) {
   EXPECT_FALSE(fs::exists(p("q")));
 }
 
+// Whole model with --keys '*': a 2-D float tensor not named PREFIX.weight is copied under its own
+// name, never quantized as a layer PREFIX (which would write it as `emb.weight`); nor does it then
+// collide with a layer `emb` of the same checkpoint.
+TEST_F(QuantizeCli, OnlyTensorsNamedWeightBecomeLayers) {
+  write(p("e.safetensors"), {gemm::float_tensor("emb", gemm::FloatDtype::F32, {16, 256}, std::vector<float>(16 * 256, 0.25f)),
+                             gemm::float_tensor("emb.weight", gemm::FloatDtype::F32, {16, 256}, std::vector<float>(16 * 256, 0.5f))});
+  const CliRun r = cli("quantize --weights " + p("e.safetensors") + " --out " + p("eq.safetensors") + " --keys '*' --quiet");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("OK: quantized 1 layer(s), skipped 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("emb (not named PREFIX.weight)"), std::string::npos) << r.out;
+  const CliRun names = run_command(kPy + " -c 'import json, struct, sys\n"
+                                   "b = open(sys.argv[1], \"rb\").read()\n"
+                                   "h = json.loads(b[8:8 + struct.unpack(\"<Q\", b[:8])[0]])\n"
+                                   "print(h[\"emb\"][\"dtype\"], h[\"emb\"][\"shape\"], h[\"emb.weight\"][\"dtype\"])' " + p("eq.safetensors"));
+  EXPECT_EQ(names.out, "F32 [16, 256] I8\n") << names.out;
+  EXPECT_EQ(cli("validate --strict --quiet " + p("eq.safetensors")).rc, 0);
+}
+
 TEST_F(QuantizeCli, ASecondRunIntoTheSameDirectoryLeavesItConsistent) {
   CliRun r = cli("quantize --weights " + p("f") + " --out " + p("q") + " --max-shard-size 600KB --quiet");
   ASSERT_EQ(r.rc, 0) << r.out;
@@ -213,6 +231,56 @@ TEST_F(QuantizeCli, ASecondRunIntoTheSameDirectoryLeavesItConsistent) {
   const CliRun v = cli("validate --summary " + p("q"));
   EXPECT_EQ(v.rc, 0) << v.out;
   EXPECT_NE(v.out.find("OK: 8 quantized layer(s)"), std::string::npos) << "the directory must mean the new output\n" << v.out;
+}
+
+// Files named like the output that a run did not write stay, with a note. Sharded after a single file:
+// the earlier STEM.safetensors is named with its risk (Hugging Face loaders prefer it to the index).
+// Single file after shards: the shards are listed (the index is rewritten). Directory and
+// --out FILE.safetensors alike; another output's files in the directory are not mentioned.
+TEST_F(QuantizeCli, EarlierOutputsOfTheOtherShapeAreNamedWithTheirRisk) {
+  const std::string run = "quantize --quiet --weights " + p("f") + " --out ";
+  const std::string sharded = " --max-shard-size 600KB";
+  const auto prefer_note = [](const std::string& single, const std::string& index) {
+    return "note: " + single + " is not part of this output and was left as it is; loaders that find both prefer it to " +
+           index + " (Hugging Face's do) and would load it instead of this output: remove or move it";
+  };
+  const std::vector<std::string> both = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+                                         "model.safetensors", "model.safetensors.index.json"};
+  // Directory: single (group size 32), then sharded.
+  ASSERT_EQ(cli(run + p("q") + " --group-size 32").rc, 0);
+  const std::string earlier = slurp(p("q/model.safetensors"));
+  CliRun r = cli(run + p("q") + sharded);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(prefer_note(p("q/model.safetensors"), p("q/model.safetensors.index.json"))), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("shard file(s)"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(p("q/model.safetensors")), earlier) << "the user's file is kept byte for byte";
+  EXPECT_EQ(names("q"), both);
+  // Directory: sharded, then single.
+  ASSERT_EQ(cli(run + p("r") + sharded).rc, 0);
+  r = cli(run + p("r"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("note: 2 shard file(s) in " + p("r") + " are not part of this output and were left as they are: "
+                       "model-00001-of-00002.safetensors, model-00002-of-00002.safetensors"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("loaders that find both"), std::string::npos) << r.out;
+  EXPECT_EQ(names("r"), both);
+  // FILE.safetensors: F single then sharded, then single again, beside another output G's shards.
+  fs::create_directory(p("d"));
+  ASSERT_EQ(cli(run + p("d/G.safetensors") + sharded).rc, 0);
+  ASSERT_EQ(cli(run + p("d/F.safetensors")).rc, 0);
+  r = cli(run + p("d/F.safetensors") + sharded);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(prefer_note(p("d/F.safetensors"), p("d/F.safetensors.index.json"))), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("G-0000"), std::string::npos) << r.out;
+  r = cli(run + p("d/F.safetensors"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("note: 2 shard file(s) in " + p("d") + " are not part of this output and were left as they are: "
+                       "F-00001-of-00002.safetensors, F-00002-of-00002.safetensors\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("loaders that find both"), std::string::npos) << r.out;
+  EXPECT_EQ(names("d").size(), 7u);  // F: 2 shards, file, index; G: 2 shards, index
 }
 
 TEST_F(QuantizeCli, RefusesIllegalOptionsAndNameClashes) {

@@ -105,7 +105,7 @@ TEST_F(SafetyCli, WriteFailingUnderUlimitKeepsTheOldFileAndNoTemporary) {
   const std::string old = slurp(out);
   ASSERT_GT(old.size(), 1024u);
   for (const std::string& args : {quantize_args(out) + " --uniform", gemm_args(out) + " --intermediates"}) {
-    const CliRun r = sh("ulimit -f 1; exec " + kBin + " " + args);  // 1 block = 1024 bytes
+    const CliRun r = sh("ulimit -f 1; exec " + kBin + " " + args);  // 1 block = 1024 bytes  NOLINT(performance-inefficient-string-concatenation)
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find("cannot write " + out + ": File too large"), std::string::npos) << r.out;
     EXPECT_EQ(slurp(out), old) << "the previous output must survive byte for byte";
@@ -116,7 +116,68 @@ TEST_F(SafetyCli, WriteFailingUnderUlimitKeepsTheOldFileAndNoTemporary) {
   const CliRun r = sh("ulimit -f 100; exec " + kBin + " quantize --weights " + p("f") + " --out " + p("q") +
                       " --max-shard-size 150KB --quiet");
   EXPECT_EQ(r.rc, 2) << r.out;
-  EXPECT_TRUE(names("q").empty()) << "partial shards published";
+  EXPECT_FALSE(fs::exists(p("q"))) << "partial shards published, or the directory the run made left behind";
+}
+
+// A failed whole-model run removes the output directory it made (empty: nothing was published), never
+// one that was there before.
+TEST_F(SafetyCli, AFailedRunRemovesOnlyTheDirectoryItMade) {
+  ASSERT_EQ(make_float(p("f")).rc, 0);
+  const std::string run = "ulimit -f 100; exec " + kBin + " quantize --quiet --weights " + p("f") + " --max-shard-size 150KB --out ";
+  CliRun r = sh(run + p("new"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot write " + p("new") + "/model-"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(p("new")));
+  fs::create_directory(p("mine"));
+  r = sh(run + p("mine"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  ASSERT_TRUE(fs::is_directory(p("mine")));
+  EXPECT_TRUE(names("mine").empty());
+}
+
+// Output names up to NAME_MAX (255 bytes): the temporary beside the target has a longer name, which is
+// cut to fit. gemm --out and quantize --out (new, then replaced) write a 250-byte name; 256 bytes is
+// a clean error.
+TEST_F(SafetyCli, OutputNamesUpToNameMaxAreWritten) {
+  const std::string name = std::string(238, 'o') + ".safetensors";
+  for (const std::string& args : {gemm_args(p(name)), quantize_args(p(name)) + " --uniform", quantize_args(p(name))}) {
+    const CliRun r = cli(args);
+    EXPECT_EQ(r.rc, 0) << args << "\n" << r.out;
+    EXPECT_TRUE(fs::is_regular_file(p(name))) << args;
+  }
+  const CliRun v = cli("validate --quiet " + p(name));
+  EXPECT_EQ(v.rc, 0) << "the last output, whole: " << v.out;
+  const std::string too_long = p(std::string(244, 'o') + ".safetensors");
+  const CliRun r = cli(quantize_args(too_long));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot write " + too_long + ": File name too long"), std::string::npos) << r.out;
+  for (const std::string& n : names()) EXPECT_EQ(n.find(".w4a8tmp-"), std::string::npos) << "temporary left: " << n;
+}
+
+// Finished shards stay open until all are published, but at most a quarter of the open-file limit
+// (once a fixed 64): 48 one-layer shards are written under `ulimit -n 32`, and under 8.
+TEST_F(SafetyCli, ShardedQuantizeUnderALowOpenFileLimit) {
+  constexpr int kLayers = 48;
+  std::vector<st::TensorSpec> t;
+  t.reserve(kLayers);
+  for (int i = 0; i < kLayers; ++i)
+    t.push_back(gemm::float_tensor("l" + std::to_string(100 + i) + ".weight", gemm::FloatDtype::F32, {16, 16}, ramp(256, 1.0f)));
+  write(weights_, t);
+  for (const char* limit : {"32", "8"}) {
+    const std::string out = p(std::string("q") + limit);
+    std::string script = std::string("ulimit -n ") + limit + "; exec " + kBin;
+    script += " quantize --quiet --weights " + weights_ + " --max-shard-size 1 --convrot-groupsize 16 --out " + out;
+    const CliRun r = sh(script);
+    ASSERT_EQ(r.rc, 0) << "ulimit -n " << limit << "\n" << r.out;
+    EXPECT_NE(r.out.find("OK: quantized 48 layer(s), skipped 0, copied 0 other tensor(s) -> 48 shards"), std::string::npos) << r.out;
+    const auto files = names(std::string("q") + limit);
+    ASSERT_EQ(files.size(), std::size_t(kLayers) + 1);
+    EXPECT_EQ(files.front(), "model-00001-of-00048.safetensors");
+    EXPECT_EQ(files.back(), "model.safetensors.index.json");
+    const CliRun v = cli("validate --summary " + out);
+    EXPECT_EQ(v.rc, 0) << v.out;
+    EXPECT_NE(v.out.find("OK: 48 quantized layer(s)"), std::string::npos) << v.out;
+  }
 }
 
 TEST_F(SafetyCli, FifoAndDeviceInputsFailAtOnceNamingTheFile) {
@@ -132,13 +193,13 @@ TEST_F(SafetyCli, FifoAndDeviceInputsFailAtOnceNamingTheFile) {
   };
   for (const std::string& args : forms) {
     const auto t0 = std::chrono::steady_clock::now();
-    const CliRun r = sh("timeout 10 " + kBin + " " + args);  // timeout: a hang fails instead of blocking ctest
+    const CliRun r = sh("timeout 10 " + kBin + " " + args);  // timeout: a hang fails instead of blocking ctest  NOLINT(performance-inefficient-string-concatenation)
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_LT(secs, 1.0) << args;
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
     const std::string file = args.find("/dev/zero") != std::string::npos ? "/dev/zero" : fifo;
     const std::string kind = file == fifo ? "a FIFO" : "a character device";
-    EXPECT_NE(r.out.find("cannot read " + file + ": it is " + kind + ", not a regular file"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cannot read " + file + ": it is " + kind + ", not a regular file"), std::string::npos) << r.out;  // NOLINT(performance-inefficient-string-concatenation)
   }
 }
 

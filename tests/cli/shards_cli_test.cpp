@@ -103,6 +103,62 @@ TEST_F(ShardsCli, IndexDefectsAreClearErrors) {
       << r.out;
 }
 
+// validate (with --consumers too), gemm and quantize share the checkpoint input: one index defect,
+// one verdict, whether the directory or the index itself is named.
+std::vector<std::string> every_command_on(const std::string& arg, const std::string& scratch) {
+  return {"validate " + arg, "validate --consumers " + arg, "validate --json " + arg,
+          "gemm --checkpoint " + arg + " --layer blk.0 --input " + scratch + "/x.safetensors --out " + scratch + "/o.safetensors",
+          "quantize --weights " + arg + " --out " + scratch + "/q"};
+}
+
+TEST_F(ShardsCli, AnIndexThatMapsNoTensorIsInvalidLikeAnEmptyDirectory) {
+  const std::string idx = p("ck/model.safetensors.index.json");
+  spit(idx, "{\"metadata\": {}, \"weight_map\": {}}");  // the shards beside it do not count
+  const std::string why = idx + " is not a valid safetensors index: weight_map maps no tensor to a shard";
+  for (const std::string& arg : {p("ck"), idx})
+    for (const std::string& cmd : every_command_on(arg, dir_.string())) {
+      const CliRun r = cli(cmd);
+      EXPECT_EQ(r.rc, 1) << cmd << "\n" << r.out;
+      EXPECT_TRUE(r.out.find(why + "\n  [index.invalid]") != std::string::npos ||
+                  r.out.find("\"message\": \"" + why + "\", \"code\": \"index.invalid\"") != std::string::npos)
+          << cmd << "\n" << r.out;
+    }
+  EXPECT_FALSE(std::filesystem::exists(p("q"))) << "quantize wrote an output";
+  // The directory without any shard it stands beside: refused too (as usage: nothing to read).
+  ::mkdir(p("empty").c_str(), 0755);
+  const CliRun r = cli("validate " + p("empty"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("directory " + p("empty") + " holds no .safetensors file\n  [usage.error]"), std::string::npos) << r.out;
+}
+
+TEST_F(ShardsCli, AShardNameWithANulIsInvalidAndShownEscaped) {
+  // 'model-00001-of-00002.safetensors' exists: cut at the NUL, the name would open it and pass.
+  const std::string idx = p("ck/model.safetensors.index.json");
+  const std::string text = slurp(idx);
+  const std::string shard = "model-00001-of-00002.safetensors";
+  for (const std::string tail : {".bak", "/../x"}) {
+    std::string bad = text;
+    for (std::size_t at = bad.find("\"" + shard + "\""); at != std::string::npos; at = bad.find("\"" + shard + "\"", at + 1))
+      bad.insert(at + 1 + shard.size(), "\\u0000" + tail);
+    spit(idx, bad);
+    std::string why = idx + " is not a valid safetensors index: shard name '";
+    why.append(shard).append("\\x00").append(tail).append("' has an embedded null byte");
+    for (const std::string& arg : {p("ck"), idx})
+      for (const std::string& cmd : every_command_on(arg, dir_.string())) {
+        const CliRun r = cli(cmd);
+        EXPECT_EQ(r.rc, 1) << cmd << "\n" << r.out;
+        EXPECT_EQ(r.out.find('\0'), std::string::npos) << cmd << ": a raw NUL in the output";
+        // JSON escapes the backslash of \x00 once more.
+        std::string in_json = why;
+        in_json.replace(in_json.find("\\x00"), 4, "\\\\x00");
+        EXPECT_TRUE(r.out.find(why + "\n  [index.invalid]") != std::string::npos ||
+                    r.out.find("\"message\": \"" + in_json + "\", \"code\": \"index.invalid\"") != std::string::npos)
+            << cmd << "\n" << r.out;
+      }
+  }
+  EXPECT_FALSE(std::filesystem::exists(p("q"))) << "quantize wrote an output";
+}
+
 TEST_F(ShardsCli, GemmRunsALayerSplitAcrossShardsAsFromOneFile) {
   const std::string common = " --layer blk.1 --input " + p("x.safetensors") + " --intermediates --out ";
   CliRun a = cli("gemm --checkpoint " + p("single.safetensors") + common + p("a.safetensors"));

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <unistd.h>
+
 #include "run_cli.hpp"
 
 namespace w4a8 {
@@ -91,6 +93,22 @@ TEST(ValidateCli, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_NE(h.out.find("--json"), std::string::npos) << h.out;
 }
 
+// With --json, stdout is JSON even for a usage error (CLI11's message also goes to stderr).
+TEST(ValidateCli, JsonUsageErrorsAreJsonOnStdout) {
+  for (const char* args : {"--bogus x", "--sglang 0.6.0 x", ""}) {
+    auto r = run_cli(std::string("validate --json ") + args + " 2>/dev/null");
+    EXPECT_EQ(r.rc, 2) << args;
+    auto parsed = run_command(std::string(W4A8_PYTHON) + " -c '\n"
+        "import json, sys\n"
+        "r = json.loads(sys.stdin.read())\n"
+        "assert r[\"ok\"] is False and r[\"error\"][\"code\"] == \"usage.error\", r' <<'W4A8EOF'\n" + r.out + "W4A8EOF");
+    EXPECT_EQ(parsed.rc, 0) << args << ": " << r.out;
+  }
+  auto text = run_cli("validate --bogus x 2>/dev/null");  // no --json: nothing on stdout
+  EXPECT_EQ(text.rc, 2);
+  EXPECT_EQ(text.out, "");
+}
+
 TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
   // A checkpoint whose _quantization_metadata is not JSON: the message names the path as typed.
   const std::string dir = ::testing::TempDir() + "w4a8 cli dir";
@@ -143,6 +161,51 @@ TEST(ValidateCli, EachLayerShowsItsOwnMarkerWhenMarkersRepeat) {
                        "w4a8 shared markers' 2>&1");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("OK: 12 layers, 4 distinct markers"), std::string::npos) << r.out;
+}
+
+// sglang's json.loads takes NaN, Infinity and 1e999 in a marker, and accepts the checkpoint. --json
+// is read by programs whose parsers have no such numbers (JavaScript, Go, serde_json): they are
+// written as strings there; the text report shows them as Python does. The oracle accepts the file.
+TEST(ValidateCli, JsonQuotesNonFiniteMarkerValues) {
+  const std::string path = ::testing::TempDir() + "w4a8-nonfinite.safetensors";
+  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+      "import json, struct, sys\n"
+      "src = open(sys.argv[1], \"rb\").read()\n"
+      "n = struct.unpack(\"<Q\", src[:8])[0]\n"
+      "h = json.loads(src[8:8 + n])\n"
+      "h[\"__metadata__\"] = {\"_quantization_metadata\": \"{\\\"layers\\\": {\\\"double_blocks.0.img_mlp.0\\\": "
+      "{\\\"format\\\": \\\"asym_w4a8_int8\\\", \\\"group_size\\\": 16, \\\"convrot\\\": true, \\\"convrot_groupsize\\\": 256, "
+      "\\\"note\\\": [NaN, -Infinity, 1e999, 1.5]}}}\"}\n"
+      "b = json.dumps(h).encode()\n"
+      "open(sys.argv[2], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + src[8 + n:])' " + kGood + " '" + path + "'";
+  ASSERT_EQ(run_command(make).rc, 0);
+  auto r = run_cli("validate --json '" + path + "'");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("note": ["NaN", "-Infinity", "Infinity", 1.5])"), std::string::npos) << r.out;
+  // Standard JSON: Python's parser with the non-standard constants refused.
+  auto strict = run_command(std::string(W4A8_PYTHON) + " -c '\n"
+      "import json, sys\n"
+      "def refuse(c): raise ValueError(c)\n"
+      "json.loads(sys.stdin.read(), parse_constant=refuse)' <<'W4A8EOF'\n" + r.out + "W4A8EOF");
+  EXPECT_EQ(strict.rc, 0) << r.out;
+  auto text = run_cli("validate '" + path + "'");
+  EXPECT_EQ(text.rc, 0) << text.out;
+  EXPECT_NE(text.out.find("note=[NaN, -Infinity, Infinity, 1.5]"), std::string::npos) << text.out;
+  EXPECT_EQ(oracle("'" + path + "'").rfind("{\"ok\": true", 0), 0u);  // sglang accepts it
+}
+
+// A report that cannot be written ends with status 2 and says so on stderr: a script must not read
+// "accepted" from a verdict that never reached it (a full disk: /dev/full; a closed stdout).
+TEST(ValidateCli, UnwritableStdoutIsAnIoErrorWithExitTwo) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full on this system";
+  for (const std::string& args : {"validate " + kGood, "validate --json " + kGood, "validate --quiet " + kBroken, std::string("--help")}) {
+    auto r = run_cli(args + " 2>&1 >/dev/full");
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_NE(r.out.find("cannot write standard output: No space left on device"), std::string::npos) << args << ": " << r.out;
+  }
+  auto closed = run_cli("validate " + kGood + " 2>&1 >&-");
+  EXPECT_EQ(closed.rc, 2) << closed.out;
+  EXPECT_NE(closed.out.find("[io.write_failed]"), std::string::npos) << closed.out;
 }
 
 }  // namespace

@@ -197,6 +197,75 @@ TEST(AtomicFile, ManyFinishedFilesPublishOrVanishTogether) {
   for (int i = 0; i < kFiles; ++i) EXPECT_EQ(slurp(d / names[std::size_t(i)]), "v1 " + std::to_string(i));
 }
 
+// Target names up to NAME_MAX (255 bytes here): the temporary's name, which is longer than the
+// target's, is cut to fit (never inside a UTF-8 character). One byte more is refused at create().
+TEST(AtomicFile, NamesUpToNameMaxAreWritten) {
+  TempDir d("namemax");
+  std::vector<std::string> want;
+  for (const std::size_t len : {std::size_t(240), std::size_t(250), std::size_t(255)}) {
+    const std::string name = std::string(len - 12, 'n') + ".safetensors";
+    ASSERT_TRUE(write_file_atomic(d / name, as_bytes("first")).ok()) << len;
+    ASSERT_TRUE(write_file_atomic(d / name, as_bytes("second")).ok()) << len;  // replacing: same path
+    EXPECT_EQ(slurp(d / name), "second");
+    want.push_back(name);
+  }
+  std::string utf8;  // 2-byte characters: a cut at an odd byte would split one
+  while (utf8.size() < 242) utf8 += "\xc3\xa9";
+  utf8 += ".safetensors";  // 254 bytes
+  ASSERT_TRUE(write_file_atomic(d / utf8, as_bytes("e")).ok());
+  want.push_back(utf8);
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(d.names(), want);
+  const std::string too_long = d / std::string(256, 'x');
+  const Status s = write_file_atomic(too_long, as_bytes("x"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::IoWriteFailed);
+  EXPECT_NE(s.error().message.find("File name too long"), std::string::npos) << s.error().message;
+  EXPECT_EQ(d.names(), want);
+}
+
+// Under a low open-file limit (`ulimit -n 16`) only a quarter of what is left beside stdin/stdout/
+// stderr stays open unnamed: the other finished files are named `.NAME.w4a8tmp-*` (cut to fit 255
+// bytes for 250-byte targets) and closed, so many outputs never run out of descriptors.
+TEST(AtomicFile, LowOpenFileLimitNamesFinishedTemporariesThatFit) {
+  TempDir d("nofile");
+  constexpr int kFiles = 40;
+  std::vector<std::string> names;
+  names.reserve(kFiles);
+  for (int i = 0; i < kFiles; ++i) names.push_back(std::string(238, 'm') + "-" + std::to_string(10 + i) + ".safetensors");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const rlimit nofile{16, 16};
+    if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0) ::_exit(2);
+    std::vector<AtomicFile> files;
+    files.reserve(kFiles);
+    for (int i = 0; i < kFiles; ++i) {
+      auto f = AtomicFile::create(d / names[std::size_t(i)]);
+      if (!f.ok() || !f->write(as_bytes("v" + std::to_string(i))).ok() || !f->finish().ok()) ::_exit(10 + i);
+      files.push_back(std::move(*f));
+    }
+    // Every temporary that has a name is recognizable and fits (unnamed ones have none).
+    std::size_t named = 0;
+    for (const std::string& n : d.names()) {
+      if (n.size() > 255 || n.rfind(".mmm", 0) != 0 || n.find(".w4a8tmp-") == std::string::npos) ::_exit(3);
+      ++named;
+    }
+    if (named < kFiles - 3) ::_exit(5);  // at most (16 - 3) / 4 = 3 stay open unnamed
+    for (AtomicFile& f : files)
+      if (!f.publish().ok()) ::_exit(4);
+    ::_exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st)) << "child died of signal " << WTERMSIG(st);
+  ASSERT_EQ(WEXITSTATUS(st), 0) << "2: setrlimit, 3: a temporary's name, 4: publish, 5: too few named, 10+i: file i";
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(d.names(), names);
+  for (int i = 0; i < kFiles; ++i)
+    EXPECT_EQ(slurp(d / (std::string(238, 'm') + "-" + std::to_string(10 + i) + ".safetensors")), "v" + std::to_string(i));
+}
+
 TEST(AtomicFile, FollowsASymlinkAndKeepsIt) {
   TempDir d("symlink");
   const std::string target = d / "real.bin", link = d / "link.bin";

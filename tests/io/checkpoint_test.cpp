@@ -19,6 +19,7 @@ using test::TempDir;
 
 void shard(const std::string& path, const std::vector<std::string>& names, std::uint8_t fill = 1) {
   std::vector<st::TensorSpec> t;
+  t.reserve(names.size());
   for (const auto& n : names) t.push_back({n, st::Dtype::U8, {2}, {fill, fill}});
   auto b = st::serialize(t);
   ASSERT_TRUE(b.ok());
@@ -97,6 +98,9 @@ TEST(Checkpoint, IndexDefectsHaveClearErrors) {
          idx + " is not a valid safetensors index: shard name '../s1.safetensors' leaves the index's directory");
   expect(R"({"weight_map": {"a": "/etc/passwd"}})", ErrorKind::IndexInvalid,
          idx + " is not a valid safetensors index: shard name '/etc/passwd' leaves the index's directory");
+  // No tensor, so no shard: no weights, as in a directory without a .safetensors file.
+  expect(R"({"weight_map": {}})", ErrorKind::IndexInvalid,
+         idx + " is not a valid safetensors index: weight_map maps no tensor to a shard");
   expect(R"({"weight_map": {"a": "s1.safetensors", "b": "gone.safetensors"}})", ErrorKind::IndexMissingShard,
          idx + " maps tensors to " + (d / "gone.safetensors") + ", which cannot be opened: No such file or directory");
   // Tensor mapped to a shard that lacks it: found once the shards are open.
@@ -111,6 +115,63 @@ TEST(Checkpoint, IndexDefectsHaveClearErrors) {
   EXPECT_EQ(s.error().message, idx + " maps tensor 'ghost' to " + (d / "s1.safetensors") + ", which does not hold it");
   EXPECT_TRUE(ck->check_index(std::vector<std::string>{"a"}).ok());  // only the tensors asked about
   EXPECT_FALSE(ck->check_index(std::vector<std::string>{"ghost"}).ok());
+}
+
+TEST(Checkpoint, AnEmptyIndexIsRefusedHoweverItIsNamed) {
+  TempDir d("empty_index");
+  shard(d / "s1.safetensors", {"a"});  // beside the index, given or not: the index alone is refused
+  const std::string idx = d / "model.safetensors.index.json";
+  spit(idx, R"({"metadata": {"total_size": 0}, "weight_map": {}})");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{d.path.string()}, {idx}, {idx, d / "s1.safetensors"}}) {
+    auto l = resolve(args);
+    ASSERT_FALSE(l.ok()) << args.size();
+    EXPECT_EQ(l.error().kind, ErrorKind::IndexInvalid);
+    EXPECT_EQ(l.error().message, idx + " is not a valid safetensors index: weight_map maps no tensor to a shard");
+  }
+}
+
+TEST(Checkpoint, ANulByteNeverCutsAPathShort) {
+  TempDir d("nul");
+  shard(d / "a.safetensors", {"x"});  // what the name would open, cut at its NUL
+  const std::string idx = d / "model.safetensors.index.json";
+  // The message shows the name as Python's repr() does: the NUL escaped, never a raw
+  // byte; checked before the "leaves the directory" rule, which the text after the NUL may also break.
+  const std::string prefix = idx + " is not a valid safetensors index: shard name ";
+  for (const auto& [name, shown] : std::vector<std::pair<std::string, std::string>>{
+           {R"(a.safetensors\u0000.bak)", R"('a.safetensors\x00.bak')"},
+           {R"(a.safetensors\u0000/../x)", R"('a.safetensors\x00/../x')"},
+           {R"(\u0000)", R"('\x00')"},
+           // Python's repr(): printable non-ASCII as itself, U+2028 (a line separator) escaped.
+           {R"(\u00e9\u2028\ud83d\ude00'\u0000)", "\"\u00e9\\u2028\U0001f600'\\x00\""}}) {
+    spit(idx, R"({"weight_map": {"x": ")" + name + R"("}})");
+    for (const std::string& arg : {d.path.string(), idx}) {
+      auto l = resolve({arg});
+      ASSERT_FALSE(l.ok()) << name;
+      EXPECT_EQ(l.error().kind, ErrorKind::IndexInvalid) << name;
+      EXPECT_EQ(l.error().message, prefix + shown + " has an embedded null byte");
+      EXPECT_EQ(l.error().message.find('\0'), std::string::npos);
+    }
+  }
+  // Tensor names are shown the same way, in both messages that show one.
+  spit(idx, R"({"weight_map": {"x\u0000y\n": 1}})");
+  EXPECT_EQ(resolve({idx}).error().message, idx + R"( is not a valid safetensors index: weight_map['x\x00y\n'] is not a string)");
+  spit(idx, R"({"weight_map": {"x": "a.safetensors", "it's\u0000": "a.safetensors"}})");
+  auto l = resolve({idx});
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  auto ck = Checkpoint::open(*l);
+  ASSERT_TRUE(ck.ok());
+  EXPECT_EQ(ck->check_index().error().message,
+            idx + R"( maps tensor "it's\x00" to )" + (d / "a.safetensors") + ", which does not hold it");
+  // A path argument holding a NUL (argv cannot, the API can) is refused, not cut short.
+  const std::string cut = d / "a.safetensors";
+  auto a = resolve({cut + std::string(1, '\0') + ".bak"});
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().kind, ErrorKind::UsageError);
+  EXPECT_EQ(a.error().message, "checkpoint path '" + cut + R"(\x00.bak' has an embedded null byte)");
+  // A byte that is not UTF-8 stays as given (as in every message naming a path); the NUL is escaped.
+  EXPECT_EQ(resolve({cut + "\xff" + std::string(1, '\0')}).error().message,
+            "checkpoint path '" + cut + "\xff" + R"(\x00' has an embedded null byte)");
 }
 
 TEST(Checkpoint, LaterShardWinsForADuplicateTensor) {
