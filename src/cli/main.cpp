@@ -11,6 +11,8 @@
 #include <string_view>
 #include <system_error>
 
+#include <sys/stat.h>
+
 #include "cli/commands.hpp"
 #include "cli/heap_pages.hpp"
 #include "cli/report.hpp"
@@ -43,6 +45,19 @@ bool asks_for_json(int argc, char** argv) {
   return false;
 }
 
+// An existing file whose name starts with '-' is read as an option, and the error then speaks of
+// something else ("checkpoint is required"): say how to name it.
+void note_dash_files(int argc, char** argv, w4a8::cli::Reporter& report) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--") return;
+    struct stat st {};
+    if (a.size() > 1 && a[0] == '-' && ::stat(argv[i], &st) == 0)
+      report.note("'" + std::string(a) + "' was read as an option; to name that file, write ./" + std::string(a) +
+                  " or put -- before it");
+  }
+}
+
 int run(int argc, char** argv, w4a8::cli::Reporter& report) {
   CLI::App app{
       "w4a8check: validate Comfy asym_w4a8_int8 safetensors checkpoints exactly as sglang does\n"
@@ -67,6 +82,7 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints help / the usage error
     if (rc == 0) return 0;
+    note_dash_files(argc, argv, report);
     // A script that asked for --json reads stdout as JSON: the usage error is there too.
     if (asks_for_json(argc, argv)) {
       w4a8::cli::FailStyle json;

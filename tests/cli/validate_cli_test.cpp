@@ -109,6 +109,20 @@ TEST(ValidateCli, JsonUsageErrorsAreJsonOnStdout) {
   EXPECT_EQ(text.out, "");
 }
 
+// A file named like an option is read as one; the usage error then says how to name it.
+TEST(ValidateCli, AFileNamedLikeAnOptionGetsAHint) {
+  const std::string dir = ::testing::TempDir() + "w4a8-dash";
+  ASSERT_EQ(run_command("mkdir -p '" + dir + "' && cp " + kGood + " '" + dir + "/-dash.safetensors'").rc, 0);
+  auto r = run_command("cd '" + dir + "' && " + W4A8_CLI_BINARY + " validate -dash.safetensors 2>&1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("note: '-dash.safetensors' was read as an option; to name that file, write ./-dash.safetensors or "
+                       "put -- before it"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run_command("cd '" + dir + "' && " + W4A8_CLI_BINARY + " validate --quiet -- -dash.safetensors").rc, 0);
+  EXPECT_EQ(run_command("cd '" + dir + "' && " + W4A8_CLI_BINARY + " validate --quiet ./-dash.safetensors").rc, 0);
+}
+
 TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
   // A checkpoint whose _quantization_metadata is not JSON: the message names the path as typed.
   const std::string dir = ::testing::TempDir() + "w4a8 cli dir";
