@@ -1,7 +1,11 @@
 // Built-in implementations: the CPU reference (literal, fast), the CUDA kernels' computation order
 // emulated on the CPU (emulate), and the CUDA kernels themselves through their plugin module (cuda,
 // found where `gemm --impl cuda` finds it). Also the reference's expected values for a case.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 
 #include "audit/implementation.hpp"
 #include "gemm/reference.hpp"
@@ -85,6 +89,14 @@ class UnavailableImpl final : public Implementation {
   std::string name_, reason_;
 };
 
+// The CUDA module search found nothing, or $W4A8CHECK_CUDA_MODULE names a file that does not exist.
+bool module_missing(const Error& e) {
+  if (e.kind == ErrorKind::CudaModuleMissing) return true;
+  const char* env = std::getenv("W4A8CHECK_CUDA_MODULE");
+  struct stat st {};
+  return env && *env && ::stat(env, &st) != 0 && errno == ENOENT;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, unsigned threads) {
@@ -93,9 +105,12 @@ Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, un
   if (name == "cuda") {
     // The CLI never links the CUDA runtime: the kernels are a plugin module, searched as for
     // `gemm --impl cuda` ($W4A8CHECK_CUDA_MODULE, then next to the executable).
+    // Only a module that is not there skips the cases (a device that is missing is found later, by
+    // the plugin); one that is there but cannot be loaded or is incompatible is an error, as for gemm.
     auto m = plugin::load_cuda_module();
-    if (!m.ok() && m.error().kind == ErrorKind::PluginIncompatible) return std::move(m).error();
-    if (!m.ok()) return std::unique_ptr<Implementation>(std::make_unique<UnavailableImpl>("cuda", m.error().message));
+    if (!m.ok() && module_missing(m.error()))
+      return std::unique_ptr<Implementation>(std::make_unique<UnavailableImpl>("cuda", m.error().message));
+    if (!m.ok()) return std::move(m).error();
     return make_plugin_impl(std::move(*m), "cuda");
   }
   return make_error(ErrorKind::AuditImplementation,

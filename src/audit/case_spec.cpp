@@ -128,6 +128,7 @@ Result<CaseSpec> case_from_json(const json::Value& v, std::string_view man) {
   // The file must stay inside the suite directory.
   if (c.file.front() == '/' || c.file.find("..") != std::string::npos)
     return bad(man, where + "file must be a relative path inside the suite");
+  c.entry = v;
   return c;
 }
 

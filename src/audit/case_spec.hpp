@@ -47,6 +47,9 @@ struct CaseSpec {
   DataKind data = DataKind::Random;
   std::uint64_t seed = 1;
   std::string covers;  // the contract edge this case exists for, in words
+  // The entry as read by case_from_json (every field, unknown ones too): load_case compares it with
+  // the copy embedded in the case file. Null for a spec built in code.
+  json::Value entry;
 };
 
 struct Manifest {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,13 @@ namespace w4a8::audit {
 namespace {
 
 constexpr const char* kProtocol = "w4a8check-audit-1";
+
+// "[3, 256]"
+std::string shape_text(const st::Shape& s) {
+  std::string t = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
 
 class CommandImpl final : public Implementation {
  public:
@@ -90,8 +98,17 @@ class CommandImpl final : public Implementation {
       return;
     }
     if (const auto* n = p->get("name"); n && n->is_string()) name_ = n->text;
-    if (const auto* pol = p->get("policy"); pol && pol->is_string() && pol->text == "eager")
-      policy_ = gemm::ActPolicy::Eager;
+    // The expected values follow the declared policy: one the audit does not know would silently be
+    // judged as f32, so the command cannot run any case.
+    if (const auto* pol = p->get("policy")) {
+      if (!pol->is_string() || (pol->text != "f32" && pol->text != "eager")) {
+        fatal_ = "the command's hello declares an unknown policy " + json::dump(*pol).substr(0, 200) +
+                 " (f32 or eager): " + line.substr(0, 200);
+        stop();
+        return;
+      }
+      if (pol->text == "eager") policy_ = gemm::ActPolicy::Eager;
+    }
   }
 
   ImplOutput run(const CaseInput& in) override {
@@ -216,41 +233,39 @@ class CommandImpl final : public Implementation {
     auto f = st::File::open(path);
     if (!f.ok()) return ImplOutput::failed("protocol: cannot read " + path + ": " + f.error().message);
     const st::Header& h = f->header();
-    auto numel = [](const st::TensorInfo& t) {
-      std::uint64_t n = 1;
-      for (auto d : t.shape) n *= d;
-      return n;
+    // Each tensor exactly as the protocol says, dtype and shape: a transposed or flattened
+    // intermediate would otherwise be read in the wrong element order (or pass when M = 1).
+    auto wrong = [](const char* name, const std::string& want, const st::TensorInfo& t) {
+      return ImplOutput::failed("protocol: '" + std::string(name) + "' must be " + want + ", got " +
+                                std::string(st::dtype_name(t.dtype)) + " " + shape_text(t.shape));
     };
     ImplOutput o;
     const st::TensorInfo* out = h.find("output");
     if (!out) return ImplOutput::failed("protocol: " + path + " has no tensor 'output'");
-    if (!gemm::float_dtype_of(out->dtype, o.out_dtype))
-      return ImplOutput::failed("protocol: 'output' must be F32, BF16 or F16");
-    if (numel(*out) != c.m * c.n || out->shape.empty() || out->shape.back() != c.n)
-      return ImplOutput::failed("protocol: 'output' must have shape [M, N] = [" + std::to_string(c.m) + ", " +
-                                std::to_string(c.n) + "]");
+    const std::string out_want = "F32, BF16 or F16 [M, N] = " + shape_text({c.m, c.n});
+    if (!gemm::float_dtype_of(out->dtype, o.out_dtype) || out->shape != st::Shape{c.m, c.n})
+      return wrong("output", out_want, *out);
     auto ov = gemm::read_floats(*f, *out, "output");
     if (!ov.ok()) return ImplOutput::failed("protocol: " + ov.error().message);
     o.out = std::move(*ov);
-    auto ints = [&](const char* name, st::Dtype dt, std::uint64_t count, auto& dst) -> std::string {
+    auto ints = [&](const char* name, st::Dtype dt, const char* dims, const st::Shape& shape,
+                    auto& dst) -> std::optional<ImplOutput> {
       const st::TensorInfo* t = h.find(name);
-      if (!t) return "";
-      if (t->dtype != dt || numel(*t) != count)
-        return std::string("protocol: '") + name + "' has the wrong dtype or size";
+      if (!t) return std::nullopt;
+      if (t->dtype != dt || t->shape != shape)
+        return wrong(name, std::string(st::dtype_name(dt)) + " " + dims + " = " + shape_text(shape), *t);
       auto bytes = f->data(*t);
       using V = typename std::remove_reference_t<decltype(dst)>::value_type::value_type;
-      std::vector<V> v(count);
-      if (count) std::memcpy(v.data(), bytes.data(), count * sizeof(V));
+      std::vector<V> v(bytes.size() / sizeof(V));
+      if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(V));
       dst = std::move(v);
-      return "";
+      return std::nullopt;
     };
-    std::string e;
-    if (!(e = ints("w_q", st::Dtype::I8, c.n * c.k, o.w_q)).empty()) return ImplOutput::failed(e);
-    if (!(e = ints("x_q", st::Dtype::I8, c.m * c.k, o.x_q)).empty()) return ImplOutput::failed(e);
-    if (!(e = ints("acc", st::Dtype::I32, c.m * c.n, o.acc)).empty()) return ImplOutput::failed(e);
+    if (auto e = ints("w_q", st::Dtype::I8, "[N, K]", {c.n, c.k}, o.w_q)) return *e;
+    if (auto e = ints("x_q", st::Dtype::I8, "[M, K]", {c.m, c.k}, o.x_q)) return *e;
+    if (auto e = ints("acc", st::Dtype::I32, "[M, N]", {c.m, c.n}, o.acc)) return *e;
     if (const st::TensorInfo* t = h.find("x_scale")) {
-      if (t->dtype != st::Dtype::F32 || numel(*t) != c.m)
-        return ImplOutput::failed("protocol: 'x_scale' must be F32 [M]");
+      if (t->dtype != st::Dtype::F32 || t->shape != st::Shape{c.m}) return wrong("x_scale", "F32 [M] = " + shape_text({c.m}), *t);
       auto v = gemm::read_floats(*f, *t, "x_scale");
       if (!v.ok()) return ImplOutput::failed("protocol: " + v.error().message);
       o.x_scale = std::move(*v);

@@ -75,7 +75,8 @@ class Implementation {
 // literal, fast, emulate, cuda. threads: for `fast` (0 = all cores). `cuda` loads the CUDA kernels'
 // module as `gemm --impl cuda` does (plugin::load_cuda_module); when it is missing, or no device is
 // present, every case is skipped with the reason.
-// @return the implementation, or AuditImplementation for an unknown name, PluginIncompatible.
+// @return the implementation, or AuditImplementation for an unknown name, Plugin::load()'s errors
+//         (PluginLoadFailed, PluginIncompatible...) for a module that is there but unusable.
 Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, unsigned threads = 0);
 inline constexpr const char* kBuiltinNames[] = {"literal", "fast", "emulate", "cuda"};
 

@@ -58,9 +58,13 @@ std::string strict_json(const json::Value& v) {
   return json::dump(c);
 }
 
-Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, const RunOptions& opt) {
+Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, const RunOptions& opt,
+                           std::string* error_file) {
   auto man = read_suite(suite_dir);
-  if (!man.ok()) return std::move(man).error();
+  if (!man.ok()) {
+    if (error_file) *error_file = (std::filesystem::path(suite_dir) / "manifest.json").string();
+    return std::move(man).error();
+  }
   for (const auto& id : opt.only_cases) {
     bool found = false;
     for (const auto& c : man->cases) found = found || c.id == id;
@@ -97,7 +101,10 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
       continue;
     }
     auto data = load_case(suite_dir, *man, c);
-    if (!data.ok()) return std::move(data).error();
+    if (!data.ok()) {
+      if (error_file) *error_file = (std::filesystem::path(suite_dir) / c.file).string();
+      return std::move(data).error();
+    }
     const auto tr = Clock::now();
     auto ref = reference_result(*data, c.out_dtype, pol, opt.literal_reference);
     rec.ref_seconds = since(tr);
@@ -265,13 +272,14 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
     for (const auto& [msg, n] : why)
       s += "UNSUPPORTED (" + std::to_string(n) + (n == 1 ? " case): " : " cases): ") + msg + "\n";
   }
-  std::snprintf(
-      buf, sizeof buf,
-      "%zu cases: %llu exact, %llu order (explained), %llu failed, %llu unsupported by this implementation, %llu "
-      "skipped, %llu upstream errors, %llu broken (%.1f s; implementation %.1f s, reference %.1f s)\n",
-      r.cases.size(), (unsigned long long)r.exact, (unsigned long long)r.order, (unsigned long long)r.failed,
-      (unsigned long long)r.unsupported, (unsigned long long)r.skipped, (unsigned long long)r.upstream_errors,
-      (unsigned long long)r.broken, r.seconds, r.impl_seconds, r.ref_seconds);
+  std::snprintf(buf, sizeof buf,
+                "%zu %s: %llu exact, %llu order (explained), %llu failed, %llu unsupported by this implementation, "
+                "%llu skipped, %llu upstream %s, %llu broken (%.1f s; implementation %.1f s, reference %.1f s)\n",
+                r.cases.size(), r.cases.size() == 1 ? "case" : "cases", (unsigned long long)r.exact,
+                (unsigned long long)r.order, (unsigned long long)r.failed, (unsigned long long)r.unsupported,
+                (unsigned long long)r.skipped, (unsigned long long)r.upstream_errors,
+                r.upstream_errors == 1 ? "error" : "errors", (unsigned long long)r.broken, r.seconds, r.impl_seconds,
+                r.ref_seconds);
   s += buf;
   // A run where nothing ran is not a pass: say so plainly (the exit status stays 0).
   s += exit_code(r) != 0           ? "FAIL\n"

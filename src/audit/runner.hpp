@@ -43,8 +43,10 @@ struct AuditRun {
 };
 
 // @return the run, or read_suite()'s / load_case()'s errors, AuditNoSuchCase for an unknown --case id,
-//         AuditReferenceFailed when the reference refuses a case.
-Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, const RunOptions& opt);
+//         AuditReferenceFailed when the reference refuses a case. error_file (when given) is set to the
+//         file an error concerns: the manifest or a case file.
+Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, const RunOptions& opt,
+                           std::string* error_file = nullptr);
 
 // 0: every case that ran passed (exact or order) and nothing broke (unsupported and skipped cases
 // are counted and listed, not failed); 1: a case failed, the implementation raised on a valid case

@@ -11,6 +11,7 @@
 #include "io/atomic_file.hpp"
 #include "io/read_file.hpp"
 #include "json/dump.hpp"
+#include "json/parse.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
 
@@ -482,14 +483,46 @@ Result<Manifest> read_suite(const std::string& dir) {
   return parse_manifest(*text, path);
 }
 
+namespace {
+
+// The first field (manifest order, then fields only the file has) where the entries differ; "" if none.
+std::string first_difference(const json::Value& manifest, const json::Value& embedded) {
+  for (const auto& [k, v] : manifest.members) {
+    const json::Value* o = embedded.get(k);
+    if (!o) return "'" + k + "' (not in the file's copy)";
+    if (!json::py_equal(v, *o)) return "'" + k + "' (manifest " + json::dump(v) + ", file " + json::dump(*o) + ")";
+  }
+  for (const auto& [k, v] : embedded.members)
+    if (!manifest.get(k)) return "'" + k + "' (only in the file's copy)";
+  return "";
+}
+
+}  // namespace
+
 Result<CaseData> load_case(const std::string& dir, const Manifest& m, const CaseSpec& c) {
   const std::string path = join_path(dir, c.file);
-  auto f = st::File::open(path);
-  if (!f.ok()) return std::move(f).error();
   auto mismatch = [&](const std::string& what) { return make_error(ErrorKind::AuditCaseFile, {path, what}); };
+  // A case file that cannot be read is a broken suite (exit 2, the file named), not the verdict that
+  // the container's own error kind would give.
+  auto unreadable = [&](const Error& e) {
+    return make_error(ErrorKind::AuditCaseFile,
+                      {path, "it cannot be read: " + std::string(e.type()) + ": " + e.message + " [" +
+                                 std::string(e.code()) + "]"});
+  };
+  auto f = st::File::open(path);
+  if (!f.ok()) return unreadable(f.error());
+  // The file repeats its manifest entry: a manifest edited afterwards (another codebook, bias,
+  // dtype, data kind...) would otherwise describe data the file does not hold.
+  const std::string* meta = f->header().meta("w4a8check_audit_case");
+  if (!meta) return mismatch("no w4a8check_audit_case metadata");
+  auto embedded = json::loads_str(*meta);
+  if (!embedded.ok() || !embedded->is_object()) return mismatch("its w4a8check_audit_case metadata is not a JSON object");
+  if (const std::string diff = first_difference(c.entry.is_object() ? c.entry : case_to_json(c), *embedded);
+      !diff.empty())
+    return mismatch("the entries differ in " + diff);
   CaseData d;
   auto layer = gemm::load_layer(*f, m.layer_prefix, c.g, c.r);
-  if (!layer.ok()) return std::move(layer).error();
+  if (!layer.ok()) return unreadable(layer.error());
   d.layer = std::move(*layer);
   const st::TensorInfo* xt = f->header().find(m.input_key);
   if (!xt) return mismatch("no tensor '" + m.input_key + "'");
@@ -497,7 +530,7 @@ Result<CaseData> load_case(const std::string& dir, const Manifest& m, const Case
     return mismatch("'" + m.input_key + "' is " + std::string(st::dtype_name(xt->dtype)) + ", the entry says x_dtype " +
                     std::string(gemm::float_dtype_name(c.x_dtype)));
   auto xv = gemm::read_floats(*f, *xt, "input");
-  if (!xv.ok()) return std::move(xv).error();
+  if (!xv.ok()) return unreadable(xv.error());
   d.x.shape = xt->shape;
   d.x.values = std::move(*xv);
   if (d.layer.N() != c.n || d.layer.K() != c.k || d.x.M() != c.m || d.x.K() != c.k)
@@ -505,6 +538,9 @@ Result<CaseData> load_case(const std::string& dir, const Manifest& m, const Case
   if (d.layer.bits() != c.bits || d.layer.scale_dtype() != c.scale_dtype)
     return mismatch("stored storage (" + std::to_string(d.layer.bits()) + "-bit, " +
                     std::string(scale_dtype_name(d.layer.scale_dtype())) + " scales) differs from bits, scale_dtype");
+  if (c.codebook != d.layer.has_codebook() || c.correction != d.layer.has_correction() ||
+      c.bias != d.layer.has_bias() || (c.bias && d.layer.bias_dtype != c.bias_dtype))
+    return mismatch("the stored optional tensors differ from codebook, correction, bias, bias_dtype");
   return d;
 }
 

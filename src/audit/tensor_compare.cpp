@@ -188,7 +188,10 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
     if (e.is_float) {
       ev = e.f[k], av = a.f[k];
       dist = ulp_distance(e.f[k], a.f[k], e.fdtype);
-      if (dist == kNanUlp) ++s.nan_mismatches;
+      if (dist == kNanUlp)
+        ++s.nan_mismatches;
+      else if (dist != 0 && (std::isinf(e.f[k]) || std::isinf(a.f[k])))
+        ++s.inf_mismatches;  // FLT_MAX vs inf is 1 ulp on the grid, but an overflow, not a rounding
     } else {
       ev = double(e.i[k]), av = double(a.i[k]);
       // |e - a| without signed overflow (I64 extremes).
@@ -230,6 +233,8 @@ bool passes(const TensorStats& s, const Policy& p, std::string* why) {
   if (!s.is_float || p.kind == Policy::Kind::Exact)
     return fail(s.name + ": " + std::to_string(s.mismatches) + " of " + std::to_string(s.count) + " elements differ");
   if (s.nan_mismatches) return fail(s.name + ": " + std::to_string(s.nan_mismatches) + " NaN mismatches");
+  if (s.inf_mismatches)
+    return fail(s.name + ": " + std::to_string(s.inf_mismatches) + " infinity mismatches (inf against a finite value or -inf)");
   if (p.kind == Policy::Kind::Ulp && double(s.max_ulp) > p.param)
     return fail(s.name + ": max " + std::to_string(s.max_ulp) + " ulp > " + std::to_string(std::uint64_t(p.param)));
   if (p.kind == Policy::Kind::Rel && !(s.rel_l2 <= p.param)) {
@@ -253,6 +258,7 @@ json::Value stats_to_json(const TensorStats& s) {
   v.set("mismatches", u(s.mismatches));
   if (s.is_float) {
     v.set("nan_mismatches", u(s.nan_mismatches));
+    v.set("inf_mismatches", u(s.inf_mismatches));
     if (s.max_ulp == kNanUlp)
       v.set("max_ulp", json::Value::from_string("nan"));
     else

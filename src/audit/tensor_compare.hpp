@@ -51,7 +51,8 @@ TensorData int_tensor_data(std::string name, std::string dtype, std::vector<std:
 Result<std::vector<TensorData>> read_tensors(const st::File& f);
 
 // Ulp distance of a and b on dtype d's grid (0 for equal values, +0 vs -0 and NaN vs NaN);
-// kNanUlp when exactly one is NaN.
+// kNanUlp when exactly one is NaN. An infinity is one step past the largest finite value here (a
+// distance, not a verdict): passes() fails every infinity mismatch whatever the ulp budget.
 inline constexpr std::uint64_t kNanUlp = ~std::uint64_t(0);
 std::uint64_t ulp_distance(float a, float b, gemm::FloatDtype d);
 // One unit in the last place of dtype d at magnitude |v| (the gap above |v|).
@@ -76,6 +77,8 @@ struct TensorStats {
   bool present = true;      // false: missing from the actual side
   std::string shape_error;  // non-empty when the sizes differ (nothing else is measured)
   std::uint64_t count = 0, mismatches = 0, nan_mismatches = 0;
+  // Floats: an infinity against a finite value or the opposite infinity (never within any tolerance).
+  std::uint64_t inf_mismatches = 0;
   std::uint64_t max_ulp = 0;  // floats (kNanUlp when a NaN differs)
   double max_abs = 0, rel_l2 = 0;
   std::vector<Mismatch> first;  // up to kFirstMismatches, in index order
@@ -90,7 +93,8 @@ inline constexpr std::uint64_t kMaxTilesPerSide = 32;
 // Compares actual against expected element by element (same element count required).
 TensorStats compare_tensors(const TensorData& expected, const TensorData& actual);
 
-// Whether stats pass a non-explained policy (integers always exact), and why not.
+// Whether stats pass a non-explained policy (integers always exact; a NaN or infinity mismatch fails
+// every policy), and why not.
 bool passes(const TensorStats& s, const Policy& p, std::string* why = nullptr);
 
 json::Value stats_to_json(const TensorStats& s);

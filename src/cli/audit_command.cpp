@@ -1,18 +1,22 @@
 // `w4a8check audit`: kernel correctness audits (docs/audit.md).
 //   audit make  --out DIR [--grid small|standard|full] [--seed S]   write a suite
 //   audit check DIR --impl NAME | --kernel PATH.so | --command CMD   run an implementation over it
-//   audit to-f32 IN OUT                                             BF16/F16 tensors -> F32 (numpy)
+//   audit to-f32 IN OUT                                             BF16/F16/FP8 tensors -> F32 (numpy)
 // Exit status: 0 pass, 1 a case failed (or the implementation raised / broke), 2 usage or I/O.
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -24,6 +28,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/report.hpp"
+#include "gemm/numerics.hpp"
 #include "gemm/tensor_io.hpp"
 #include "io/atomic_file.hpp"
 #include "io/output_guard.hpp"
@@ -43,6 +48,7 @@ struct CheckArgs {
   std::string dir, impl, kernel, command, policy = "explained", act_policy, report, reference, work_dir;
   std::vector<std::string> cases;
   bool json = false, verbose = false, keep = false, no_progress = false;
+  bool impl_given = false, kernel_given = false, command_given = false;  // even with an empty value
   unsigned threads = 0;
   double timeout = 600;
 };
@@ -60,7 +66,7 @@ void run_make(const MakeArgs& a, Reporter& report) {
   m.cases = std::move(*cases);
   if (a.list) {
     for (const auto& c : m.cases) report.out() << c.id << "  " << audit::describe(c) << "\n";
-    report.out() << m.cases.size() << " cases\n";
+    report.out() << m.cases.size() << (m.cases.size() == 1 ? " case\n" : " cases\n");
     report.succeed();
     return;
   }
@@ -73,17 +79,62 @@ void run_make(const MakeArgs& a, Reporter& report) {
   if (!st.ok()) return report.fail(st.error());
   std::uint64_t elems = 0;
   for (const auto& c : m.cases) elems += c.m * c.n * c.k;
-  report.out() << "wrote " << m.cases.size() << " cases (" << a.grid << " grid, seed " << a.seed << ", " << elems
+  report.out() << "wrote " << m.cases.size() << (m.cases.size() == 1 ? " case (" : " cases (") << a.grid << " grid, seed " << a.seed << ", " << elems
                << " multiply-adds in all) to " << a.out << "\n";
   report.succeed();
 }
 
+// The --command work directory. One this run made is removed when the audit is done with it (after
+// the command has stopped), except a stderr log with something in it, which is kept and named; one
+// the user chose (--work-dir) or asked to keep (--keep-outputs) stays, and is named.
+class WorkDir {
+ public:
+  explicit WorkDir(Reporter& report) : report_(report) {}
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  ~WorkDir() { finish(); }
+  void set(std::string path, bool made, bool keep) { path_ = std::move(path), made_ = made, keep_ = keep; }
+  void finish() {
+    if (path_.empty()) return;
+    const std::string dir = std::exchange(path_, "");
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path log = fs::path(dir) / "command.stderr.log";
+    const bool wrote_stderr = fs::file_size(log, ec) > 0 && !ec;
+    if (!made_ || keep_) {
+      report_.note(std::string(keep_ ? "the command's outputs are kept in " : "the command's work directory: ") + dir);
+      return;
+    }
+    if (!wrote_stderr) {
+      fs::remove_all(dir, ec);
+      return;
+    }
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path() != log) fs::remove_all(e.path(), ec);
+    report_.note("the command wrote to stderr: " + log.string());
+  }
+
+ private:
+  Reporter& report_;
+  std::string path_;
+  bool made_ = false, keep_ = false;
+};
+
 void run_check(const CheckArgs& a, Reporter& report) {
-  const int sources = !a.impl.empty() + !a.kernel.empty() + !a.command.empty();
+  // With --json every error is a JSON object on stdout too; the file it concerns is named there.
+  auto fail = [&](const Error& e, std::string_view file = {}) {
+    FailStyle s;
+    if (a.json) s.format = Format::Json, s.where = file;
+    report.fail(e, s);
+  };
+  const int sources = int(a.impl_given) + int(a.kernel_given) + int(a.command_given);
   if (sources != 1)
-    return report.fail(make_error(ErrorKind::AuditImplementation, {" (got " + std::to_string(sources) + ")"}));
+    return fail(make_error(ErrorKind::AuditImplementation, {" (got " + std::to_string(sources) + ")"}));
+  // An empty path would otherwise count as no --kernel at all.
+  if (a.kernel_given && a.kernel.empty())
+    return fail(make_error(ErrorKind::AuditImplementation, {" (--kernel is empty)"}));
   auto policy = audit::parse_policy(a.policy);
-  if (!policy.ok()) return report.fail(policy.error());
+  if (!policy.ok()) return fail(policy.error());
   audit::RunOptions opt;
   opt.policy = *policy;
   opt.only_cases = a.cases;
@@ -94,31 +145,39 @@ void run_check(const CheckArgs& a, Reporter& report) {
     opt.act_policy = gemm::ActPolicy::F32;
   // Auditing `fast` against itself would prove nothing: its expected values come from `literal`.
   opt.literal_reference = a.reference.empty() ? a.impl == "fast" : a.reference == "literal";
+  WorkDir work_dir(report);  // declared before impl: removed after the command has stopped
   Result<std::unique_ptr<audit::Implementation>> impl = make_error(ErrorKind::AuditImplementation, {""});
-  if (!a.impl.empty()) {
+  if (a.impl_given) {
     impl = audit::make_builtin(a.impl, a.threads);
     opt.repro_impl_args = "--impl " + a.impl;
-  } else if (!a.kernel.empty()) {
+  } else if (a.kernel_given) {
     impl = audit::make_plugin(a.kernel);
     char abs[4096];
     opt.repro_impl_args =
         "--kernel " + audit::shell_quote(::realpath(a.kernel.c_str(), abs) ? std::string(abs) : a.kernel);
   } else {
+    if (a.command.empty()) return fail(make_error(ErrorKind::AuditImplementation, {" (--command is empty)"}));
     std::string work = a.work_dir;
     if (work.empty()) {
       char tmpl[] = "/tmp/w4a8check-audit-XXXXXX";
-      if (!::mkdtemp(tmpl)) return report.fail(make_error(ErrorKind::IoWriteFailed, {tmpl, std::strerror(errno)}));
+      if (!::mkdtemp(tmpl)) return fail(make_error(ErrorKind::IoWriteFailed, {tmpl, std::strerror(errno)}));
       work = tmpl;
+      work_dir.set(work, true, a.keep);
+    } else {
+      work_dir.set(work, false, a.keep);
     }
     impl = audit::make_command(a.command, work, a.keep, a.timeout);
     opt.repro_impl_args = "--command " + audit::shell_quote(a.command);
   }
-  if (!impl.ok()) return report.fail(impl.error());
-  auto run = audit::run_audit(a.dir, **impl, opt);
-  if (!run.ok()) return report.fail(run.error());
+  if (!impl.ok()) return fail(impl.error());
+  std::string error_file;
+  auto run = audit::run_audit(a.dir, **impl, opt, &error_file);
+  impl->reset();  // stops an external command before its work directory is cleaned up
+  work_dir.finish();
+  if (!run.ok()) return fail(run.error(), error_file);
   if (!a.report.empty()) {
     auto w = audit::write_report(a.report, *run);
-    if (!w.ok()) return report.fail(w.error());
+    if (!w.ok()) return fail(w.error(), a.report);
     if (!a.json) report.err() << "report: " << *w << "\n";
   }
   if (a.json)
@@ -126,6 +185,20 @@ void run_check(const CheckArgs& a, Reporter& report) {
   else
     report.out() << audit::run_to_text(*run, a.verbose);
   report.verdict(audit::exit_code(*run) == 0);
+}
+
+// The exact float32 value of an FP8 byte, for the FP8 dtypes numpy cannot read; nullptr otherwise.
+float (*fp8_to_f32(st::Dtype d))(std::uint8_t) {
+  switch (d) {
+    case st::Dtype::F8_E4M3:
+      return [](std::uint8_t b) { return gemm::fp8_e4m3fn_to_f32(b); };
+    case st::Dtype::F8_E5M2:  // the top byte of an F16
+      return [](std::uint8_t b) { return gemm::f16_to_f32(std::uint16_t(b << 8)); };
+    case st::Dtype::F8_E8M0:  // 2^(b - 127); 0xFF is NaN
+      return [](std::uint8_t b) { return b == 0xFF ? std::nanf("") : std::ldexp(1.0f, int(b) - 127); };
+    default:
+      return nullptr;
+  }
 }
 
 void run_to_f32(const ToF32Args& a, Reporter& report) {
@@ -146,6 +219,12 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
       auto v = gemm::read_floats(*f, ti, ti.name);
       if (!v.ok()) return report.fail(v.error());
       t.push_back(gemm::float_tensor(ti.name, gemm::FloatDtype::F32, ti.shape, *v));  // exact widening
+    } else if (const auto widen = fp8_to_f32(ti.dtype)) {
+      // numpy has no float8 either; every FP8 value is a float32 value.
+      const auto bytes = f->data(ti);
+      std::vector<float> v(bytes.size());
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = widen(bytes[i]);
+      t.push_back(gemm::float_tensor(ti.name, gemm::FloatDtype::F32, ti.shape, v));
     } else {
       auto bytes = f->data(ti);
       t.push_back({ti.name, ti.dtype, ti.shape, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
@@ -157,7 +236,8 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
   if (!bytes.ok()) return report.fail(bytes.error());
   auto w = io::write_file_atomic(a.out, *bytes);
   if (!w.ok()) return report.fail(w.error());
-  report.out() << "wrote " << t.size() << " tensors (BF16/F16 widened to F32) to " << a.out << "\n";
+  report.out() << "wrote " << t.size() << (t.size() == 1 ? " tensor" : " tensors")
+               << " (BF16, F16 and FP8 widened to F32) to " << a.out << "\n";
   report.succeed();
 }
 
@@ -191,9 +271,10 @@ void add_audit_command(CLI::App& app, Reporter& report) {
                             "Run an implementation over a suite and compare it with the CPU reference.\n"
                             "Exit status: 0 pass, 1 a case failed or the implementation raised/broke, 2 usage or I/O.");
   check->add_option("suite", ck->dir, "suite directory (from `audit make`)")->required();
-  check->add_option("--impl", ck->impl, "built-in: literal, fast, emulate, cuda")
-      ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}));
-  check->add_option("--kernel", ck->kernel, "shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h)");
+  auto* impl = check->add_option("--impl", ck->impl, "built-in: literal, fast, emulate, cuda")
+                   ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}));
+  auto* kernel =
+      check->add_option("--kernel", ck->kernel, "shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h)");
   auto* command =
       check->add_option("--command", ck->command, "external command speaking the audit line protocol (docs/audit.md)");
   check->add_option("--policy", ck->policy, "exact | ulp:N | rel:X | explained[:N]")->capture_default_str();
@@ -227,11 +308,16 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   check->add_flag("--json", ck->json, "print the results as JSON");
   check->add_flag("--verbose", ck->verbose, "list every case and stage, not only failures");
   check->add_flag("--no-progress", ck->no_progress, "no progress line even on a terminal");
-  check->callback([ck, &report] { run_check(*ck, report); });
+  check->callback([ck, impl, kernel, command, &report] {
+    ck->impl_given = impl->count() > 0;
+    ck->kernel_given = kernel->count() > 0;
+    ck->command_given = command->count() > 0;
+    run_check(*ck, report);
+  });
 
   auto tf = std::make_shared<ToF32Args>();
   CLI::App* to_f32 =
-      audit->add_subcommand("to-f32", "Copy a safetensors file with BF16/F16 tensors widened to F32 (for numpy).");
+      audit->add_subcommand("to-f32", "Copy a safetensors file with BF16, F16 and FP8 tensors widened to F32 (for numpy).");
   to_f32->add_option("in", tf->in, "input file")->required();
   to_f32->add_option("out", tf->out, "output file (written atomically)")->required();
   to_f32->callback([tf, &report] { run_to_f32(*tf, report); });

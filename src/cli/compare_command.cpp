@@ -27,8 +27,15 @@ struct CompareArgs {
   bool json = false;
 };
 
-void explained_input(Reporter& report, const std::string& msg) {
-  report.fail(make_error(ErrorKind::AuditExplainedInput, {msg}));
+// How compare renders its errors: with --json every one is {"ok": false, "error": {...}} on stdout.
+FailStyle style_of(const CompareArgs& a) {
+  FailStyle s;
+  s.format = a.json ? Format::Json : Format::Text;
+  return s;
+}
+
+void explained_input(const CompareArgs& a, Reporter& report, const std::string& msg) {
+  report.fail(make_error(ErrorKind::AuditExplainedInput, {msg}), style_of(a));
 }
 
 std::string shape_text(const std::vector<std::uint64_t>& s) { return audit::index_text(s); }
@@ -45,6 +52,7 @@ std::string stats_line(const audit::TensorStats& s) {
       line += ", NaN mismatch";
     else
       line += ", max " + std::to_string(s.max_ulp) + " ulp";
+    if (s.inf_mismatches) line += ", " + std::to_string(s.inf_mismatches) + " infinity mismatch(es)";
     std::snprintf(buf, sizeof buf, ", max abs %.3g, rel L2 %.3g", s.max_abs, s.rel_l2);
     line += buf;
   } else {
@@ -71,29 +79,35 @@ const audit::TensorData* find(const std::vector<audit::TensorData>& v, const std
 
 void run_explained(const CompareArgs& a, const audit::Policy& policy, const std::vector<audit::TensorData>& exp,
                    const std::vector<audit::TensorData>& act, Reporter& report) {
+  const FailStyle style = style_of(a);
   auto cf = st::File::open(a.case_file);
-  if (!cf.ok()) return report.fail(cf.error());
+  if (!cf.ok()) {
+    FailStyle s = style;  // an unreadable case file is bad input (exit 2), like the compared files
+    s.where = a.case_file;
+    s.input_file = true;
+    return report.fail(cf.error(), s);
+  }
   const std::string* meta = cf->header().meta("w4a8check_audit_case");
   if (!meta)
-    return explained_input(report, a.case_file + " is not an audit case file (no w4a8check_audit_case metadata)");
+    return explained_input(a, report, a.case_file + " is not an audit case file (no w4a8check_audit_case metadata)");
   auto pj = json::loads_str(*meta);
   if (!pj.ok())
     return report.fail(
-        make_error(ErrorKind::AuditManifest, {a.case_file + " (metadata w4a8check_audit_case)", "not JSON"}));
+        make_error(ErrorKind::AuditManifest, {a.case_file + " (metadata w4a8check_audit_case)", "not JSON"}), style);
   auto spec = audit::case_from_json(*pj, a.case_file + " (metadata w4a8check_audit_case)");
-  if (!spec.ok()) return report.fail(spec.error());
+  if (!spec.ok()) return report.fail(spec.error(), style);
   // The case file is its own one-case suite: load it through the suite loader.
   audit::Manifest m;
   audit::CaseSpec c = *spec;
   const auto slash = a.case_file.rfind('/');
   c.file = slash == std::string::npos ? a.case_file : a.case_file.substr(slash + 1);
   auto data = audit::load_case(slash == std::string::npos ? "." : a.case_file.substr(0, slash), m, c);
-  if (!data.ok()) return report.fail(data.error());
+  if (!data.ok()) return report.fail(data.error(), style);
   const gemm::ActPolicy pol = a.act_policy == "eager" ? gemm::ActPolicy::Eager : gemm::ActPolicy::F32;
   const audit::TensorData* eo = find(exp, "output");
   const audit::TensorData* ao = find(act, "output");
   if (!eo || !ao || !eo->is_float || !ao->is_float)
-    return explained_input(report, "both files need a float tensor 'output'");
+    return explained_input(a, report, "both files need a float tensor 'output'");
   auto ints8 = [](const audit::TensorData* t) { return std::vector<std::int8_t>(t->i.begin(), t->i.end()); };
   gemm::GemmResult ref;
   ref.M = c.m, ref.N = c.n, ref.K = c.k, ref.out_dtype = eo->fdtype, ref.out = eo->f,
@@ -102,13 +116,13 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   for (const char* n : need) {
     if (c.correction && std::string(n) != "w_q") continue;
     if (!find(exp, n))
-      return explained_input(report,
+      return explained_input(a, report,
                              std::string("EXPECTED needs '") + n + "' (w4a8check gemm --intermediates writes it)");
   }
   ref.w_q = ints8(find(exp, "w_q"));
   if (c.correction) {
     const audit::TensorData* wd = find(exp, "w_dequant");
-    if (!wd) return explained_input(report, "EXPECTED needs 'w_dequant' on the correction path");
+    if (!wd) return explained_input(a, report, "EXPECTED needs 'w_dequant' on the correction path");
     ref.w_dequant = wd->f;
   } else {
     ref.x_q = ints8(find(exp, "x_q"));
@@ -125,7 +139,7 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   // Sizes must match the case before judging.
   auto bad_size = [&](const char* n, std::size_t got, std::uint64_t want) {
     if (got != want)
-      explained_input(report, std::string("'") + n + "' has " + std::to_string(got) + " elements, the case needs " +
+      explained_input(a, report, std::string("'") + n + "' has " + std::to_string(got) + " elements, the case needs " +
                                   std::to_string(want));
     return got != want;
   };
@@ -171,13 +185,13 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
 
 void run(const CompareArgs& a, Reporter& report) {
   auto policy = audit::parse_policy(a.policy);
-  if (!policy.ok()) return report.fail(policy.error());
+  if (!policy.ok()) return report.fail(policy.error(), style_of(a));
   if (policy->kind != audit::Policy::Kind::Explained && !a.case_file.empty())  // refused, never ignored
-    return report.fail(make_error(ErrorKind::UsageError, {"--case is used only with --policy explained[:N]"}));
+    return report.fail(make_error(ErrorKind::UsageError, {"--case is used only with --policy explained[:N]"}),
+                       style_of(a));
   // A file that cannot be read is named, and is an input error (exit 2), never a failed comparison.
   auto input_style = [&](const std::string& file) {
-    FailStyle s;
-    s.format = a.json ? Format::Json : Format::Text;
+    FailStyle s = style_of(a);
     s.where = file;
     s.input_file = true;
     return s;
@@ -188,7 +202,7 @@ void run(const CompareArgs& a, Reporter& report) {
   if (!act.ok()) return report.fail(act.error(), input_style(a.actual));
   if (policy->kind == audit::Policy::Kind::Explained) {
     if (a.case_file.empty())
-      return explained_input(report, "needs --case CASE.safetensors (the audit case both files ran)");
+      return explained_input(a, report, "needs --case CASE.safetensors (the audit case both files ran)");
     return run_explained(a, *policy, *exp, *act, report);
   }
   bool ok = true;
@@ -210,10 +224,15 @@ void run(const CompareArgs& a, Reporter& report) {
   std::vector<std::string> extra;
   for (const auto& t : *act)
     if (!find(*exp, t.name)) extra.push_back(t.name);
+  // Tensors present on both sides. None at all (EXPECTED holds no tensors) passes, as there is nothing
+  // to fail, but says so: an empty or wrong EXPECTED must not read like a successful check.
+  std::uint64_t compared = 0;
+  for (const auto& s : stats) compared += s.present;
   if (a.json) {
     json::Value j = json::Value::object();
     j.set("ok", json::Value::from_bool(ok));
     j.set("policy", json::Value::from_string(audit::policy_name(*policy)));
+    j.set("compared", json::Value::from_int(static_cast<long long>(compared)));
     json::Value ts = json::Value::array();
     for (const auto& s : stats) ts.items.push_back(audit::stats_to_json(s));
     j.set("tensors", std::move(ts));
@@ -224,7 +243,8 @@ void run(const CompareArgs& a, Reporter& report) {
   } else {
     for (const auto& s : stats) report.out() << stats_line(s) << "\n";
     for (const auto& n : extra) report.out() << n << ": only in ACTUAL (not compared)\n";
-    report.out() << (ok ? "PASS" : "FAIL") << " (policy " << audit::policy_name(*policy) << ")\n";
+    report.out() << (ok ? "PASS" : "FAIL") << " (policy " << audit::policy_name(*policy)
+                 << (stats.empty() ? "; nothing compared: EXPECTED has no tensors" : "") << ")\n";
   }
   report.verdict(ok);
 }

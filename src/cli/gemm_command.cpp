@@ -44,6 +44,7 @@ struct GemmArgs {
   gemm::ActPolicy policy = gemm::ActPolicy::F32;
   ImplChoice impl = ImplChoice::Fast;
   bool intermediates = false, strict = false, check_all = false;
+  bool kernel_given = false;  // --kernel was on the command line (its value may be empty)
   unsigned threads = 1;
   ComfyKitchenRelease ck;  // whose operand rules and decode the GEMM follows
 };
@@ -64,8 +65,35 @@ Error no_such_layer(const std::string& layer, const io::Checkpoint& ck, const va
   return make_error(ErrorKind::CliNoSuchLayer, {py::repr_str(layer), ck.describe(), hint});
 }
 
-// Rows of x with a NaN or infinite value: GemmInputNonFinite naming the first few, or nothing.
-std::optional<Error> non_finite_rows(const gemm::Activations& x, const std::string& what) {
+// "3 row(s): 0, 4, 9" of GemmInputNonFinite / GemmOutputNonFinite: the first kListedRows rows, then ", ...".
+std::string rows_text(const std::vector<std::uint64_t>& rows, std::uint64_t count) {
+  std::string list;
+  for (std::uint64_t r : rows) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  if (count > rows.size()) list += ", ...";
+  return list;
+}
+
+// Rows r < m (of width k) of v with a NaN or infinite value, skipping rows where skip[r] is set;
+// fills the first kListedRows of them and @return their count.
+std::uint64_t non_finite(std::span<const float> v, std::uint64_t m, std::uint64_t k, const std::vector<bool>& skip,
+                         std::vector<std::uint64_t>& rows) {
+  std::uint64_t count = 0;
+  for (std::uint64_t r = 0; r < m && k; ++r) {
+    if (!skip.empty() && skip[r]) continue;
+    const float* row = v.data() + r * k;
+    for (std::uint64_t j = 0; j < k; ++j)
+      if (!std::isfinite(row[j])) {
+        if (rows.size() < kListedRows) rows.push_back(r);
+        ++count;
+        break;
+      }
+  }
+  return count;
+}
+
+// Rows of x with a NaN or infinite value (marked in bad_rows): GemmInputNonFinite naming the first
+// few, or nothing.
+std::optional<Error> non_finite_rows(const gemm::Activations& x, const std::string& what, std::vector<bool>& bad_rows) {
   const std::uint64_t k = x.K(), m = x.M();
   if (k == 0) return std::nullopt;
   std::vector<std::uint64_t> rows;
@@ -74,20 +102,50 @@ std::optional<Error> non_finite_rows(const gemm::Activations& x, const std::stri
     const float* row = x.values.data() + r * k;
     for (std::uint64_t j = 0; j < k; ++j)
       if (!std::isfinite(row[j])) {
+        if (bad_rows.empty()) bad_rows.assign(m, false);
+        bad_rows[r] = true;
         if (rows.size() < kListedRows) rows.push_back(r);
         ++count;
         break;
       }
   }
   if (count == 0) return std::nullopt;
-  std::string list;
-  for (std::uint64_t r : rows) list += (list.empty() ? "" : ", ") + std::to_string(r);
-  if (count > rows.size()) list += ", ...";
-  return make_error(ErrorKind::GemmInputNonFinite, {what, std::to_string(count), list});
+  return make_error(ErrorKind::GemmInputNonFinite, {what, std::to_string(count), rows_text(rows, count)});
 }
 
-Result<gemm::Activations> load_input(const GemmArgs& a, Reporter& report, std::string& where) {
-  where = "--input " + a.input;
+// Output rows (and x_scale entries) that are NaN or infinite although their activations are finite
+// (rows of non-finite activations were reported already): the rotation or the epilogue overflowed
+// float32 (activations near FLT_MAX), or a kernel produced them. GemmOutputNonFinite, or nothing.
+std::optional<Error> non_finite_outputs(const gemm::GemmResult& res, const std::vector<bool>& input_rows,
+                                        const std::string& what) {
+  std::vector<std::uint64_t> rows;
+  const std::uint64_t count = non_finite(res.out, res.M, res.N, input_rows, rows);
+  if (count == 0) return std::nullopt;
+  std::string cause;
+  if (res.x_scale.size() == res.M) {  // integer path (plugins return it only with --intermediates)
+    std::vector<std::uint64_t> srows;
+    const std::uint64_t scales = non_finite(res.x_scale, res.M, 1, input_rows, srows);
+    if (scales)
+      cause = "; x_scale is NaN or infinite in " + std::to_string(scales) + " of them (" + rows_text(srows, scales) +
+              "): the rotated activations overflow float32";
+  }
+  return make_error(ErrorKind::GemmOutputNonFinite, {what, std::to_string(count), rows_text(rows, count), cause});
+}
+
+// What load_input learned besides the values, for the caller's messages.
+struct InputInfo {
+  std::string where;            // non-empty while the error is about reading --input
+  bool operand_error = false;   // the error is the layer's operand validation (comfy-kitchen's verdict)
+  gemm::Shape shape;            // as declared
+  std::vector<bool> bad_rows;   // rows with NaN or Inf (reported already); empty when none
+};
+
+// The activations of --input. Their dtype and declared shape are checked against the layer's operand
+// rules and the size limits (gemm.too_large) from the header, before any value is read: a declared
+// [2^24 + 1, 256] is refused, not a 16 GiB allocation. The file is closed (its mapping released) on
+// return.
+Result<gemm::Activations> load_input(const GemmArgs& a, const gemm::Layer& layer, Reporter& report, InputInfo& info) {
+  info.where = "--input " + a.input;
   auto xfile = st::File::open(a.input);
   if (!xfile.ok()) return std::move(xfile).error();
   const st::TensorInfo* xt = xfile->header().find(a.input_key);
@@ -95,13 +153,19 @@ Result<gemm::Activations> load_input(const GemmArgs& a, Reporter& report, std::s
     return make_error(ErrorKind::UsageError,
                       {a.input + " has no tensor " + py::repr_str(a.input_key) + " (choose one with --input-key)"});
   gemm::Activations x;
+  if (!gemm::float_dtype_of(xt->dtype, x.dtype))
+    return make_error(ErrorKind::OpDtype, {"input", "F32, BF16 or F16", st::dtype_name(xt->dtype)});
+  info.shape = xt->shape;
+  if (auto v = gemm::validate_operands(gemm::describe(layer, xt->dtype, xt->shape), a.ck.profile); !v.ok()) {
+    info.operand_error = true;
+    return std::move(v).error();
+  }
   auto xv = gemm::read_floats(*xfile, *xt, "input");
   if (!xv.ok()) return std::move(xv).error();
-  gemm::float_dtype_of(xt->dtype, x.dtype);
   x.shape = xt->shape;
   x.values = std::move(*xv);
-  where.clear();
-  if (auto bad = non_finite_rows(x, a.input + " [" + a.input_key + "]")) {
+  info.where.clear();
+  if (auto bad = non_finite_rows(x, a.input + " [" + a.input_key + "]", info.bad_rows)) {
     if (a.strict) return std::move(*bad);
     report.warn(bad->message + " (their outputs are NaN; --strict makes this an error)");
   }
@@ -144,6 +208,9 @@ void run(const GemmArgs& given, Reporter& report) {
   by_ck.upstream.comfy_kitchen = ck_label;
   // 1. The kernel module first: a missing one is reported before any long check.
   std::optional<plugin::Plugin> kernel;
+  // An empty --kernel (an unset shell variable) must not quietly run the built-in implementation.
+  if (a.kernel_given && a.kernel.empty())
+    return report.fail(make_error(ErrorKind::UsageError, {"--kernel: empty path"}));
   if (!a.kernel.empty() || a.impl == ImplChoice::Cuda) {
     auto p = a.kernel.empty() ? plugin::load_cuda_module() : plugin::Plugin::load(a.kernel);
     if (!p.ok()) return report.fail(p.error());
@@ -195,26 +262,27 @@ void run(const GemmArgs& given, Reporter& report) {
   if (!groups.ok()) return report.fail(groups.error());
   auto layer = load_layer(*ck, a.layer, groups->group_size, groups->convrot_groupsize);
   if (!layer.ok()) return report.fail(layer.error(), by_ck);
-  // 4. Activations.
-  auto x = load_input(a, report, input_where);
-  if (!x.ok()) {
-    where.where = input_where;
-    return report.fail(x.error(), where);
-  }
-  // 5. The GEMM.
+  // 4. Activations (their header checked against the layer before any value is read), then the
+  // chosen release's operand rules for every implementation (the kernels' path checks the newest).
   GemmOptions opt;
   opt.policy = a.policy;
   opt.out_dtype = a.out_dtype;
   opt.threads = a.threads;
   opt.comfy_kitchen = a.ck.profile;
-  // The chosen release's operand rules for every implementation (the kernels' path checks the newest).
-  if (auto v = validate_call(*layer, *x, opt.comfy_kitchen); !v.ok()) {
+  InputInfo in;
+  auto x = load_input(a, *layer, report, in);
+  if (!x.ok() && !in.operand_error) {
+    where.where = in.where;
+    return report.fail(x.error(), where);
+  }
+  if (Status v = x.ok() ? validate_call(*layer, *x, opt.comfy_kitchen) : Status(x.error()); !v.ok()) {
     FailStyle s = by_ck;
     // The input's own shape is at fault (its K, or no dimensions at all): name the file it came from.
     const std::string input_name = "--input " + a.input;  // outlives s, which views it
-    if (v.error().kind == ErrorKind::OpInputK || x->shape.empty()) s.where = input_name;
+    if (v.error().kind == ErrorKind::OpInputK || in.shape.empty()) s.where = input_name;
     return report.fail(v.error(), s);
   }
+  // 5. The GEMM.
   Result<GemmResult> res = make_error(ErrorKind::UsageError, {"no implementation chosen"});
   std::string impl_name(choice_name<ImplChoice>(kImpls, a.impl)), isa;
   if (kernel) {
@@ -229,6 +297,17 @@ void run(const GemmArgs& given, Reporter& report) {
   // The kernels' own refusals (limits, storage they lack) are not comfy-kitchen's verdict.
   if (!res.ok()) return report.fail(res.error(), res.error().kind == ErrorKind::CudaUnsupported ? FailStyle{} : by_ck);
   if (isa.empty()) isa = std::string(isa_name(res->isa));
+  if (auto bad = non_finite_outputs(*res, in.bad_rows, "the output of layer " + py::repr_str(a.layer))) {
+    if (a.strict) return report.fail(*bad);  // ours, like gemm.input_nonfinite: no upstream refuses it
+    report.warn(bad->message + " (--strict makes this an error)");
+  }
+  // What is not written goes before the output is encoded (two more copies of it): the activations,
+  // and the intermediates unless requested.
+  std::vector<float>().swap(x->values);
+  if (!a.intermediates) {
+    std::vector<std::int8_t>().swap(res->x_q);
+    std::vector<std::int32_t>().swap(res->acc);
+  }
   // 6. Results: output [..., N], intermediates flattened to [M, K] / [M] / [M, N] / [N, K].
   Shape out_shape(x->shape.begin(), x->shape.end() - 1);
   out_shape.push_back(res->N);
@@ -299,13 +378,17 @@ void add_gemm_command(CLI::App& app, Reporter& report) {
   cmd->add_flag("--intermediates", args->intermediates,
                 "also write w_q I8 [N,K]; x_q I8 [M,K], x_scale F32 [M], acc I32 [M,N] (integer path) or "
                 "w_dequant F32 [N,K] (correction path)");
-  cmd->add_flag("--strict", args->strict, "NaN/Inf activation rows are an error (default: a warning)");
+  cmd->add_flag("--strict", args->strict,
+                "NaN/Inf activation rows, and NaN/Inf outputs of finite rows, are an error (default: a warning)");
   cmd->add_flag("--check-all", args->check_all, "check the whole checkpoint (validate --strict), not just the layer");
   add_comfy_kitchen_option(*cmd, args->ck,
                            "the comfy-kitchen release whose operand rules and decode the GEMM follows: a profile (" +
                                choice_list(comfy_kitchen_choices()) +
                                ") or a release one stands for (w4a8check versions; 0.2.37 -> profile 0.2.40)");
-  cmd->callback([args, &report] { run(*args, report); });
+  cmd->callback([args, kernel, &report] {
+    args->kernel_given = kernel->count() > 0;
+    run(*args, report);
+  });
 }
 
 }  // namespace w4a8::cli

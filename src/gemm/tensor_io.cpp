@@ -1,5 +1,6 @@
 #include "gemm/tensor_io.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace w4a8::gemm {
@@ -41,19 +42,30 @@ std::string_view float_dtype_name(FloatDtype d) {
 
 Result<std::vector<float>> read_floats(const st::File& f, const st::TensorInfo& t, std::string_view what) {
   const auto bytes = f.data(t);
-  switch (t.dtype) {
-    case st::Dtype::F32: return read_le<float>(bytes);
-    case st::Dtype::BF16:
-    case st::Dtype::F16: {
-      const auto h = read_le<std::uint16_t>(bytes);
-      std::vector<float> v(h.size());
-      for (std::size_t i = 0; i < h.size(); ++i)
-        v[i] = t.dtype == st::Dtype::BF16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
-      return v;
+  const std::size_t width = t.dtype == st::Dtype::F32 ? 4 : 2;
+  if (t.dtype != st::Dtype::F32 && t.dtype != st::Dtype::BF16 && t.dtype != st::Dtype::F16)
+    return make_error(ErrorKind::OpDtype, {what, "F32, BF16 or F16", st::dtype_name(t.dtype)});
+  // Converted straight from the mapping into the one result buffer, a chunk at a time, each chunk's
+  // file pages handed back once read: a large input costs its float32 values, not also a second copy
+  // of its bytes and every page of the file (they refault from the file if read again).
+  constexpr std::size_t kChunk = std::size_t{16} << 20;  // bytes
+  const bool release = bytes.size() >= 2 * kChunk;
+  std::vector<float> v(bytes.size() / width);
+  for (std::size_t at = 0; at < bytes.size(); at += kChunk) {
+    const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));
+    float* dst = v.data() + at / width;
+    if (t.dtype == st::Dtype::F32) {
+      std::memcpy(dst, chunk.data(), chunk.size() / 4 * 4);  // x86/ARM little-endian
+    } else {
+      for (std::size_t i = 0; i + 1 < chunk.size(); i += 2) {
+        std::uint16_t h = 0;
+        std::memcpy(&h, chunk.data() + i, 2);
+        dst[i / 2] = t.dtype == st::Dtype::BF16 ? bf16_to_f32(h) : f16_to_f32(h);
+      }
     }
-    default:
-      return make_error(ErrorKind::OpDtype, {what, "F32, BF16 or F16", st::dtype_name(t.dtype)});
+    if (release) st::release_pages(chunk);
   }
+  return v;
 }
 
 Result<Layer> load_layer(const st::File& f, const std::string& prefix, std::int64_t group_size,

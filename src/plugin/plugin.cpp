@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hex.hpp"
 #include "io/read_file.hpp"
+#include "plugin/elf_check.hpp"
 
 namespace w4a8::plugin {
 namespace {
@@ -32,12 +34,16 @@ std::string exe_dir() {
 }  // namespace
 
 Result<Plugin> Plugin::load(const std::string& given) {
+  // "" would become "./", the current directory.
+  if (given.empty()) return make_error(ErrorKind::PluginLoadFailed, {"\"\"", "empty path"});
   // A file, never a library search: dlopen() looks a slash-less name up in the library path, so
   // "plug.so" would not be the one in the current directory (and "libc.so.6" would be found).
   const std::string path = given.find('/') == std::string::npos ? "./" + given : given;
   // dlopen() of a FIFO blocks until a writer appears; stat() does not open it.
   if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     return make_error(ErrorKind::IoNotRegularFile, {path, io::file_type_name(st.st_mode)});
+  // dlopen() of a truncated file dies with SIGBUS, and of a foreign machine's says "No such file".
+  W4A8_TRY(check_elf(path));
   ::dlerror();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -72,9 +78,24 @@ Result<Plugin> Plugin::load(const std::string& given) {
 }
 
 std::string Plugin::describe() const {
-  std::string s(name());
-  if (!version().empty()) s += " " + std::string(version());
+  std::string s = printable(name());
+  if (!version().empty()) s += " " + printable(version());
   return s + " (" + path_ + ")";
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b == 0x7F || b == '\\') {
+      out += "\\x";
+      hex::append(out, b, 2);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
 }
 
 std::string_view cuda_module_name() { return W4A8_CUDA_MODULE_NAME; }

@@ -16,12 +16,13 @@ namespace w4a8::plugin {
 class Plugin {
  public:
   // dlopen(path) (RTLD_NOW | RTLD_LOCAL; a name without '/' means ./name, never a library search;
-  // anything but a regular file is refused unopened), the entry symbol, then the table: abi_version must be
+  // anything but a regular file is refused unopened, and an ELF file this process cannot map, by
+  // check_elf(), before dlopen() sees it), the entry symbol, then the table: abi_version must be
   // W4A8_KERNEL_ABI_VERSION, struct_size at least this build's sizeof(w4a8_kernel_plugin), name,
   // check_problem, workspace_size, run and last_error set, and for CUDA_DEVICE modules every device
   // function. The module stays loaded for the life of the process.
-  // @return Plugin, or IoNotRegularFile, PluginLoadFailed (dlopen/dlsym text: a missing dependency such as libcudart
-  //         shows here), PluginIncompatible (what does not match).
+  // @return Plugin, or IoNotRegularFile, PluginLoadFailed (an empty path, check_elf()'s reason, dlopen/dlsym
+  //         text: a missing dependency such as libcudart shows here), PluginIncompatible (what does not match).
   static Result<Plugin> load(const std::string& path);
 
   const w4a8_kernel_plugin& table() const { return *table_; }
@@ -29,13 +30,17 @@ class Plugin {
   std::string_view name() const { return table_->name; }
   std::string_view version() const { return table_->version ? table_->version : ""; }
   bool device() const { return table_->memory == W4A8_MEMORY_CUDA_DEVICE; }
-  // "NAME VERSION (PATH)", for messages and output metadata.
+  // "NAME VERSION (PATH)" for messages, name and version through printable().
   std::string describe() const;
 
  private:
   const w4a8_kernel_plugin* table_ = nullptr;
   std::string path_;
 };
+
+// Text a plugin supplied (its name, version, last_error), safe to print: control bytes and '\\'
+// become \xNN, so a name cannot move the cursor or recolour the terminal. UTF-8 passes as is.
+std::string printable(std::string_view text);
 
 // File name of this project's CUDA module (built next to w4a8check when CUDA is available).
 std::string_view cuda_module_name();

@@ -1,5 +1,6 @@
 #include "plugin/runner.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <type_traits>
@@ -14,7 +15,7 @@ namespace {
 Error failed(const Plugin& pl, std::string_view where, w4a8_status s) {
   std::string why(status_name(s));
   const char* e = pl.table().last_error();
-  if (e && *e) why += ": " + std::string(e);
+  if (e && *e) why += ": " + printable(e);
   return make_error(ErrorKind::PluginFailed, {pl.describe(), std::string(where), why});
 }
 
@@ -42,7 +43,7 @@ Status run_on_device(const Plugin& pl, const kern::LayerProblem& lp, const gemm:
   const int devices = t.device_count(&err);
   if (devices <= 0) {
     const char* e = t.last_error();
-    return make_error(ErrorKind::CudaNoDevice, {std::to_string(devices < 0 ? err : 0), e && *e ? e : "no device"});
+    return make_error(ErrorKind::CudaNoDevice, {std::to_string(devices < 0 ? err : 0), e && *e ? printable(e) : "no device"});
   }
   std::vector<Mirror> m;
   auto add = [&](auto& ptr, const void* host, std::size_t bytes, bool output) {
@@ -97,8 +98,16 @@ Status run_on_host(const Plugin& pl, w4a8_problem& p) {
   };
   std::unique_ptr<void, Free> ws;
   if (ws_bytes) {
-    ws.reset(std::aligned_alloc(256, (ws_bytes + 255) / 256 * 256));
-    if (!ws) return make_error(ErrorKind::SysResources, {"kernel plugin workspace", "out of memory"});
+    // Rounded up to the alignment (aligned_alloc's rule) only where that cannot wrap: near SIZE_MAX
+    // the sum would wrap to a tiny block that run() is told holds ws_bytes. No object can exceed
+    // PTRDIFF_MAX bytes, so larger sizes are refused without asking the allocator.
+    constexpr std::size_t kAlign = 256;
+    if (ws_bytes <= std::size_t(PTRDIFF_MAX) - (kAlign - 1))
+      ws.reset(std::aligned_alloc(kAlign, (ws_bytes + kAlign - 1) / kAlign * kAlign));
+    if (!ws)
+      return make_error(ErrorKind::SysResources,
+                        {"kernel plugin workspace", "out of memory (" + std::to_string(ws_bytes) + " bytes asked for by " +
+                                                        pl.describe() + ")"});
   }
   if (const w4a8_status s = t.run(&p, ws.get(), ws_bytes, nullptr); s != W4A8_OK) return failed(pl, "run", s);
   return Ok{};
@@ -133,7 +142,7 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
     const char* e = pl.table().last_error();
     return make_error(ErrorKind::PluginUnsupported,
                       {pl.describe(), "check_problem returned " + std::string(status_name(s)) +
-                                          (e && *e ? ": " + std::string(e) : std::string())});
+                                          (e && *e ? ": " + printable(e) : std::string())});
   }
   W4A8_TRY(pl.device() ? run_on_device(pl, lp, layer, p) : run_on_host(pl, p));
   if (lp.nan_flag)

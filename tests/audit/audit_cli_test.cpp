@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "../cli/run_cli.hpp"
@@ -521,6 +522,84 @@ TEST(Compare, PoliciesAndExitCodes) {
   EXPECT_NE(b.out.find("\"max_ulp\": 1,"), std::string::npos) << b.out;
   EXPECT_NE(b.out.find("\"actual\": 1.0078125"), std::string::npos) << b.out;
   EXPECT_EQ(run_cli("compare " + b1 + " " + b2 + " --policy ulp:1").rc, 0);
+}
+
+// With --json every error is JSON on stdout ({"ok": false, "error": {...}}, docs/cli.md), not only
+// an unreadable operand's.
+TEST(Compare, JsonErrorsAreJsonOnStdout) {
+  const std::string d = temp_dir();
+  const auto e = write_file(d, "je.safetensors", {f32("out", {1}, {1})});
+  struct Case {
+    std::string args, code;
+  };
+  for (const Case& c : {Case{"--policy bogus", "audit.policy"}, Case{"--case x", "usage.error"},
+                        Case{"--policy explained", "audit.explained_input"},
+                        Case{"--policy explained --case " + e, "audit.explained_input"},  // no case metadata
+                        Case{"--policy explained --case /nonexistent", "io.open_failed"}}) {
+    auto r = run_cli("compare " + e + " " + e + " " + c.args + " --json 2>/dev/null");  // NOLINT(performance-inefficient-string-concatenation)
+    EXPECT_EQ(r.rc, 2) << c.args;
+    auto j = json::loads_str(r.out);
+    ASSERT_TRUE(j.ok()) << c.args << ": stdout is not JSON: '" << r.out << "'";
+    ASSERT_NE(j->get("ok"), nullptr) << r.out;
+    EXPECT_FALSE(j->get("ok")->boolean) << r.out;
+    ASSERT_NE(j->get("error"), nullptr) << r.out;
+    EXPECT_EQ(sget(*j->get("error"), "code"), c.code) << r.out;
+  }
+}
+
+// An infinity against the largest finite value is 1 ulp on the grid but an overflow, never within
+// ulp:N (F32 FLT_MAX, BF16 0x7F7F, F16 0x7BFF = 65504 against their infinities 0x7F800000, 0x7F80,
+// 0x7C00); NaN against NaN still compares equal.
+TEST(Compare, InfinityAgainstFiniteFailsUlpPolicies) {
+  const std::string d = temp_dir();
+  auto half = [](const std::string& n, st::Dtype dt, std::vector<std::uint16_t> v) {
+    std::vector<std::uint8_t> b(v.size() * 2);
+    std::memcpy(b.data(), v.data(), b.size());
+    return st::TensorSpec{n, dt, {v.size()}, std::move(b)};
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::pair<st::TensorSpec, st::TensorSpec>> pairs = {
+      {f32("x", {1}, {inf}), f32("x", {1}, {std::numeric_limits<float>::max()})},
+      {half("x", st::Dtype::BF16, {0x7F80}), half("x", st::Dtype::BF16, {0x7F7F})},
+      {half("x", st::Dtype::F16, {0x7C00}), half("x", st::Dtype::F16, {0x7BFF})}};
+  int i = 0;
+  for (const auto& [ev, av] : pairs) {
+    const auto e = write_file(d, "ie" + std::to_string(i) + ".safetensors", {ev});
+    const auto a = write_file(d, "ia" + std::to_string(i++) + ".safetensors", {av});
+    auto r = run_cli("compare " + e + " " + a + " --policy ulp:1");  // NOLINT(performance-inefficient-string-concatenation)
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find("1 infinity mismatch(es)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("FAIL (policy ulp:1)"), std::string::npos) << r.out;
+    EXPECT_EQ(run_cli("compare " + a + " " + e + " --policy ulp:1099511627776").rc, 1);  // NOLINT(performance-inefficient-string-concatenation)
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto n = write_file(d, "in.safetensors", {f32("x", {2}, {nan, inf}), half("h", st::Dtype::F16, {0x7E00})});
+  EXPECT_EQ(run_cli("compare " + n + " " + n + " --policy ulp:1").rc, 0);
+  EXPECT_EQ(run_cli("compare " + n + " " + n).rc, 0);
+}
+
+// EXPECTED without tensors passes (nothing fails) but says that nothing was compared.
+TEST(Compare, NothingComparedIsSaid) {
+  const std::string d = temp_dir();
+  const auto empty = write_file(d, "empty.safetensors", {});
+  const auto one = write_file(d, "one.safetensors", {f32("out", {1}, {1})});
+  auto r = run_cli("compare " + empty + " " + empty);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "PASS (policy exact; nothing compared: EXPECTED has no tensors)\n");
+  r = run_cli("compare " + empty + " " + one);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "out: only in ACTUAL (not compared)\nPASS (policy exact; nothing compared: EXPECTED has no tensors)\n");
+  r = run_cli("compare " + empty + " " + one + " --json");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  auto j = json::loads_str(r.out);
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_EQ(j->get("compared")->text, "0");
+  r = run_cli("compare " + one + " " + one + " --json");
+  j = json::loads_str(r.out);
+  ASSERT_TRUE(j.ok()) << r.out;
+  EXPECT_EQ(j->get("compared")->text, "1");
+  // Nothing in common with a non-empty EXPECTED is a failure already (its tensors are missing).
+  EXPECT_EQ(run_cli("compare " + one + " " + empty).rc, 1);
 }
 
 TEST(Compare, ExplainedAgainstGemmIntermediates) {

@@ -112,6 +112,44 @@ TEST(CompareTensors, SizeMismatchAndNan) {
   EXPECT_FALSE(passes(n, *parse_policy("rel:1000")));
 }
 
+// An infinity is one step past the largest finite value on each grid (FLT_MAX, BF16 0x7F7F, F16
+// 65504), but an overflow against a finite value is never "within N ulps"; nor is +inf against -inf
+// (4.3e9 F32 steps apart, within ulp:2^40). NaN against NaN stays equal, inf against inf too.
+TEST(CompareTensors, InfinityAgainstFiniteFailsEveryUlpBudget) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float bf16_max = 0x1.FEp127f;  // 0x7F7F: (2 - 2^-7) * 2^127
+  struct Case {
+    FloatDtype d;
+    float top;
+  };
+  for (const Case& c : {Case{FloatDtype::F32, std::numeric_limits<float>::max()}, Case{FloatDtype::BF16, bf16_max},
+                        Case{FloatDtype::F16, 65504.0f}}) {
+    EXPECT_EQ(ulp_distance(inf, c.top, c.d), 1u);  // the metric itself is unchanged
+    auto s = compare_tensors(float_tensor_data("t", c.d, {3}, {inf, -c.top, 1}),
+                             float_tensor_data("t", c.d, {3}, {c.top, -inf, 1}));
+    EXPECT_EQ(s.mismatches, 2u);
+    EXPECT_EQ(s.inf_mismatches, 2u);
+    EXPECT_EQ(s.max_ulp, 1u);
+    std::string why;
+    EXPECT_FALSE(passes(s, *parse_policy("ulp:1"), &why)) << int(c.d);
+    EXPECT_EQ(why, "t: 2 infinity mismatches (inf against a finite value or -inf)");
+    EXPECT_FALSE(passes(s, *parse_policy("ulp:1099511627776")));
+    EXPECT_FALSE(passes(s, *parse_policy("rel:1000")));
+    EXPECT_EQ(stats_to_json(s).get("inf_mismatches")->text, "2");
+  }
+  auto pm = compare_tensors(float_tensor_data("t", FloatDtype::F32, {1}, {inf}),
+                            float_tensor_data("t", FloatDtype::F32, {1}, {-inf}));
+  EXPECT_EQ(pm.inf_mismatches, 1u);
+  EXPECT_FALSE(passes(pm, *parse_policy("ulp:1099511627776")));
+  // Equal infinities and NaN against NaN are no mismatch; a finite 1-ulp difference still passes ulp:1.
+  const float one_up = std::nextafter(1.0f, 2.0f);
+  auto eq = compare_tensors(float_tensor_data("t", FloatDtype::F32, {4}, {inf, -inf, nan, 1}),
+                            float_tensor_data("t", FloatDtype::F32, {4}, {inf, -inf, nan, one_up}));
+  EXPECT_EQ(eq.mismatches, 1u);
+  EXPECT_EQ(eq.inf_mismatches, 0u);
+  EXPECT_TRUE(passes(eq, *parse_policy("ulp:1")));
+}
+
 TEST(UlpBucket, Edges) {
   EXPECT_EQ(ulp_bucket(0), 0);
   EXPECT_EQ(ulp_bucket(2), 2);

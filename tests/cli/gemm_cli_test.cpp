@@ -15,10 +15,12 @@
 //   x row 1 = zeros: absmax 0 -> scale 1e-30f, x_q = 0, acc = 0, out = bias.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <system_error>
 
@@ -205,6 +207,115 @@ TEST_F(GemmCli, UsageErrorsExit2) {
                     " --out " + tmp("o.safetensors").string()).rc, 2);
   EXPECT_EQ(run_cli("gemm --checkpoint /nonexistent --layer blk.0 --input x --out y").rc, 2);
   EXPECT_EQ(run_cli("gemm --checkpoint a --layer b --input c --out d --policy bogus").rc, 2);
+}
+
+// A safetensors file declaring `input` F32 of `shape` whose data is a hole (sparse: no disk, no reading).
+void write_sparse_input(const fs::path& p, const Shape& shape) {
+  std::uint64_t n = 4;
+  std::string dims;
+  for (auto d : shape) n *= d, dims += (dims.empty() ? "" : ",") + std::to_string(d);
+  std::string h = R"({"input":{"dtype":"F32","shape":[)" + dims + R"(],"data_offsets":[0,)" + std::to_string(n) + "]}}";
+  h.append((8 - h.size() % 8) % 8, ' ');
+  {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    const std::uint64_t len = h.size();  // little-endian host
+    f.write(reinterpret_cast<const char*>(&len), 8);
+    f << h;
+  }
+  fs::resize_file(p, 8 + h.size() + n);
+}
+
+// docs/gemm.md: sizes are gemm.too_large (2^32 elements per tensor); the input's declared shape is
+// judged from its header, before its data is read or any buffer allocated. Under a 20 GB address
+// space limit the 16 GiB inputs can be mapped but not also copied: reading them first was
+// `out of memory` (exit 2) instead of the documented rejection.
+TEST_F(GemmCli, OversizedOrMismatchedInputIsRefusedBeforeReading) {
+#ifdef W4A8_SANITIZED
+  const std::string limit;  // the sanitizers' shadow memory does not fit an address space limit
+#else
+  const std::string limit = "ulimit -v 20000000; ";
+#endif
+  const fs::path big = tmp("big.safetensors");
+  // [2^28 + 1, 16]: 2^32 + 16 = 4294967312 elements (16 GiB of F32).
+  write_sparse_input(big, {(std::uint64_t(1) << 28) + 1, 16});
+  CliRun r = testing::run_command(limit + "exec " W4A8_CLI_BINARY " gemm --checkpoint " + ckpt_.string() +
+                                  " --layer blk.0 --input " + big.string() + " --out " + tmp("o.safetensors").string() + " 2>&1");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("ValueError: input would hold 4294967312 elements, more than the limit of 4294967296\n"
+                       "  [gemm.too_large] (comfy-kitchen 0.2.40)"),
+            std::string::npos)
+      << r.out;
+  // [2^27, 32]: 2^32 elements (legal), but K = 32 against the layer's 16.
+  write_sparse_input(big, {std::uint64_t(1) << 27, 32});
+  r = testing::run_command(limit + "exec " W4A8_CLI_BINARY " gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " +
+                           big.string() + " --out " + tmp("o.safetensors").string() + " 2>&1");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("REJECTED: --input " + big.string() + ": ValueError: Input K=32 does not match qdata K=16"),
+            std::string::npos)
+      << r.out;
+  fs::remove(big);
+  EXPECT_FALSE(fs::exists(tmp("o.safetensors")));
+}
+
+// Activations near FLT_MAX overflow the rotation (hand derivation, with the header's H_4): a block
+// x = 3e38 * [1, 1, 1, -1] (column 0 of H_4's signs) rotates to y_0 = 3e38 * 4 / 2 = 6e38 exactly,
+// past FLT_MAX = 3.40e38; the four terms have one sign, so every float32 summation order ends at inf.
+// Then absmax = inf and x_scale = inf / 127 = inf, and out = f32(acc) * f32(x_scale * s_channel) + bias
+// is inf or NaN (0 * inf) whatever x_q is. Rows 0 and 2 overflow; row 1 (zeros) gives the bias.
+TEST_F(GemmCli, NonFiniteOutputsAreNamedAndStrictRefusesThem) {
+  std::vector<float> x(48, 0.0f);
+  for (std::size_t row : {0u, 2u})
+    for (std::size_t j = 0; j < 4; ++j) x[row * 16 + j] = j == 3 ? -3e38f : 3e38f;
+  write(input_, {float_tensor("input", FloatDtype::F32, {3, 16}, x)});
+  const std::string what = "the output of layer 'blk.0' has NaN or infinite values in 2 row(s) whose activations are "
+                           "finite: 0, 2; x_scale is NaN or infinite in 2 of them (0, 2): the rotated activations "
+                           "overflow float32";
+  for (const char* impl : {"literal", "fast", "emulate"}) {
+    const fs::path out = tmp(std::string("nf_") + impl + ".safetensors");
+    CliRun r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+                       out.string() + " --intermediates --impl " + impl);
+    ASSERT_EQ(r.rc, 0) << impl << "\n" << r.out;
+    EXPECT_NE(r.out.find("w4a8check: warning: " + what + " (--strict makes this an error)\n"), std::string::npos)
+        << impl << "\n" << r.out;
+    auto f = st::File::open(out.string());
+    ASSERT_TRUE(f.ok());
+    const auto o = tensor<float>(*f, "output", st::Dtype::F32, {3, 2});
+    ASSERT_EQ(o.size(), 6u);
+    for (std::size_t i : {0u, 1u, 4u, 5u}) EXPECT_FALSE(std::isfinite(o[i])) << impl << " output " << i;
+    EXPECT_EQ(o[2], 0.25f) << impl;  // the bias
+    EXPECT_EQ(o[3], -1.0f) << impl;
+    const auto sc = tensor<float>(*f, "x_scale", st::Dtype::F32, {3});
+    ASSERT_EQ(sc.size(), 3u);
+    EXPECT_FALSE(std::isfinite(sc[0]));
+    EXPECT_FALSE(std::isfinite(sc[2]));
+    r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+                tmp("strict.safetensors").string() + " --strict --impl " + impl);
+    EXPECT_EQ(r.rc, 1) << impl << "\n" << r.out;
+    EXPECT_NE(r.out.find("REJECTED: ValueError: " + what + "\n  [gemm.output_nonfinite]\n"),
+              std::string::npos)
+        << impl << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(tmp("strict.safetensors")));
+  }
+  // A NaN activation in row 1 is reported as such (its output is NaN by contract), not again as an
+  // output row.
+  x[16 + 7] = std::numeric_limits<float>::quiet_NaN();
+  write(input_, {float_tensor("input", FloatDtype::F32, {3, 16}, x)});
+  const CliRun r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() +
+                           " --out " + tmp("o.safetensors").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("[input] has NaN or infinite values in 1 row(s): 1 (their outputs are NaN"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning: " + what), std::string::npos) << r.out;
+}
+
+// An empty --kernel (say, an unset variable) is a usage error, never a silent run of --impl fast.
+TEST_F(GemmCli, EmptyKernelPathIsAUsageError) {
+  const fs::path out = tmp("k.safetensors");
+  const CliRun r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() +
+                           " --out " + out.string() + " --kernel ''");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_EQ(r.out, "w4a8check: --kernel: empty path\n  [usage.error]\n");
+  EXPECT_FALSE(fs::exists(out));
 }
 
 TEST_F(GemmCli, QuantizeWritesAValidLayerThatRuns) {

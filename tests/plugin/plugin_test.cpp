@@ -25,9 +25,10 @@ Plugin must_load(const char* path) {
   return std::move(p).value();
 }
 
-int* module_int(const char* path, const char* symbol) {
+template <class T = int>
+T* module_int(const char* path, const char* symbol) {
   void* h = ::dlopen(path, RTLD_NOW | RTLD_NOLOAD);  // already loaded by Plugin::load
-  return h ? static_cast<int*>(::dlsym(h, symbol)) : nullptr;
+  return h ? static_cast<T*>(::dlsym(h, symbol)) : nullptr;
 }
 
 TEST(PluginLoader, RefusesBrokenModulesWithTheReason) {
@@ -46,6 +47,8 @@ TEST(PluginLoader, RefusesBrokenModulesWithTheReason) {
       // A name without '/' is a file in the current directory, never a library-path search.
       {"libm.so.6", ErrorKind::PluginLoadFailed, "./libm.so.6: cannot open shared object file"},
       {"/dev/null", ErrorKind::IoNotRegularFile, "it is a character device, not a regular file"},
+      // Not "./", the current directory.
+      {"", ErrorKind::PluginLoadFailed, "cannot load kernel plugin \"\": empty path"},
   };
   for (const Bad& b : cases) {
     auto p = Plugin::load(b.path);
@@ -157,6 +160,61 @@ TEST(PluginRunner, RefusedProblemsNeverReachThePlugin) {
   EXPECT_NE(r.error().message.find("failed in run: W4A8_ERR_CUDA: the probe fails on m=5"), std::string::npos)
       << r.error().message;
   EXPECT_EQ(*runs, 1);
+}
+
+// A workspace size near SIZE_MAX used to wrap to 0 when rounded up to 256 bytes: run() was told it
+// had SIZE_MAX bytes of a tiny block. Now such sizes (more than any object can hold: PTRDIFF_MAX)
+// are refused before run(), as an allocation failure.
+TEST(PluginRunner, HugeWorkspaceIsRefusedBeforeRun) {
+  const Plugin p = must_load(W4A8_PROBE_PLUGIN);
+  int* runs = module_int(W4A8_PROBE_PLUGIN, "probe_run_calls");
+  auto* ws = module_int<std::size_t>(W4A8_PROBE_PLUGIN, "probe_ws_bytes");
+  ASSERT_TRUE(runs && ws);
+  kt::Case c;
+  const std::size_t max = SIZE_MAX;
+  // max and max - 254 wrapped to 0; max - 255 rounds to itself; 2^63 is PTRDIFF_MAX + 1.
+  for (const std::size_t bytes : {max, max - 254, max - 255, std::size_t(1) << 63}) {
+    *ws = bytes;
+    const int before = *runs;
+    auto r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+    ASSERT_FALSE(r.ok()) << bytes;
+    EXPECT_EQ(r.error().kind, ErrorKind::SysResources);
+    EXPECT_EQ(r.error().message, "kernel plugin workspace: out of memory (" + std::to_string(bytes) +
+                                     " bytes asked for by probe 0.1 (" W4A8_PROBE_PLUGIN "))");
+    EXPECT_EQ(*runs, before) << bytes;
+  }
+  *ws = 1000;  // an ordinary size: run() writes all 1000 bytes (checked by ASan in sanitized builds)
+  const int before = *runs;
+  auto r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  *ws = 0;
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*runs, before + 1);
+}
+
+// Text from the plugin reaches the terminal escaped: a name or an error with a newline or ESC
+// cannot forge lines or recolour the output.
+TEST(PluginRunner, PluginTextIsPrintable) {
+  EXPECT_EQ(printable("plain-name 1.0 é"), "plain-name 1.0 é");
+  EXPECT_EQ(printable(std::string_view("a\nb\x1b[31m\r\x7f\\\0z", 13)), "a\\x0ab\\x1b[31m\\x0d\\x7f\\x5c\\x00z");
+  (void)must_load(W4A8_PROBE_PLUGIN);
+  auto* name = module_int<const char*>(W4A8_PROBE_PLUGIN, "probe_name");
+  auto* err = module_int<const char*>(W4A8_PROBE_PLUGIN, "probe_error_on_m5");
+  ASSERT_TRUE(name && err);
+  const char* old_name = *name;
+  const char* old_err = *err;
+  *name = "evil\n\x1b[2J";
+  *err = "boom\x07\r";
+  const Plugin evil = must_load(W4A8_PROBE_PLUGIN);  // the table is filled in again
+  EXPECT_EQ(evil.describe(), "evil\\x0a\\x1b[2J 0.1 (" W4A8_PROBE_PLUGIN ")");
+  kt::Case c;
+  c.m = 5;
+  auto r = run_layer(evil, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  *name = old_name;
+  *err = old_err;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "kernel plugin evil\\x0a\\x1b[2J 0.1 (" W4A8_PROBE_PLUGIN
+                               ") failed in run: W4A8_ERR_CUDA: boom\\x07\\x0d");
+  EXPECT_EQ(must_load(W4A8_PROBE_PLUGIN).name(), "probe");  // the same table, refilled
 }
 
 TEST(PluginRunner, DevicePluginWithoutDeviceIsCudaNoDevice) {

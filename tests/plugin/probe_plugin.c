@@ -1,11 +1,17 @@
 /* A plugin that records whether it was called: caps INTEGER_PATH only; check_problem refuses m == 3;
- * run() counts its calls (probe_run_calls) and fails with a message when m == 5. */
+ * run() counts its calls (probe_run_calls) and fails with a message when m == 5. workspace_size
+ * returns probe_ws_bytes (set by the test), and run() writes every byte it is told it has. The name
+ * and m=5's error text are variables the test may point elsewhere (printing plugin text). */
 #include <stddef.h>
+#include <string.h>
 
 #include "w4a8_cuda.h"
 
 __attribute__((visibility("default"))) int probe_run_calls = 0;
 __attribute__((visibility("default"))) int probe_check_calls = 0;
+__attribute__((visibility("default"))) size_t probe_ws_bytes = 0;
+__attribute__((visibility("default"))) const char* probe_name = "probe";
+__attribute__((visibility("default"))) const char* probe_error_on_m5 = "the probe fails on m=5";
 static const char* error = "";
 
 static w4a8_status check(const w4a8_problem* p) {
@@ -16,20 +22,24 @@ static w4a8_status check(const w4a8_problem* p) {
   }
   return W4A8_OK;
 }
-static size_t ws(const w4a8_problem* p) { (void)p; return 0; }
+static size_t ws(const w4a8_problem* p) { (void)p; return probe_ws_bytes; }
 static w4a8_status run(const w4a8_problem* p, void* w, size_t b, void* s) {
-  (void)w, (void)b, (void)s;
+  (void)s;
   ++probe_run_calls;
+  if (w) memset(w, 0x5A, b);
   if (p->m == 5) {
-    error = "the probe fails on m=5";
+    error = probe_error_on_m5;
     return W4A8_ERR_CUDA;
   }
   return W4A8_OK;
 }
 static const char* last(void) { return error; }
 
-static const w4a8_kernel_plugin table = {W4A8_KERNEL_ABI_VERSION, (uint32_t)sizeof(w4a8_kernel_plugin), "probe", "0.1",
-                                         W4A8_MEMORY_HOST, W4A8_CAP_INTEGER_PATH, check, ws, run, last,
-                                         NULL, NULL, NULL, NULL, NULL, NULL};
+static w4a8_kernel_plugin table = {W4A8_KERNEL_ABI_VERSION, (uint32_t)sizeof(w4a8_kernel_plugin), "probe", "0.1",
+                                   W4A8_MEMORY_HOST, W4A8_CAP_INTEGER_PATH, check, ws, run, last,
+                                   NULL, NULL, NULL, NULL, NULL, NULL};
 
-__attribute__((visibility("default"))) const w4a8_kernel_plugin* w4a8_kernel_plugin_v1(void) { return &table; }
+__attribute__((visibility("default"))) const w4a8_kernel_plugin* w4a8_kernel_plugin_v1(void) {
+  table.name = probe_name;
+  return &table;
+}
