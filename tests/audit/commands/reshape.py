@@ -14,8 +14,9 @@ Usage: reshape.py W4A8CHECK --mode MODE
 import json
 import os
 import struct
-import subprocess
 import sys
+
+from via_gemm import answer_with_gemm  # (this directory: the script's own)
 
 SIZES = {"I8": 1, "I32": 4, "F32": 4, "BF16": 2, "F16": 2}
 
@@ -65,27 +66,17 @@ def main():
     workfile = os.environ.get("W4A8_TEST_WORKFILE")
     for line in sys.stdin:
         job = json.loads(line)
-        e = job["entry"]
         if workfile:
             with open(workfile, "w") as f:
                 f.write(os.path.dirname(job["out"]))
             workfile = None
         if mode == "stderr":
             print("reshape.py: a diagnostic on stderr", file=sys.stderr, flush=True)
-        if e["bits"] != 4 or e["scale_dtype"] != "f8_e4m3":
-            print(json.dumps({"status": "skip", "message": "sglang's rules refuse this storage"}), flush=True)
-            continue
-        r = subprocess.run([binary, "gemm", "--checkpoint", job["case"], "--layer", job["layer_prefix"],
-                            "--input", job["case"], "--input-key", job["input_key"], "--out", job["out"],
-                            "--out-dtype", e["out_dtype"], "--policy", job["policy"], "--impl", "literal",
-                            "--intermediates"], capture_output=True, text=True)
-        if r.returncode != 0:
-            print(json.dumps({"status": "error", "message": r.stdout + r.stderr}), flush=True)
-            continue
+        answer = answer_with_gemm(binary, job)
         how, _, name = mode.partition(":")
-        if how in ("flat", "transpose", "unsqueeze"):
+        if answer["status"] == "ok" and how in ("flat", "transpose", "unsqueeze"):
             rewrite(job["out"], how, name)
-        print(json.dumps({"status": "ok"}), flush=True)
+        print(json.dumps(answer), flush=True)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,6 @@ def main():
         return
     for line in sys.stdin:
         job = json.loads(line)
-        e = job["entry"]
         if mode == "skip":
             print(json.dumps({"status": "skip", "message": "this test command skips everything"}), flush=True)
             continue
@@ -48,20 +47,23 @@ def main():
         if mode == "garbage":
             print("this is not json", flush=True)
             continue
-        if e["bits"] != 4 or e["scale_dtype"] != "f8_e4m3":
-            # `w4a8check gemm` checks the layer with sglang's rules first, which refuse comfy-kitchen
-            # 0.2.40's 6-bit codes and F32 group scales.
-            print(json.dumps({"status": "skip", "message": "w4a8check gemm: sglang's rules refuse this storage"}),
-                  flush=True)
-            continue
-        r = subprocess.run([binary, "gemm", "--checkpoint", job["case"], "--layer", job["layer_prefix"],
-                            "--input", job["case"], "--input-key", job["input_key"], "--out", job["out"],
-                            "--out-dtype", e["out_dtype"], "--policy", job["policy"], "--impl", "literal",
-                            "--intermediates"], capture_output=True, text=True)
-        if r.returncode != 0:
-            print(json.dumps({"status": "error", "message": r.stdout + r.stderr}), flush=True)
-        else:
-            print(json.dumps({"status": "ok"}), flush=True)
+        print(json.dumps(answer_with_gemm(binary, job)), flush=True)
+
+
+def answer_with_gemm(binary, job):
+    """The answer to one job from `w4a8check gemm --intermediates` (its output file written)."""
+    e = job["entry"]
+    if e["bits"] != 4 or e["scale_dtype"] != "f8_e4m3":
+        # `w4a8check gemm` checks the layer with sglang's rules first, which refuse comfy-kitchen
+        # 0.2.40's 6-bit codes and F32 group scales.
+        return {"status": "skip", "message": "w4a8check gemm: sglang's rules refuse this storage"}
+    r = subprocess.run([binary, "gemm", "--checkpoint", job["case"], "--layer", job["layer_prefix"],
+                        "--input", job["case"], "--input-key", job["input_key"], "--out", job["out"],
+                        "--out-dtype", e["out_dtype"], "--policy", job["policy"], "--impl", "literal",
+                        "--intermediates"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"status": "error", "message": r.stdout + r.stderr}
+    return {"status": "ok"}
 
 
 if __name__ == "__main__":
