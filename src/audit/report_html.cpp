@@ -74,7 +74,7 @@ const BUCKETS = ["0","1","2","3-4","5-8","9-16","17-64","65-256","257-4096",">40
 function cls(v) { return {"exact":"exact","order":"order","fail":"fail","n/a":"na"}[v] || "na"; }
 function statusCls(s) { return {"skip":"skip","unsupported":"unsup","upstream_error":"upstream","failed":"broken"}[s] || "na"; }
 function outStats(c) { return (c.tensors || []).find(t => t.name === "output"); }
-function maxUlp(c) { const o = outStats(c); if (!o) return -1; return o.max_ulp === "nan" ? Infinity : o.max_ulp; }
+function maxUlp(c) { const o = outStats(c); if (!o) return -1; return o.max_ulp === "NaN" ? Infinity : o.max_ulp; }
 function fmt(x) { if (typeof x === "string") return x; if (x === 0) return "0"; const a = Math.abs(x); return (a >= 1e4 || a < 1e-3) ? x.toExponential(2) : x.toPrecision(4); }
 
 // Histogram: bars of counts per ulp bucket, log-scaled height, labelled.

@@ -55,7 +55,8 @@ int exit_code(const AuditRun& r);
 
 json::Value run_to_json(const AuditRun& r);
 std::string run_to_text(const AuditRun& r, bool verbose);
-// JSON text with non-finite numbers as strings ("inf", "-inf", "nan"), so any JSON reader takes it.
+// JSON text with non-finite numbers as strings ("NaN", "Infinity", "-Infinity": json::NonFinite::String),
+// so any JSON reader takes it.
 std::string strict_json(const json::Value& v);
 
 // The shell-quoted form of a word ('it''s' style), for repro lines.

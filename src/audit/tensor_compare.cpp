@@ -260,7 +260,7 @@ json::Value stats_to_json(const TensorStats& s) {
     v.set("nan_mismatches", u(s.nan_mismatches));
     v.set("inf_mismatches", u(s.inf_mismatches));
     if (s.max_ulp == kNanUlp)
-      v.set("max_ulp", json::Value::from_string("nan"));
+      v.set("max_ulp", json::Value::from_string("NaN"));  // (no distance: NaN against a number)
     else
       v.set("max_ulp", u(s.max_ulp));
     v.set("rel_l2", num(s.rel_l2));
@@ -277,7 +277,7 @@ json::Value stats_to_json(const TensorStats& s) {
     o.set("expected", num(m.expected));
     o.set("actual", num(m.actual));
     if (m.ulp == kNanUlp)
-      o.set("ulp", json::Value::from_string("nan"));
+      o.set("ulp", json::Value::from_string("NaN"));
     else
       o.set("ulp", u(m.ulp));
     first.items.push_back(std::move(o));

@@ -571,6 +571,11 @@ TEST(Compare, InfinityAgainstFiniteFailsUlpPolicies) {
     EXPECT_NE(r.out.find("1 infinity mismatch(es)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("FAIL (policy ulp:1)"), std::string::npos) << r.out;
     EXPECT_EQ(run_cli("compare " + a + " " + e + " --policy ulp:1099511627776").rc, 1);  // NOLINT(performance-inefficient-string-concatenation)
+    // JSON has no infinity: the value is the string "Infinity" (as in validate --json), and the
+    // document is standard JSON.
+    auto j = run_cli("compare " + e + " " + a + " --policy ulp:1 --json");  // NOLINT(performance-inefficient-string-concatenation)
+    EXPECT_NE(j.out.find("\"expected\": \"Infinity\""), std::string::npos) << j.out;
+    EXPECT_TRUE(json::parse_serde(j.out).ok()) << j.out;
   }
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const auto n = write_file(d, "in.safetensors", {f32("x", {2}, {nan, inf}), half("h", st::Dtype::F16, {0x7E00})});
