@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 
 #include "audit/implementation.hpp"
 #include "gemm/reference.hpp"
@@ -89,12 +88,14 @@ class UnavailableImpl final : public Implementation {
   std::string name_, reason_;
 };
 
-// The CUDA module search found nothing, or $W4A8CHECK_CUDA_MODULE names a file that does not exist.
+// No CUDA module where the search looks (plugin::cuda_module_candidates(): $W4A8CHECK_CUDA_MODULE
+// alone when set): load_cuda_module() then says CudaModuleMissing, or, for a path named in the
+// environment, the loader's "no such file".
 bool module_missing(const Error& e) {
   if (e.kind == ErrorKind::CudaModuleMissing) return true;
-  const char* env = std::getenv("W4A8CHECK_CUDA_MODULE");
-  struct stat st {};
-  return env && *env && ::stat(env, &st) != 0 && errno == ENOENT;
+  for (const std::string& c : plugin::cuda_module_candidates())
+    if (struct stat st {}; ::stat(c.c_str(), &st) == 0 || errno != ENOENT) return false;
+  return true;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <fstream>
 
 #include "audit/implementation.hpp"
+#include "audit/tensor_compare.hpp"
 #include "gemm/tensor_io.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
@@ -29,13 +30,6 @@ namespace w4a8::audit {
 namespace {
 
 constexpr const char* kProtocol = "w4a8check-audit-1";
-
-// "[3, 256]"
-std::string shape_text(const st::Shape& s) {
-  std::string t = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
 
 class CommandImpl final : public Implementation {
  public:
@@ -237,12 +231,12 @@ class CommandImpl final : public Implementation {
     // intermediate would otherwise be read in the wrong element order (or pass when M = 1).
     auto wrong = [](const char* name, const std::string& want, const st::TensorInfo& t) {
       return ImplOutput::failed("protocol: '" + std::string(name) + "' must be " + want + ", got " +
-                                std::string(st::dtype_name(t.dtype)) + " " + shape_text(t.shape));
+                                std::string(st::dtype_name(t.dtype)) + " " + index_text(t.shape));
     };
     ImplOutput o;
     const st::TensorInfo* out = h.find("output");
     if (!out) return ImplOutput::failed("protocol: " + path + " has no tensor 'output'");
-    const std::string out_want = "F32, BF16 or F16 [M, N] = " + shape_text({c.m, c.n});
+    const std::string out_want = "F32, BF16 or F16 [M, N] = " + index_text({c.m, c.n});
     if (!gemm::float_dtype_of(out->dtype, o.out_dtype) || out->shape != st::Shape{c.m, c.n})
       return wrong("output", out_want, *out);
     auto ov = gemm::read_floats(*f, *out, "output");
@@ -253,7 +247,7 @@ class CommandImpl final : public Implementation {
       const st::TensorInfo* t = h.find(name);
       if (!t) return std::nullopt;
       if (t->dtype != dt || t->shape != shape)
-        return wrong(name, std::string(st::dtype_name(dt)) + " " + dims + " = " + shape_text(shape), *t);
+        return wrong(name, std::string(st::dtype_name(dt)) + " " + dims + " = " + index_text(shape), *t);
       auto bytes = f->data(*t);
       using V = typename std::remove_reference_t<decltype(dst)>::value_type::value_type;
       std::vector<V> v(bytes.size() / sizeof(V));
@@ -265,7 +259,7 @@ class CommandImpl final : public Implementation {
     if (auto e = ints("x_q", st::Dtype::I8, "[M, K]", {c.m, c.k}, o.x_q)) return *e;
     if (auto e = ints("acc", st::Dtype::I32, "[M, N]", {c.m, c.n}, o.acc)) return *e;
     if (const st::TensorInfo* t = h.find("x_scale")) {
-      if (t->dtype != st::Dtype::F32 || t->shape != st::Shape{c.m}) return wrong("x_scale", "F32 [M] = " + shape_text({c.m}), *t);
+      if (t->dtype != st::Dtype::F32 || t->shape != st::Shape{c.m}) return wrong("x_scale", "F32 [M] = " + index_text({c.m}), *t);
       auto v = gemm::read_floats(*f, *t, "x_scale");
       if (!v.ok()) return ImplOutput::failed("protocol: " + v.error().message);
       o.x_scale = std::move(*v);

@@ -74,15 +74,20 @@ std::string rows_text(const std::vector<std::uint64_t>& rows, std::uint64_t coun
 }
 
 // Rows r < m (of width k) of v with a NaN or infinite value, skipping rows where skip[r] is set;
-// fills the first kListedRows of them and @return their count.
+// fills the first kListedRows of them, marks each in *mark (sized m on the first) when given, and
+// @return their count.
 std::uint64_t non_finite(std::span<const float> v, std::uint64_t m, std::uint64_t k, const std::vector<bool>& skip,
-                         std::vector<std::uint64_t>& rows) {
+                         std::vector<std::uint64_t>& rows, std::vector<bool>* mark = nullptr) {
   std::uint64_t count = 0;
   for (std::uint64_t r = 0; r < m && k; ++r) {
     if (!skip.empty() && skip[r]) continue;
     const float* row = v.data() + r * k;
     for (std::uint64_t j = 0; j < k; ++j)
       if (!std::isfinite(row[j])) {
+        if (mark) {
+          if (mark->empty()) mark->assign(m, false);
+          (*mark)[r] = true;
+        }
         if (rows.size() < kListedRows) rows.push_back(r);
         ++count;
         break;
@@ -94,21 +99,8 @@ std::uint64_t non_finite(std::span<const float> v, std::uint64_t m, std::uint64_
 // Rows of x with a NaN or infinite value (marked in bad_rows): GemmInputNonFinite naming the first
 // few, or nothing.
 std::optional<Error> non_finite_rows(const gemm::Activations& x, const std::string& what, std::vector<bool>& bad_rows) {
-  const std::uint64_t k = x.K(), m = x.M();
-  if (k == 0) return std::nullopt;
   std::vector<std::uint64_t> rows;
-  std::uint64_t count = 0;
-  for (std::uint64_t r = 0; r < m; ++r) {
-    const float* row = x.values.data() + r * k;
-    for (std::uint64_t j = 0; j < k; ++j)
-      if (!std::isfinite(row[j])) {
-        if (bad_rows.empty()) bad_rows.assign(m, false);
-        bad_rows[r] = true;
-        if (rows.size() < kListedRows) rows.push_back(r);
-        ++count;
-        break;
-      }
-  }
+  const std::uint64_t count = non_finite(x.values, x.M(), x.K(), {}, rows, &bad_rows);
   if (count == 0) return std::nullopt;
   return make_error(ErrorKind::GemmInputNonFinite, {what, std::to_string(count), rows_text(rows, count)});
 }

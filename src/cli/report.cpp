@@ -101,8 +101,7 @@ JsonWriter& JsonWriter::number(std::uint64_t v) {
 
 JsonWriter& JsonWriter::number(double v) {
   separate();
-  if (std::isfinite(v)) buf_ += json::py_float_repr(v);
-  else buf_ += std::isnan(v) ? "\"NaN\"" : v < 0 ? "\"-Infinity\"" : "\"Infinity\"";
+  json::dump_append(buf_, json::Value::from_float(v), json::NonFinite::String);  // (one spelling of NaN/inf)
   wrote();
   return *this;
 }

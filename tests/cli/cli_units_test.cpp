@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "cli/quantize_model.hpp"
 #include "cli/report.hpp"
 #include "cli/suggest.hpp"
+#include "json/dump.hpp"
 #include "json/value.hpp"
 #include "run_cli.hpp"
 
@@ -134,6 +136,18 @@ TEST(JsonWriter, MatchesPythonJsonDumps) {
   const auto r = testing::run_command(py);
   ASSERT_EQ(r.rc, 0);
   EXPECT_EQ(s.str(), r.out);
+}
+
+// Output for any JSON parser: non-finite numbers, given alone or inside a value, are strings; a
+// document for Python (a checkpoint's metadata) keeps json.dumps' bare tokens when asked.
+TEST(JsonWriter, NonFiniteNumbersAreStrings) {
+  std::ostringstream s;
+  JsonWriter w(s);
+  json::Value v = json::Value::array();
+  v.items.push_back(json::Value::from_float(-INFINITY));
+  w.begin_array().number(double(NAN)).number(double(INFINITY)).number(1.5).value(v).value(v, json::NonFinite::PythonToken);
+  w.end_array();
+  EXPECT_EQ(s.str(), R"(["NaN", "Infinity", 1.5, ["-Infinity"], [-Infinity]])");
 }
 
 // --comfy-kitchen: a profile as itself; a checked release mapped to the profile standing for it
