@@ -160,8 +160,8 @@ Result<OutputNames> output_names(const std::string& out) {
   }
   o.dir = out;
   o.stem = "model";
-  if (::mkdir(out.c_str(), 0777) == 0) o.created_dir = true;
-  else if (errno != EEXIST) return make_error(ErrorKind::IoWriteFailed, {out, std::strerror(errno)});
+  if (const int err = io::make_output_dir(out, o.created_dir); err != 0)
+    return make_error(ErrorKind::IoWriteFailed, {out, std::strerror(err)});
   struct stat st {};
   if (::stat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return make_error(ErrorKind::IoWriteFailed, {out, "not a directory (name a FILE.safetensors or a directory)"});
@@ -226,6 +226,7 @@ class QuantizeRun {
     // A failed run leaves no directory it made. Only once its temporaries are gone (write_all's
     // files are), and rmdir removes an empty directory only: whatever else is there is kept.
     if (failed_ && names_.created_dir) ::rmdir(names_.dir.c_str());
+    io::forget_output_dir();
   }
 
  private:

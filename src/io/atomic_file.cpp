@@ -45,9 +45,13 @@ void unregister_temp(int slot) {
   std::free(g_live[slot].exchange(nullptr));
 }
 
+// The output directory this run made (make_output_dir), for the signal handler: malloc'd, or null.
+std::atomic<char*> g_made_dir{nullptr};
+
 extern "C" void cleanup_on_signal(int sig) {
   for (auto& slot : g_live)
     if (char* p = slot.load()) ::unlink(p);
+  if (char* d = g_made_dir.load()) ::rmdir(d);  // after its temporaries; only if nothing else is there
   ::signal(sig, SIG_DFL);
   ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
 }
@@ -148,6 +152,17 @@ void install_output_cleanup() {
   }
   (void)process_umask();  // read once now, while the process has one thread
 }
+
+int make_output_dir(const std::string& path, bool& made) {
+  made = false;
+  const CleanupSignalsBlocked blocked;  // made and registered, or neither, when a signal comes
+  if (::mkdir(path.c_str(), 0777) != 0) return errno == EEXIST ? 0 : errno;
+  made = true;
+  std::free(g_made_dir.exchange(::strdup(path.c_str())));
+  return 0;
+}
+
+void forget_output_dir() { std::free(g_made_dir.exchange(nullptr)); }
 
 struct AtomicFile::State {
   std::string target;     // as given (messages)

@@ -19,6 +19,13 @@ namespace w4a8::io {
 // and SIGQUIT remove every live temporary file before the process dies of the signal.
 void install_output_cleanup();
 
+// Makes directory `path` for a run's outputs unless it exists (made = false then). Until
+// forget_output_dir(), a cleanup signal that ends the process removes the directory it made after
+// the temporaries inside it, if nothing else is left there (rmdir). One directory at a time.
+// @return 0, or mkdir's errno.
+int make_output_dir(const std::string& path, bool& made);
+void forget_output_dir();
+
 class AtomicFile {
  public:
   // Creates the temporary beside `path`. A symlink at `path` is followed: the file it points to is

@@ -139,6 +139,71 @@ TEST(AtomicFile, FatalSignalMidWriteRemovesTheTemporary) {
   }
 }
 
+// An output directory the run made goes with its temporaries when a signal ends the run (a whole-model
+// quantize interrupted with Ctrl-C left `--out DIR` behind, empty); one that holds anything else, or
+// that existed before, stays.
+TEST(AtomicFile, FatalSignalRemovesTheEmptyOutputDirectoryItMade) {
+  enum class Inside { Temporary, PublishedFile, ExistedBefore };
+  for (const Inside inside : {Inside::Temporary, Inside::PublishedFile, Inside::ExistedBefore}) {
+    TempDir d("madedir");
+    const std::string out = d / "out";
+    if (inside == Inside::ExistedBefore) {
+      ASSERT_EQ(::mkdir(out.c_str(), 0777), 0);
+    }
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      install_output_cleanup();
+      bool made = false;
+      if (make_output_dir(out, made) != 0 || made != (inside != Inside::ExistedBefore)) ::_exit(3);
+      if (inside == Inside::PublishedFile && !write_file_atomic(out + "/done.safetensors", as_bytes(std::string("x"))).ok())
+        ::_exit(4);
+      auto f = AtomicFile::create(out + "/model.safetensors");
+      if (!f.ok()) ::_exit(5);
+      (void)f->write(as_bytes(std::string(5000, 'p')));
+      ::raise(SIGTERM);
+      ::_exit(6);
+    }
+    int st = 0;
+    ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(st)) << "exit " << WEXITSTATUS(st);
+    EXPECT_EQ(WTERMSIG(st), SIGTERM);
+    struct stat sb {};
+    const bool exists = ::stat(out.c_str(), &sb) == 0;
+    if (inside == Inside::Temporary) {
+      EXPECT_FALSE(exists) << "the directory the run made is left behind";
+    } else {
+      ASSERT_TRUE(exists);
+      std::vector<std::string> left;
+      for (const auto& e : std::filesystem::directory_iterator(out)) left.push_back(e.path().filename().string());
+      const std::vector<std::string> expect =
+          inside == Inside::PublishedFile ? std::vector<std::string>{"done.safetensors"} : std::vector<std::string>{};
+      EXPECT_EQ(left, expect) << "the temporary is removed, anything else stays";
+    }
+  }
+}
+
+// After forget_output_dir() (the run finished) a signal leaves the directory alone.
+TEST(AtomicFile, AForgottenOutputDirectoryStays) {
+  TempDir d("forgot");
+  const std::string out = d / "out";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    install_output_cleanup();
+    bool made = false;
+    if (make_output_dir(out, made) != 0 || !made) ::_exit(3);
+    forget_output_dir();
+    ::raise(SIGTERM);
+    ::_exit(6);
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(st));
+  struct stat sb {};
+  EXPECT_EQ(::stat(out.c_str(), &sb), 0);
+}
+
 // SIGKILL cannot be caught: only a temporary without a name leaves nothing behind. Killed while
 // writing and after finish() (a whole-model quantize finishes every shard before publishing).
 TEST(AtomicFile, SigkillLeavesNoTemporaryWhereTheFilesystemAllows) {
