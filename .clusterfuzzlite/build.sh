@@ -3,7 +3,7 @@
 # $CFLAGS/$CXXFLAGS (libc++ included, as OSS-Fuzz passes it), links $LIB_FUZZING_ENGINE, and
 # installs into $OUT, for every target N of fuzz/targets.txt: fuzz_N, fuzz_N_seed_corpus.zip,
 # fuzz_N.dict and fuzz_N.options. Needs no CMake, GoogleTest or RapidCheck.
-# Only the code under test (src/json, src/py, src/safetensors, src/validate) gets coverage
+# Only the code under test (src/json, src/py, src/safetensors, src/validate, src/plugin/elf_check.cpp) gets coverage
 # instrumentation: the harness (src/core, src/gen, fuzz/, the writer) is compiled without
 # -fsanitize=fuzzer-no-link (and, under AFL++, with a deny-all list), so the engine's feedback is
 # about the validator, not about the generator feeding it.
@@ -41,6 +41,7 @@ for m in py json safetensors validate; do
     case $f in */writer.cpp | */file.cpp) harness+=("$f") ;; *) under_test+=("$f") ;; esac
   done
 done
+under_test+=("$SRC_ROOT/src/plugin/elf_check.cpp")  # the plugin preflight (plugin_elf), alone of src/plugin
 for m in core gen; do harness+=("$SRC_ROOT"/src/$m/*.cpp); done
 harness+=("$SRC_ROOT/fuzz/targets.cpp")
 if [ "$ENGINE" = libfuzzer ]; then harness+=("$SRC_ROOT/fuzz/container_mutator.cpp" "$SRC_ROOT/fuzz/container_mutator_tree.cpp"); fi

@@ -1,7 +1,8 @@
 // Writes the committed seed corpora (deterministic): corpus/validator_struct/seed-<defect> (recorded
 // generator choices, one per defect class and config variant, each followed by a metamorphic-check
 // choice, cycling through them), corpus/container/seed-* (one small file per defect class, at most
-// kMaxSeed bytes) and corpus/marker_json/seed-* (small tensor markers' bytes).
+// kMaxSeed bytes), corpus/marker_json/seed-* (small tensor markers' bytes) and corpus/plugin_elf/seed-*
+// (a minimal shared-library header and one variant per preflight rule).
 // Usage: fuzz_make_seeds <corpus dir>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "gen/choice_source.hpp"
+#include "gen/elf_oracle.hpp"
 #include "gen/fuzz_bodies.hpp"
 #include "gen/model.hpp"
 
@@ -68,6 +70,9 @@ int main(int argc, char** argv) {
       if (m.place == Place::Tensor && markers < 80 && marker_bytes(m).size() <= kMaxSeed / 2)
         write(root / "marker_json" / ("seed-" + name + "-" + std::to_string(markers++)), marker_bytes(m));
   }
-  std::printf("%zu validator_struct, %zu container, %d marker_json seeds\n", done.size(), containers.size(), markers);
+  const auto elf = elf_seeds();
+  for (const auto& [name, bytes] : elf) write(root / "plugin_elf" / ("seed-" + name), bytes);
+  std::printf("%zu validator_struct, %zu container, %d marker_json, %zu plugin_elf seeds\n", done.size(),
+              containers.size(), markers, elf.size());
   return 0;
 }

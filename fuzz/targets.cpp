@@ -6,6 +6,7 @@
 #include "gen/fuzz_bodies.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "plugin/elf_check.hpp"
 #include "py/repr.hpp"
 #include "safetensors/reader.hpp"
 
@@ -56,11 +57,19 @@ std::string describe_scenario(std::span<const std::uint8_t> b) {
   return gen::describe_case(gen::decode_case(src));
 }
 
+std::string describe_elf(std::span<const std::uint8_t> b) {
+  const std::string why = plugin::elf_defect(b);
+  return "  file: " + std::to_string(b.size()) + " bytes: " + bytes_repr(b, 64) + "\n  preflight: " +
+         (why.empty() ? std::string("accepted") : why) + "\n";
+}
+
 constexpr Target kTargets[] = {
     {"container", gen::check_container_bytes, describe_container, 0, false},
     {"marker_json", gen::check_marker_bytes, describe_marker, 0, false},
     // Choices beyond 4096 bytes add nothing but time.
     {"validator_struct", gen::check_scenario_bytes, describe_scenario, 4096, true},
+    // Plugin headers and program header tables fit in a few KiB; longer inputs only add data bytes.
+    {"plugin_elf", gen::check_elf_bytes, describe_elf, 65536, false},
 };
 
 }  // namespace

@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <cstring>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "gen/byte_order.hpp"
+#include "gen/elf_oracle.hpp"
 #include "gen/model.hpp"
 #include "gen/raw_json.hpp"
 #include "json/dump.hpp"
 #include "json/flat_layers.hpp"
 #include "json/parse.hpp"
 #include "json/wtf8.hpp"
+#include "plugin/elf_check.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
 
@@ -243,6 +248,58 @@ std::string check_scenario_bytes(std::span<const std::uint8_t> bytes) {
     }
   }
   return r.empty() ? "" : r + "\n" + describe_case(c);
+}
+
+// ---- plugin_elf ----
+
+namespace {
+
+// The bytes as a file check_elf() opens by path (a memfd, named through /proc): "" when the reason
+// it gives is `why`, the difference otherwise; "" also where memfd or /proc is missing.
+std::string check_elf_file_agrees(std::span<const std::uint8_t> bytes, const std::string& why) {
+#ifdef __linux__
+  const int fd = ::memfd_create("plugin_elf", MFD_CLOEXEC);
+  if (fd < 0) return "";
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  std::string out;
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  if (done == bytes.size() && ::access(path.c_str(), R_OK) == 0) {
+    const Status s = plugin::check_elf(path);
+    const std::string got = s.ok() ? std::string() : s.error().message;
+    const std::string want = why.empty() ? std::string() : path + ": " + why;
+    if (!bytes_ends_with(got, want) || got.empty() != want.empty())
+      out = "check_elf on a file says '" + got + "', elf_defect on its bytes '" + why + "'";
+  }
+  ::close(fd);
+  return out;
+#else
+  (void)bytes, (void)why;
+  return "";
+#endif
+}
+
+}  // namespace
+
+std::string check_elf_bytes(std::span<const std::uint8_t> bytes) {
+  const std::string why = plugin::elf_defect(bytes);
+#if defined(__x86_64__)
+  const std::string want = elf_expected_reason(bytes);
+  if (why.empty() != want.empty() || !bytes_equal(std::string_view(why).substr(0, want.size()), want))
+    return "the preflight says '" + why + "', the second reader expects '" + want + "...'";
+  if (why.empty()) {
+    std::vector<std::uint8_t> longer(bytes.begin(), bytes.end());
+    longer.resize(longer.size() + 64);
+    if (std::string w = plugin::elf_defect(longer); !w.empty())
+      return "accepted, but refused with 64 bytes appended: " + w;
+  }
+#endif
+  if (sample_hash(bytes) % kContainerSampleEvery == 0) return check_elf_file_agrees(bytes, why);
+  return "";
 }
 
 }  // namespace w4a8::gen

@@ -64,4 +64,11 @@ std::string describe_case(const ScenarioCase& c);
 // produce that defect's kind), then the case's metamorphic check.
 std::string check_scenario_bytes(std::span<const std::uint8_t> bytes);
 
+// ---- plugin_elf ----
+// A kernel plugin file's bytes: the preflight before dlopen() (plugin::elf_defect) never crashes or
+// reads outside them; on x86-64 its verdict and the rule it names agree with the second reader
+// (elf_oracle.hpp); an accepted file stays accepted with bytes appended; and on 1 input in
+// kContainerSampleEvery the same bytes in a file (check_elf's descriptor reads) get the same reason.
+std::string check_elf_bytes(std::span<const std::uint8_t> bytes);
+
 }  // namespace w4a8::gen

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include <elf.h>
@@ -59,17 +60,31 @@ std::string type_name(std::uint16_t t) {
   }
 }
 
-// Fills buf with n bytes at `at`; false on a short read or an error.
-bool read_at(int fd, void* buf, std::size_t n, std::uint64_t at) {
-  auto* p = static_cast<unsigned char*>(buf);
-  while (n > 0) {
-    const ssize_t got = ::pread(fd, p, n, off_t(at));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got, n -= std::size_t(got), at += std::uint64_t(got);
+// The file's bytes, read at an offset: from a descriptor (check_elf) or from memory (elf_defect).
+// Both answer false on a short read, so a truncated file reads the same either way.
+struct FdReader {
+  int fd;
+  // Fills buf with n bytes at `at`; false on a short read or an error.
+  bool operator()(void* buf, std::size_t n, std::uint64_t at) const {
+    auto* p = static_cast<unsigned char*>(buf);
+    while (n > 0) {
+      const ssize_t got = ::pread(fd, p, n, off_t(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return false;
+      p += got, n -= std::size_t(got), at += std::uint64_t(got);
+    }
+    return true;
   }
-  return true;
-}
+};
+
+struct MemoryReader {
+  std::span<const std::uint8_t> file;
+  bool operator()(void* buf, std::size_t n, std::uint64_t at) const {
+    if (at > file.size() || file.size() - at < n) return false;
+    if (n != 0) std::memcpy(buf, file.data() + at, n);
+    return true;
+  }
+};
 
 struct Fd {
   int fd;
@@ -78,11 +93,12 @@ struct Fd {
   }
 };
 
-// What is wrong with the open file of `size` bytes, or "" when nothing is.
-std::string defect(int fd, std::uint64_t size) {
+// What is wrong with a file of `size` bytes that read_at reads, or "" when nothing is.
+template <class ReadAt>
+std::string defect(const ReadAt& read_at, std::uint64_t size) {
   Elf64_Ehdr eh{};
   const std::size_t head = size < sizeof eh ? std::size_t(size) : sizeof eh;
-  if (!read_at(fd, &eh, head, 0)) return "it could not be read";
+  if (!read_at(&eh, head, 0)) return "it could not be read";
   if (head < SELFMAG || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return "not an ELF file";
   if (head < EI_NIDENT)
     return "truncated: the ELF identification needs " + std::to_string(EI_NIDENT) + " bytes, the file has " +
@@ -111,7 +127,7 @@ std::string defect(int fd, std::uint64_t size) {
     return "truncated: the program header table (" + std::to_string(eh.e_phnum) + " entries at byte " +
            std::to_string(eh.e_phoff) + ") does not fit in the file's " + std::to_string(size) + " bytes";
   std::vector<Elf64_Phdr> ph(eh.e_phnum);
-  if (!read_at(fd, ph.data(), std::size_t(table), eh.e_phoff)) return "its program headers could not be read";
+  if (!read_at(ph.data(), std::size_t(table), eh.e_phoff)) return "its program headers could not be read";
   for (std::size_t i = 0; i < ph.size(); ++i) {
     const Elf64_Phdr& s = ph[i];
     if (s.p_type != PT_LOAD && s.p_type != PT_DYNAMIC) continue;  // the ones dlopen() maps or reads
@@ -138,12 +154,21 @@ Status check_elf(const std::string& path) {
   const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
   struct stat st {};
   if (f.fd < 0 || ::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return Ok{};  // dlopen() says why
-  if (std::string why = defect(f.fd, std::uint64_t(st.st_size)); !why.empty())
+  if (std::string why = defect(FdReader{f.fd}, std::uint64_t(st.st_size)); !why.empty())
     return make_error(ErrorKind::PluginLoadFailed, {path, why});
 #else
   (void)path;
 #endif
   return Ok{};
+}
+
+std::string elf_defect(std::span<const std::uint8_t> file) {
+#ifdef W4A8_ELF_MACHINE
+  return defect(MemoryReader{file}, file.size());
+#else
+  (void)file;
+  return "";
+#endif
 }
 
 }  // namespace w4a8::plugin

@@ -4,6 +4,8 @@
 // program headers first (bounded reads, none of the file's sizes trusted) turns both into a reason.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "core/result.hpp"
@@ -17,5 +19,10 @@ namespace w4a8::plugin {
 // then says why. On hosts other than 64-bit little-endian ones the check is skipped (Ok).
 // @return Ok, or PluginLoadFailed naming `path` and what is wrong.
 Status check_elf(const std::string& path);
+
+// The same check over a whole file held in memory (the plugin_elf fuzz target's entry: the rules
+// and reads are check_elf's, only the bytes come from `file`). @return what check_elf would report
+// after "PATH: ", or "" when nothing is wrong (always "" where the check is skipped).
+std::string elf_defect(std::span<const std::uint8_t> file);
 
 }  // namespace w4a8::plugin

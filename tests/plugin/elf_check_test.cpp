@@ -73,8 +73,14 @@ class ElfCheck : public ::testing::Test {
   }
   std::size_t phdr0() const { return get<std::uint64_t>(good_, kPhoff); }
 
-  // Both the preflight and Plugin::load refuse the file with `says`, naming it.
+  static std::string defect_in_memory(const std::string& bytes) {
+    return elf_defect({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()});
+  }
+
+  // Both the preflight and Plugin::load refuse the file with `says`, naming it; the same bytes held
+  // in memory (the fuzz target's entry) get the same reason.
   void expect_refused(const std::string& name, const std::string& bytes, const std::string& says) const {
+    EXPECT_EQ(defect_in_memory(bytes), says) << name;
     const std::string path = write(name, bytes);
     const Status c = check_elf(path);
     ASSERT_FALSE(c.ok()) << name;
@@ -92,6 +98,7 @@ class ElfCheck : public ::testing::Test {
 
 TEST_F(ElfCheck, ARealPluginPassesAndLoads) {
   EXPECT_TRUE(check_elf(W4A8_EXAMPLE_PLUGIN).ok());
+  EXPECT_EQ(defect_in_memory(good_), "");
   const std::string copy = write("good.so", good_);
   EXPECT_TRUE(check_elf(copy).ok());
   auto p = Plugin::load(copy);

@@ -75,6 +75,10 @@ BUGS = [
      "} else if (cp < ' ' || cp == 0x7F) {\n      out += \"\\\\x\";\n      append_hex(out, cp, 2);\n    } else if (cp < 0x7F) {",
      "} else if (cp < ' ') {\n      out += \"\\\\x\";\n      append_hex(out, cp, 2);\n    } else if (cp <= 0x7F) {",
      "repr() prints DEL (0x7f) raw instead of \\x7f"),
+    ("elfend", "src/plugin/elf_check.cpp",
+     "if (s.p_offset + s.p_filesz > size)",
+     "if (s.p_offset + s.p_filesz > size + 4096)",
+     "the plugin preflight accepts a PT_LOAD/PT_DYNAMIC segment ending up to a page past the file"),
 ]
 
 
