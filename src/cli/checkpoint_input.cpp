@@ -25,8 +25,9 @@ Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const 
   auto ck = io::Checkpoint::open(std::move(*list), &failed, huge_pages_for_large_headers());
   if (ck.ok()) return ck;
   Error e = ck.error();
-  if (exit_status(e) == 1) {
-    // A container error: the validator opens shards one by one and may fail earlier, elsewhere.
+  if (exit_status(e) == 1 || (!shards.empty() && failed != shards.front())) {
+    // A container error, or a later shard that cannot be opened or read: upstream opens the shards
+    // one by one and checks each before the next, so it may fail earlier, elsewhere.
     validate::Options o = vopt;
     o.strict = false;
     auto upstream_first = validate::inspect_paths(shards, o);

@@ -71,7 +71,10 @@ void dump_string_to(std::string& out, std::string_view s) {
     }
     char32_t cp = 0;
     if (!decode_wtf8(s, pos, cp, /*allow_surrogates=*/true)) {
-      cp = 0xFFFD;
+      // A byte that starts no WTF-8 sequence (a file name that is not UTF-8): Python holds it as
+      // the lone surrogate U+DC80..U+DCFF (os.fsdecode's surrogateescape), so json.dumps writes
+      // that escape, and the bytes can be recovered from it (os.fsencode).
+      cp = 0xDC00 + static_cast<unsigned char>(s[pos]);
       ++pos;
     }
     switch (cp) {

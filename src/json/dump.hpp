@@ -26,7 +26,8 @@ void dump_append(std::string& out, const Value& v, NonFinite nf = NonFinite::Pyt
 
 // The JSON string literal json.dumps gives a str (WTF-8 in): '"' + escapes + '"', where \" \\ \b \f
 // \n \r \t are short, other code points outside ' '..'~' become \u00XX / \udXXX lowercase, astral
-// ones a surrogate pair. Bytes that are not WTF-8 become \ufffd (never produced by loads_*).
+// ones a surrogate pair. A byte that is not part of WTF-8 (never produced by loads_*; a file name
+// that is not UTF-8) becomes \udc80..\udcff, the lone surrogate Python's surrogateescape gives it.
 std::string dump_string(std::string_view wtf8);
 // dump_string(wtf8) appended to out.
 void dump_string_append(std::string& out, std::string_view wtf8);

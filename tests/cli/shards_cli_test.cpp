@@ -103,6 +103,37 @@ TEST_F(ShardsCli, IndexDefectsAreClearErrors) {
       << r.out;
 }
 
+// Upstream opens the shards one by one and checks each before opening the next, so a marker error in
+// the first shard is what it raises even when a later shard cannot be opened (sglang 0.5.19 and
+// 0.5.23 through tools/upstream/sglang_upstream.py: ValueError "Invalid Comfy quantization marker
+// 'blk.0.comfy_quant' in A"; FileNotFoundError for the missing shard only when it comes first or the
+// shards before it pass). Only then is the unreadable shard the verdict (an I/O error here, exit 2).
+TEST_F(ShardsCli, AnUnreadableLaterShardDoesNotHideAnEarlierShardsError) {
+  auto bad = layer("blk.0", 1);
+  for (auto& t : bad)
+    if (t.name == "blk.0.comfy_quant") {
+      const std::string text = "{not json";
+      t.shape = {text.size()};
+      t.bytes.assign(text.begin(), text.end());
+    }
+  write(p("bad.safetensors"), bad);
+  const std::string missing = p("missing.safetensors");
+  for (const std::string release : {"0.5.19", "0.5.23"}) {
+    CliRun r = cli("validate --sglang " + release + " " + p("bad.safetensors") + " " + missing);
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find("REJECTED: ValueError: Invalid Comfy quantization marker 'blk.0.comfy_quant' in " +
+                         p("bad.safetensors")),
+              std::string::npos)
+        << r.out;
+    r = cli("validate --sglang " + release + " " + missing + " " + p("bad.safetensors"));
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find("cannot open " + missing + ": No such file or directory"), std::string::npos) << r.out;
+  }
+  const CliRun r = cli("validate " + p("ck/model-00001-of-00002.safetensors") + " " + missing);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot open " + missing + ": No such file or directory"), std::string::npos) << r.out;
+}
+
 // validate (with --consumers too), gemm and quantize share the checkpoint input: one index defect,
 // one verdict, whether the directory or the index itself is named.
 std::vector<std::string> every_command_on(const std::string& arg, const std::string& scratch) {

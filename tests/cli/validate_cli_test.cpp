@@ -208,6 +208,35 @@ TEST(ValidateCli, JsonQuotesNonFiniteMarkerValues) {
   EXPECT_EQ(oracle("'" + path + "'").rfind("{\"ok\": true", 0), 0u);  // sglang accepts it
 }
 
+// A file name that is not UTF-8 appears in a message: Python holds it decoded with surrogateescape,
+// so json.dumps writes its bad byte as \udcff; --json writes the same (it wrote \ufffd, which loses
+// the byte). The oracle's message, json.dumps'ed, is the expected text.
+TEST(ValidateCli, JsonSpellsANonUtf8FileNameAsPythonDoes) {
+  const std::string path = ::testing::TempDir() + "w4a8-b\xff.safetensors";
+  // The tiny example with its first marker's bytes made invalid JSON: the error names the file.
+  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+      "import json, struct, sys\n"
+      "src = bytearray(open(sys.argv[1], \"rb\").read())\n"
+      "n = struct.unpack(\"<Q\", src[:8])[0]\n"
+      "h = json.loads(src[8:8 + n])\n"
+      "b, e = next(v[\"data_offsets\"] for k, v in sorted(h.items()) if k.endswith(\".comfy_quant\"))\n"
+      "src[8 + n + b:8 + n + e] = b\"{\" + b\" \" * (e - b - 1)\n"
+      "open(sys.argv[2], \"wb\").write(src)' " + kGood + " '" + path + "'";
+  ASSERT_EQ(run_command(make).rc, 0);
+  const auto message = [](const std::string& json) {
+    const std::string key = "\"message\": \"";
+    const std::size_t at = json.find(key);
+    if (at == std::string::npos) return std::string("(no message in ") + json + ")";
+    return json.substr(at, json.find('"', at + key.size()) - at + 1);
+  };
+  auto r = run_cli("validate --json '" + path + "'");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  const std::string want = message(oracle("'" + path + "'"));
+  EXPECT_NE(want.find("w4a8-b\\udcff.safetensors"), std::string::npos) << want;
+  EXPECT_EQ(message(r.out), want);
+  ::unlink(path.c_str());
+}
+
 // A report that cannot be written ends with status 2 and says so on stderr: a script must not read
 // "accepted" from a verdict that never reached it (a full disk: /dev/full; a closed stdout).
 TEST(ValidateCli, UnwritableStdoutIsAnIoErrorWithExitTwo) {

@@ -134,5 +134,15 @@ TEST(Dump, NonFiniteSpellings) {
   EXPECT_EQ(dump(v, NonFinite::String), R"(["NaN", "Infinity", "-Infinity", 1.5])");
 }
 
+// Bytes that are not UTF-8 (a file name in a message): what json.dumps writes for the str Python
+// holds, decoded with surrogateescape. Expected values from Python 3.11:
+// json.dumps(b.decode("utf-8", "surrogateescape")) for each b.
+TEST(DumpString, BytesThatAreNotUtf8AreSurrogateEscaped) {
+  EXPECT_EQ(dump_string("a\xff.safetensors"), R"("a\udcff.safetensors")");
+  EXPECT_EQ(dump_string("\xe2(\xa1"), R"("\udce2(\udca1")");            // a lead byte, then ASCII
+  EXPECT_EQ(dump_string("\xf0\x9f\x98" "A"), R"("\udcf0\udc9f\udc98A")");  // a 4-byte sequence cut short
+  EXPECT_EQ(dump_string("\xc3\xa9\x80"), R"("\u00e9\udc80")");              // a stray continuation byte
+}
+
 }  // namespace
 }  // namespace w4a8::json
