@@ -85,10 +85,22 @@ std::string torch_name(Dtype d) {
   }
 }
 
-// The error of json.loads for d with outcome o (loads_outcome: its nesting where it is read).
-Error json_failure(const JsonDoc& d, JsonDoc::Outcome o, Error invalid) {
+// int()'s and json.loads' digit-limit ValueError under Python v, by the oracle's own knowledge:
+// 3.10 spells the limit "(4300)", 3.11 and later "(4300 digits)" (measured: docs/validator.md).
+Error digits_error(const std::string& digits, py::Version v) {
+  return make_error(ErrorKind::PyIntMaxStrDigits, {v == py::Version::Py310 ? "4300" : "4300 digits", digits});
+}
+
+// An int() failure the generator recorded (its kind and argument), as Python v raises it.
+Error int_failure(const IntOutcome& o, py::Version v) {
+  if (o.error == ErrorKind::PyIntMaxStrDigits) return digits_error(o.arg, v);
+  return o.arg.empty() ? make_error(o.error) : make_error(o.error, {o.arg});
+}
+
+// The error of json.loads for d with outcome o (loads_outcome: its nesting where it is read), under Python v.
+Error json_failure(const JsonDoc& d, JsonDoc::Outcome o, Error invalid, py::Version v) {
   switch (o) {
-    case JsonDoc::Outcome::IntTooLong: return make_error(ErrorKind::PyIntMaxStrDigits, {std::to_string(d.digits)});
+    case JsonDoc::Outcome::IntTooLong: return digits_error(std::to_string(d.digits), v);
     case JsonDoc::Outcome::TooDeep: return make_error(ErrorKind::PyRecursion, {d.deep_objects ? "object" : "array", "unicode string"});
     default: return invalid;
   }
@@ -316,7 +328,7 @@ class Simulation {
       const Error invalid = make_error(ErrorKind::SgInvalidQuantMetadata, {f.path});
       if (f.quant_meta_override) {
         const JsonDoc& d = *f.quant_meta_override;
-        if (const auto o = loads_outcome(d, 0); o != JsonDoc::Outcome::Ok) return json_failure(d, o, invalid);
+        if (const auto o = loads_outcome(d, 0); o != JsonDoc::Outcome::Ok) return json_failure(d, o, invalid, s_.options.python);
         if (!d.value.is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {f.path});
         const json::Value* layers = d.value.get("layers");
         if (!layers || !layers->is_object()) return make_error(ErrorKind::SgQuantMetadataNoLayers, {f.path});
@@ -324,7 +336,7 @@ class Simulation {
       } else {
         for (const auto& m : s_.markers)
           if (m.place == Place::Metadata && m.file == i && loads_outcome(m.doc, 2) != JsonDoc::Outcome::Ok)
-            return json_failure(m.doc, loads_outcome(m.doc, 2), invalid);
+            return json_failure(m.doc, loads_outcome(m.doc, 2), invalid, s_.options.python);
         for (const auto& m : s_.markers) {
           if (m.place != Place::Metadata || m.file != i) continue;
           if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(m.prefix, s_.options.python)});
@@ -348,7 +360,7 @@ class Simulation {
         if (!torch_name(m.dtype).empty()) return make_error(ErrorKind::TorchUnsupportedScalarType, {torch_name(m.dtype)});
         const Error invalid = make_error(ErrorKind::SgInvalidMarker, {py::repr_str(name, s_.options.python), f.path});
         if (m.undecodable) return invalid;
-        if (const auto o = loads_outcome(m.doc, 0); o != JsonDoc::Outcome::Ok) return json_failure(m.doc, o, invalid);
+        if (const auto o = loads_outcome(m.doc, 0); o != JsonDoc::Outcome::Ok) return json_failure(m.doc, o, invalid, s_.options.python);
         if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(name, s_.options.python)});
         if (auto e = record(m)) return e;
       }
@@ -375,7 +387,7 @@ class Simulation {
     if (f == "asym_w4a8_int8") {
       if (auto e = require(p, {".weight", ".weight_s_rel", ".weight_s_channel"})) return e;
       const IntOutcome g = group_size(rec);
-      if (!g.ok) return g.arg.empty() ? make_error(g.error) : make_error(g.error, {g.arg});
+      if (!g.ok) return int_failure(g, s_.options.python);
       if (below_4(g.value)) return make_error(ErrorKind::SgW4a8GroupSize, {rp, g.value});
       const Meta &w = *find(p + ".weight"), &sr = *find(p + ".weight_s_rel"), &ch = *find(p + ".weight_s_channel");
       if (w.dtype != Dtype::I8 || sr.dtype != Dtype::F8_E4M3)
@@ -403,7 +415,7 @@ class Simulation {
       if (w.shape.size() != 2 || !shape_is(sc.shape, {w.shape[0]}))
         return make_error(ErrorKind::SgW4a4Shapes, {rp, repr_shape(w.shape), repr_shape(sc.shape)});
       const IntOutcome c = convrot_groupsize(rec);
-      if (!c.ok) return c.arg.empty() ? make_error(c.error) : make_error(c.error, {c.arg});
+      if (!c.ok) return int_failure(c, s_.options.python);
       if (c.value != "16" && c.value != "64" && c.value != "256") return make_error(ErrorKind::SgW4a4ConvrotGroupsize, {rp, c.value});
       const u128 k = u128{2} * w.shape[1];
       const unsigned cv = static_cast<unsigned>(std::stoul(c.value));
@@ -471,7 +483,7 @@ std::optional<Error> Simulation::check_strict(const std::string& p, Record& rec)
       !(cw->convrot->value.kind == json::Kind::Bool && cw->convrot->value.boolean))
     return make_error(ErrorKind::StrictConvrotNotTrue, {rp, cw->convrot->text});
   const IntOutcome r = convrot_groupsize(rec);
-  if (!r.ok) return r.arg.empty() ? make_error(r.error) : make_error(r.error, {r.arg});
+  if (!r.ok) return int_failure(r, s_.options.python);
   const auto rv = r.value[0] == '-' ? std::nullopt : parse_u128(r.value);
   bool pow4 = rv && *rv >= 4;
   for (u128 x = rv ? *rv : 0; pow4 && x > 1; x /= 4) pow4 = x % 4 == 0;

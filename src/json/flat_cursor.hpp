@@ -3,7 +3,7 @@
 // CPython's scanner reads it, only the layers' places kept). Both share its tokens and strings.
 #pragma once
 
-#include <bitset>
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string_view>
@@ -38,6 +38,9 @@ struct Cursor {
   ParseFailure failure = ParseFailure::Syntax;
   std::size_t digits = 0;  // IntTooLong
   bool in_array = false;   // TooDeep
+  // Nested containers json.loads accepts (LoadsOptions::max_depth, at most kMaxDepth); skip() fails
+  // TooDeep past it.
+  std::size_t max_depth = static_cast<std::size_t>(kPythonMaxDepth);
 
   // (Inlined: called between every two tokens; out of line it cost 5 % of the metadata read.)
   [[gnu::always_inline]] void ws() {
@@ -174,19 +177,22 @@ struct Cursor {
     return true;
   }
   // Any value json.loads accepts, without keeping it, given `depth` containers open around it (they
-  // count toward Python's nesting limit, kPythonMaxDepth: a container past it is TooDeep). Strings
+  // count toward Python's nesting limit, max_depth: a container past it is TooDeep). Strings
   // and keys as skip_string(); a repeated key is fine (the general parser, given the text later,
   // merges it as Python does). Leading whitespace is the caller's. Iterative: the open containers'
-  // kinds are bits in a fixed array.
+  // kinds are bytes in a fixed array.
   bool skip(std::size_t depth) {
-    // Of each container opened here: an object (else an array).
-    std::bitset<static_cast<std::size_t>(kPythonMaxDepth) + 1> object;
+    // Of each container opened here: an object (else an array). A byte each, left uninitialized
+    // (each is written when its container opens, before it is read): room for kMaxDepth costs nothing
+    // to set up, and skip() runs once a layer.
+    bool object[static_cast<std::size_t>(kMaxDepth) + 1];
+    const std::size_t limit = std::min(max_depth, static_cast<std::size_t>(kMaxDepth));
     std::size_t open = 0;
     while (true) {  // at a value
       if (p == end) return false;
       if (*p == '{' || *p == '[') {
         const bool is_object = *p++ == '{';
-        if (depth + open + 1 > static_cast<std::size_t>(kPythonMaxDepth)) {
+        if (depth + open + 1 > limit) {
           failure = ParseFailure::TooDeep;
           in_array = !is_object;
           return false;

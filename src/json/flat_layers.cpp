@@ -145,6 +145,7 @@ std::string_view FlatLayers::key(const FlatLayer& l, std::string_view text) cons
 FlatLayers::Text FlatLayers::read(const FlatLayer& l, std::string_view text, std::string_view previous) const {
   const std::string_view k = key(l, text);
   flat::Cursor c{nullptr, text.data() + text.size()};
+  c.max_depth = static_cast<std::size_t>(kMaxDepth);  // (the read checked the depth against its own limit)
   if (l.indirect()) {
     c.p = text.data() + indirect_[l.at()].marker_at;
   } else {
@@ -159,10 +160,11 @@ FlatLayers::Text FlatLayers::read(const FlatLayer& l, std::string_view text, std
   return {k, {b, static_cast<std::size_t>(c.p - b)}};
 }
 
-FlatRead read_flat_layers(std::string_view text) {
+FlatRead read_flat_layers(std::string_view text, const LoadsOptions& opt) {
   FlatRead out;
   if (text.size() >= FlatLayer::kIndirect) return out;  // (offsets are 30-bit)
   flat::Cursor c{text.data(), text.data() + text.size()};
+  c.max_depth = static_cast<std::size_t>(std::clamp(opt.max_depth, 1, kMaxDepth));
   // Non-ASCII bytes are checked in strings, where they belong (strict UTF-8: a marker's bytes are
   // parsed as bytes, where a WTF-8 surrogate is an error); anywhere else one is a syntax error.
   // json.loads checks the whole text first, so a failure reported here is the first one only if the

@@ -197,6 +197,8 @@ struct FlatRead {
 //  - NotObject, NoLayers: loads_str(text) is valid JSON of that shape;
 //  - Invalid: loads_str(text) fails the same way (failure, digits, in_array);
 //  - Declined: only for the texts named there.
-FlatRead read_flat_layers(std::string_view text);
+// opt: as for loads_str (the nesting limit of the interpreter modelled); the same post holds for
+// loads_str(text, opt).
+FlatRead read_flat_layers(std::string_view text, const LoadsOptions& opt = {});
 
 }  // namespace w4a8::json

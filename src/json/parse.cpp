@@ -41,7 +41,9 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // left-to-right order in which upstream raises.
 class Parser {
  public:
-  Parser(std::string_view s, Dialect d) : s_(s), d_(d) {}
+  // python_depth: the Python dialect's nesting limit (LoadsOptions::max_depth).
+  Parser(std::string_view s, Dialect d, int python_depth = kPythonMaxDepth)
+      : s_(s), d_(d), python_depth_(python_depth) {}
 
   ParseResult run() {
     Value root;
@@ -129,7 +131,7 @@ class Parser {
   // again (slot = nullptr), else opens it and leaves pos_ and slot at its first value.
   bool open_container(std::vector<Open>& stack, Value& out, Value*& slot) {
     const bool array = s_[pos_] == '[';
-    const int limit = python() ? kPythonMaxDepth : kSerdeMaxDepth;
+    const int limit = python() ? python_depth_ : kSerdeMaxDepth;
     const std::size_t depth = stack.size() + 1;
     if (depth > static_cast<std::size_t>(limit) || depth > static_cast<std::size_t>(kMaxDepth)) {
       err_.in_array = array;
@@ -463,6 +465,7 @@ class Parser {
 
   std::string_view s_;
   Dialect d_;
+  int python_depth_;  // nested containers the Python dialect accepts (LoadsOptions::max_depth)
   std::size_t pos_ = 0;
   ParseError err_;
   std::string key_;  // the member name just read (one at a time: its slot is made before its value)
@@ -479,10 +482,12 @@ ParseError fail_unicode(std::size_t offset) {
 }  // namespace
 
 namespace detail {
-ParseResult loads_general(std::string_view text) { return Parser(text, Dialect::Python).run(); }
+ParseResult loads_general(std::string_view text, const LoadsOptions& opt) {
+  return Parser(text, Dialect::Python, opt.max_depth).run();
+}
 }  // namespace detail
 
-ParseResult loads_str(std::string_view text) {
+ParseResult loads_str(std::string_view text, const LoadsOptions& opt) {
   if (auto flat = loads_flat_object(text)) return std::move(*flat);
   const std::size_t bad = find_invalid_wtf8(text, /*allow_surrogates=*/true);
   if (bad != std::string_view::npos) return fail_unicode(bad);
@@ -492,17 +497,17 @@ ParseResult loads_str(std::string_view text) {
     e.detail = "unexpected UTF-8 BOM";
     return e;
   }
-  return Parser(text, Dialect::Python).run();
+  return Parser(text, Dialect::Python, opt.max_depth).run();
 }
 
-ParseResult loads_bytes(std::span<const std::uint8_t> bytes, std::size_t spare_members) {
+ParseResult loads_bytes(std::span<const std::uint8_t> bytes, std::size_t spare_members, const LoadsOptions& opt) {
   // Printable ASCII (all the flat form accepts) is its own UTF-8 decoding: no copy needed.
   if (auto flat = loads_flat_object({reinterpret_cast<const char*>(bytes.data()), bytes.size()}, spare_members))
     return std::move(*flat);
   std::string text;
   std::size_t err = 0;
   if (!decode_json_bytes(bytes, text, err)) return fail_unicode(err);
-  return Parser(text, Dialect::Python).run();
+  return Parser(text, Dialect::Python, opt.max_depth).run();
 }
 
 TextPosition serde_position(std::string_view text, std::size_t index) {

@@ -20,7 +20,7 @@
 
 namespace w4a8::json {
 
-inline constexpr int kMaxDepth = 10000;  // hard safety bound (Python itself stops near 1000; see below)
+inline constexpr int kMaxDepth = 10000;  // hard safety bound (Python 3.13 stops at 9998; see kPythonMaxDepth)
 
 enum class ParseFailure {
   None,
@@ -54,18 +54,37 @@ TextPosition serde_position(std::string_view text, std::size_t index);
 // The parsed value, or why it failed (error().failure != None).
 using ParseResult = Expected<Value, ParseError>;
 
+// Python's json recursion limit as seen from sglang's call site: loads_* accept this many nested
+// containers, one more is TooDeep. It depends on the interpreter (py::interpreter_facts(v).json_max_depth
+// is the one table: 990 for 3.10/3.11, 1497 for 3.12, 9998 for 3.13); this is the 3.10/3.11 value,
+// LoadsOptions' default. There the limit is environment-dependent (about 1000 frames minus the
+// caller's depth). Measured (CPython 3.11.7, recursion limit 1000): the C scanner's frames share the
+// limit with Python frames, so the deepest accepted document is 1000 - 1 - (Python frames on the
+// stack at json.loads, counting loads/decode/raw_decode): 995 from `python3 -c`, 993 from a function
+// called at module level, one less per extra caller frame; 991 inside sglang's function run by
+// tools/upstream/sglang_upstream.py. 990 means 6 frames above json.loads. (3.12 and 3.13 count C
+// recursion apart from Python frames: their limit does not move with the caller's depth.)
+inline constexpr int kPythonMaxDepth = 990;
+
+// How the Python dialect reads: the interpreter's facts json.loads depends on.
+struct LoadsOptions {
+  // Nested containers accepted (1..kMaxDepth); one more is TooDeep.
+  int max_depth = kPythonMaxDepth;
+};
+
 // Python dialect: Int text is canonical ("-0" -> "0"); Float has number set and text empty; objects
-// merge duplicate keys as a dict does. A document nesting more than kPythonMaxDepth containers is
+// merge duplicate keys as a dict does. A document nesting more than opt.max_depth containers is
 // TooDeep (in_array tells which container crossed the line).
 // json.loads(s) for a Python str given as UTF-8/WTF-8 text (a leading U+FEFF is an error).
-ParseResult loads_str(std::string_view text);
+ParseResult loads_str(std::string_view text, const LoadsOptions& opt = {});
 // json.loads(b) for Python bytes: detect UTF-8(-sig)/UTF-16/UTF-32 and decode with surrogatepass.
 // spare_members: a hint, room for that many more members in a top-level object the caller will add to.
-ParseResult loads_bytes(std::span<const std::uint8_t> bytes, std::size_t spare_members = 0);
+ParseResult loads_bytes(std::span<const std::uint8_t> bytes, std::size_t spare_members = 0,
+                        const LoadsOptions& opt = {});
 namespace detail {
 // The general Python-dialect parser alone, on text already decoded and checked (what loads_str
 // runs when loads_flat_object declines): for tests of the fast path against it.
-ParseResult loads_general(std::string_view text);
+ParseResult loads_general(std::string_view text, const LoadsOptions& opt = {});
 }  // namespace detail
 
 // serde_json::from_str on text already checked to be UTF-8 (invalid UTF-8 -> Unicode).
@@ -81,15 +100,7 @@ ParseResult loads_general(std::string_view text);
 //  - Depth: the 128th nested container is TooDeep (serde_json's recursion limit of 128).
 ParseResult parse_serde(std::string_view text);
 
-// Python's json recursion limit as seen from sglang's call site is environment-dependent (about
-// 1000 frames minus the caller's depth); loads_* accept this many nested containers, one more is TooDeep.
-// Measured (CPython 3.11.7, recursion limit 1000): the C scanner's frames share the limit with
-// Python frames, so the deepest accepted document is 1000 - 1 - (Python frames on the stack at
-// json.loads, counting loads/decode/raw_decode): 995 from `python3 -c`, 993 from a function
-// called at module level, one less per extra caller frame. 990 means 6 frames above json.loads.
-inline constexpr int kPythonMaxDepth = 990;
-
-// sys.get_int_max_str_digits()'s default (Python 3.11 and later): an int literal of more digits is
+// sys.get_int_max_str_digits()'s default (every modelled Python: 3.10.7 and later, 3.11+): an int literal of more digits is
 // IntTooLong (a plain ValueError), whatever its value.
 inline constexpr std::size_t kPythonMaxIntDigits = 4300;
 

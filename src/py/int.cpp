@@ -79,7 +79,7 @@ Result<BigInt> int_from_str(std::string_view text, Version pv) {
   }
   if (prev == '_') return invalid_literal(text, pv);
   if (digits.size() > kMaxStrDigits)
-    return make_error(ErrorKind::PyIntMaxStrDigits, {std::to_string(digits.size())});
+    return max_str_digits_error(digits.size(), pv);
   if (digits.empty()) return invalid_literal(text, pv);
   while (i < s.size() && ascii_space(s[i])) ++i;
   if (i != ascii.size()) return invalid_literal(text, pv);
@@ -87,6 +87,11 @@ Result<BigInt> int_from_str(std::string_view text, Version pv) {
 }
 
 }  // namespace
+
+Error max_str_digits_error(std::size_t digits, Version pv) {
+  return make_error(ErrorKind::PyIntMaxStrDigits,
+                    {interpreter_facts(pv).int_max_str_digits_limit, std::to_string(digits)});
+}
 
 bool BigInt::to_i64(long long& out) const {
   const auto* end = text.data() + text.size();

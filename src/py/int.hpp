@@ -1,6 +1,7 @@
 // Python int() applied to a json-loaded value, with exact big-integer results and upstream's errors.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "core/result.hpp"
@@ -26,5 +27,9 @@ struct BigInt {
 Result<BigInt> to_int(const json::Value& v, Version pv = kDefaultVersion);
 // int(d.get(key, absent)) where v is d.get(key): to_int(*v), or `absent` itself when v is nullptr.
 Result<BigInt> to_int_or(const json::Value* v, long long absent, Version pv = kDefaultVersion);
+
+// The ValueError Python pv raises for an int of `digits` decimal digits over the 4300-digit limit,
+// from int() and json.loads alike (ErrorKind::PyIntMaxStrDigits, worded as pv words it).
+Error max_str_digits_error(std::size_t digits, Version pv = kDefaultVersion);
 
 }  // namespace w4a8::py

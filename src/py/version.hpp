@@ -2,9 +2,13 @@
 // rejects and int() accepts Unicode digits and spaces, both from the interpreter's own Unicode
 // data, so upstream's messages depend on the Python that runs it:
 //   3.10 -> Unicode 13.0.0, 3.11 -> 14.0.0, 3.12 -> 15.0.0, 3.13 -> 15.1.0, 3.14 -> 16.0.0.
+// Two more facts differ by interpreter (kInterpreterFacts below): json.loads' nesting limit and the
+// wording of the int digit-limit ValueError.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -20,5 +24,39 @@ std::string_view version_name(Version v);     // "3.11"
 std::string_view unicode_version(Version v);  // "14.0.0"
 // "3.11" -> Py311; nullopt for anything else.
 std::optional<Version> version_from_name(std::string_view name);
+
+// What else upstream's errors depend on, per interpreter; one row per Version, in order. The project
+// models one interpreter per minor version: 3.10.13, 3.11.7, 3.12.1, 3.13.0 (measured with
+// ~/.pyenv/versions/*/bin/python running sglang 0.5.23's real inspect_comfy_quant_markers through
+// tools/upstream/sglang_upstream.py; docs/validator.md, "Per-Python facts"); 3.14 is not measured.
+struct InterpreterFacts {
+  // json.loads accepts this many nested containers (arrays and objects alike, the marker object and
+  // the metadata root counted); one more raises RecursionError. 3.10/3.11: the C scanner shares the
+  // recursion limit (1000) with Python frames, so the boundary moves with the caller's stack depth
+  // (991 from the oracle harness, 990 modelled: json::kPythonMaxDepth). 3.12: C recursion counter
+  // (Py_C_RECURSION_LIMIT 1500) independent of Python frames: 1497. 3.13: counter 10000: 9998.
+  // 3.14: stack-based protection (no counter): not measured; 3.13's value kept (unverified).
+  int json_max_depth;
+  // The "{}" of ErrorKind::PyIntMaxStrDigits' "Exceeds the limit ({}) for integer string conversion"
+  // (json.loads of a long int literal and int() of a long digit string alike): 3.10.13 prints
+  // "(4300)", 3.11.7 and later "(4300 digits)".
+  std::string_view int_max_str_digits_limit;
+  bool measured;  // false: the row is inferred, not checked against that interpreter
+};
+
+inline constexpr InterpreterFacts kInterpreterFacts[] = {
+    /* 3.10 */ {990, "4300", true},
+    /* 3.11 */ {990, "4300 digits", true},
+    /* 3.12 */ {1497, "4300 digits", true},
+    /* 3.13 */ {9998, "4300 digits", true},
+    /* 3.14 */ {9998, "4300 digits", false},
+};
+static_assert(std::size(kInterpreterFacts) == static_cast<std::size_t>(Version::kCount),
+              "kInterpreterFacts must have one row per py::Version, in order");
+
+constexpr const InterpreterFacts& interpreter_facts(Version v) {
+  const auto i = static_cast<std::size_t>(v);
+  return kInterpreterFacts[i < std::size(kInterpreterFacts) ? i : static_cast<std::size_t>(kDefaultVersion)];
+}
 
 }  // namespace w4a8::py

@@ -9,7 +9,9 @@
 #include "core/key_slots.hpp"
 #include "json/flat_layers.hpp"
 #include "json/parse.hpp"
+#include "py/int.hpp"
 #include "py/repr.hpp"
+#include "py/version.hpp"
 #include "validate/state.hpp"
 
 namespace w4a8::validate::detail {
@@ -28,13 +30,16 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+// json.loads as the interpreter v runs it: its nesting limit (py::interpreter_facts).
+json::LoadsOptions loads_options(py::Version v) { return {py::interpreter_facts(v).json_max_depth}; }
+
 // json.loads failures that upstream does not turn into its own ValueError propagate unchanged:
-// the 4300-digit int limit (plain ValueError) and RecursionError. Both the str and the bytes path
-// report "from a unicode string" (bytes are decoded to str first).
-Error json_failure(const json::ParseError& e, Error invalid) {
+// the 4300-digit int limit (plain ValueError, worded as interpreter v words it) and RecursionError.
+// Both the str and the bytes path report "from a unicode string" (bytes are decoded to str first).
+Error json_failure(const json::ParseError& e, Error invalid, py::Version v) {
   switch (e.failure) {
     case json::ParseFailure::IntTooLong:
-      return make_error(ErrorKind::PyIntMaxStrDigits, {std::to_string(e.digits)});
+      return py::max_str_digits_error(e.digits, v);
     case json::ParseFailure::TooDeep:
       return make_error(ErrorKind::PyRecursion, {e.in_array ? "array" : "object", "unicode string"});
     default:
@@ -66,6 +71,7 @@ std::optional<std::string_view> torch_unsupported_name(st::Dtype d) {
 // Objects only: a marker that fails or is not an object is parsed again for its error.
 class MarkerMemo {
  public:
+  explicit MarkerMemo(const json::LoadsOptions& opt) : opt_(opt) {}
   // The marker of `bytes` when they hold an object: the kept one when they equal its bytes, else
   // json::loads_bytes' object. Null otherwise, with that parse's result (an error or a non-object)
   // in *other. same_as_last: the caller knows the bytes equal the last ones parsed (the flat read
@@ -75,7 +81,7 @@ class MarkerMemo {
         (same_as_last || bytes.empty() || std::memcmp(bytes.data(), bytes_.data(), bytes.size()) == 0))
       return kept_;
     const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-    json::ParseResult parsed = json::loads_bytes(bytes, derived_room(text));
+    json::ParseResult parsed = json::loads_bytes(bytes, derived_room(text), opt_);
     valid_ = parsed.ok() && parsed->is_object();
     if (!valid_) {
       if (other != nullptr) other->emplace(std::move(parsed));
@@ -87,6 +93,7 @@ class MarkerMemo {
   }
 
  private:
+  json::LoadsOptions opt_;
   bool valid_ = false;
   std::span<const std::uint8_t> bytes_;  // a view into a source's mapping or header, alive for the whole walk
   Marker kept_;
@@ -106,10 +113,11 @@ Status collect_metadata(State& s, const Source& src) {
   // marker text repeats share one object (MarkerMemo), as tensor markers do. json.loads' errors and
   // upstream's first checks come from the same read; only a text that is not UTF-8 (never a header's
   // decoded string) goes to the general parser below.
-  json::FlatRead read = json::read_flat_layers(*serialized);
+  const json::LoadsOptions loads = loads_options(s.opt.python);
+  json::FlatRead read = json::read_flat_layers(*serialized, loads);
   switch (read.shape) {
     case json::MetadataShape::Invalid:
-      return json_failure(read.error, make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
+      return json_failure(read.error, make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}), s.opt.python);
     case json::MetadataShape::NotObject: return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
     case json::MetadataShape::NoLayers: return make_error(ErrorKind::SgQuantMetadataNoLayers, {src.path});
     case json::MetadataShape::Declined: break;
@@ -135,7 +143,7 @@ Status collect_metadata(State& s, const Source& src) {
       // A marker whose bytes repeat the layer before's is that layer's Marker (one object, or one
       // view of a text); a format-less flat one is kept as its text (Marker::text_form), since nothing
       // reads it unless a report prints it; any other is parsed.
-      MarkerMemo memo;
+      MarkerMemo memo(loads);
       std::string_view marker;  // the layer before's, whose bytes usually repeat
       Marker before;            // ... and its Marker
       // A large read's table goes as the layers grow (each layer is read once); a small one's pages
@@ -160,9 +168,9 @@ Status collect_metadata(State& s, const Source& src) {
       return Ok{};
     }
   }
-  json::ParseResult parsed = json::loads_str(*serialized);
+  json::ParseResult parsed = json::loads_str(*serialized, loads);
   if (!parsed.ok())
-    return json_failure(parsed.error(), make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}));
+    return json_failure(parsed.error(), make_error(ErrorKind::SgInvalidQuantMetadata, {src.path}), s.opt.python);
   if (!parsed->is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {src.path});
   // Kept: the layers' keys are the prefixes layer_index and the Report's layers view.
   json::Value& doc = s.keep_metadata(std::move(parsed).value());
@@ -209,7 +217,8 @@ Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, Mark
   if (!marker.is_null()) return record_marker(s, prefix, std::move(marker));
   if (!other->ok())
     return json_failure(other->error(),
-                        make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name, s.opt.python), src.path}));
+                        make_error(ErrorKind::SgInvalidMarker, {py::repr_str(t.name, s.opt.python), src.path}),
+                        s.opt.python);
   return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(t.name, s.opt.python)});
 }
 
@@ -219,7 +228,8 @@ Status collect_marker(State& s, const Source& src, const st::TensorInfo& t, Mark
 // for its error). The data pages behind the offset are released as it advances: markers scattered
 // among the tensor data (a writer that keeps each layer's tensors together) would otherwise leave
 // the whole data region resident. @return out[k] for markers[k]; objects only, others empty.
-std::vector<Marker> preparse_markers(const Source& src, const std::vector<std::uint32_t>& markers) {
+std::vector<Marker> preparse_markers(const Source& src, const std::vector<std::uint32_t>& markers,
+                                     const json::LoadsOptions& loads) {
   const auto& ts = src.header->tensors;
   std::vector<std::uint32_t> by_offset(markers.size());
   for (std::uint32_t k = 0; k < by_offset.size(); ++k) by_offset[k] = k;
@@ -229,7 +239,7 @@ std::vector<Marker> preparse_markers(const Source& src, const std::vector<std::u
   constexpr std::uint64_t kReleaseStep = std::uint64_t{1} << 20;  // one madvise per MiB passed
   const std::uint64_t data_start = src.header->data_start();
   std::uint64_t released = data_start;  // [data_start, released) handed back already
-  MarkerMemo memo;  // (its view of the last marker's bytes stays valid: release_pages keeps the mapping)
+  MarkerMemo memo(loads);  // (its view of the last marker's bytes stays valid: release_pages keeps the mapping)
   for (std::uint32_t k : by_offset) {
     const st::TensorInfo& t = ts[markers[k]];
     if (!marker_readable(t.dtype)) continue;
@@ -476,9 +486,9 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
       indices.reserve(markers);
       for (std::uint32_t i = 0; i < src.header->tensors.size(); ++i)
         if (std::string_view(src.header->tensors[i].name).ends_with(kMarkerSuffix)) indices.push_back(i);
-      ahead = preparse_markers(src, indices);
+      ahead = preparse_markers(src, indices, loads_options(s.opt.python));
     }
-    MarkerMemo memo;
+    MarkerMemo memo(loads_options(s.opt.python));
     std::size_t k = 0;  // this marker's position in name order
     for (const st::TensorInfo& t : src.header->tensors) {
       const std::string_view name = t.name;

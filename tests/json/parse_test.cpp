@@ -12,6 +12,7 @@
 
 #include "doc_gen.hpp"
 #include "json/dump.hpp"
+#include "json/flat_layers.hpp"
 #include "support/python.hpp"
 
 namespace w4a8::json {
@@ -208,6 +209,57 @@ TEST(ParseContract, DepthBoundaryIsPythonMaxDepth) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().failure, ParseFailure::TooDeep);
   EXPECT_TRUE(r.error().in_array);
+}
+
+// LoadsOptions::max_depth (py::interpreter_facts: 1497 for Python 3.12, 9998 for 3.13, measured
+// with those interpreters; tests/py/interpreter_facts_test.cpp): every reader of the Python dialect
+// takes it, arrays and objects alike, and says which container crossed the line.
+TEST(ParseContract, DepthBoundaryFollowsLoadsOptions) {
+  const auto nest = [](bool array, int n) {
+    if (array) return std::string(static_cast<std::size_t>(n), '[') + std::string(static_cast<std::size_t>(n), ']');
+    std::string s;
+    for (int i = 1; i < n; ++i) s += "{\"a\":";
+    return s + "{}" + std::string(static_cast<std::size_t>(n - 1), '}');
+  };
+  const auto as_bytes = [](const std::string& s) { return std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()); };
+  for (const int limit : {kPythonMaxDepth, 1497, 9998, kMaxDepth}) {
+    const LoadsOptions opt{limit};
+    for (const bool array : {true, false}) {
+      const std::string what = std::to_string(limit) + (array ? " array" : " object");
+      const std::string ok = nest(array, limit), deep = nest(array, limit + 1);
+      EXPECT_TRUE(loads_str(ok, opt).ok()) << what;
+      EXPECT_TRUE(loads_bytes(as_bytes(ok), 0, opt).ok()) << what;
+      EXPECT_TRUE(detail::loads_general(ok, opt).ok()) << what;
+      for (const auto& r : {loads_str(deep, opt), loads_bytes(as_bytes(deep), 0, opt), detail::loads_general(deep, opt)}) {
+        ASSERT_FALSE(r.ok()) << what;
+        EXPECT_EQ(r.error().failure, ParseFailure::TooDeep) << what;
+        EXPECT_EQ(r.error().in_array, array) << what;
+      }
+      // The metadata reader: a layer's marker nested so (the root and "layers" around it).
+      const std::string doc_ok = "{\"layers\": {\"m\": {\"x\": " + nest(array, limit - 3) + "}}}";
+      const std::string doc_deep = "{\"layers\": {\"m\": {\"x\": " + nest(array, limit - 2) + "}}}";
+      const FlatRead a = read_flat_layers(doc_ok, opt);
+      EXPECT_EQ(a.shape, MetadataShape::Layers) << what;
+      EXPECT_EQ(a.layers.size(), 1u) << what;
+      if (a.layers.size() == 1) {
+        EXPECT_EQ(a.layers.marker(a.layers[0], doc_ok), doc_ok.substr(17, doc_ok.size() - 19)) << what;
+      }
+      const FlatRead b = read_flat_layers(doc_deep, opt);
+      EXPECT_EQ(b.shape, MetadataShape::Invalid) << what;
+      EXPECT_EQ(b.error.failure, ParseFailure::TooDeep) << what;
+      EXPECT_EQ(b.error.in_array, array) << what;
+      EXPECT_FALSE(loads_str(doc_deep, opt).ok()) << what;
+      EXPECT_TRUE(loads_str(doc_ok, opt).ok()) << what;
+      // Elsewhere in the document (skipped, not kept).
+      const std::string other = "{\"layers\": {}, \"x\": " + nest(array, limit) + "}";
+      EXPECT_EQ(read_flat_layers(other, opt).shape, MetadataShape::Invalid) << what;
+      if (limit < kMaxDepth) {  // (kMaxDepth bounds every limit)
+        EXPECT_EQ(read_flat_layers(other, LoadsOptions{limit + 1}).shape, MetadataShape::Layers) << what;
+      }
+    }
+  }
+  // The default is the 3.10/3.11 model.
+  EXPECT_EQ(LoadsOptions{}.max_depth, kPythonMaxDepth);
 }
 
 TEST(ParseContract, PythonDuplicateKeysKeepFirstPositionLastValue) {
