@@ -43,10 +43,11 @@ W4A8_HD void prologue_side_jobs(const ActArgs& a, long long block, long long blo
 W4A8_HD float act_load(const ActArgs& a, long long m, long long i) {
   return load_as_f32(a.x, m * a.ldx + i, a.x_dtype);
 }
-// Step 2: ConvRot stages of stride 1, 4, ..., R/4, each a set of butterflies.
+// Step 2: ConvRot stages of stride 1, 4, ..., R/4, each a set of butterflies (the stride-1 stage
+// applies the whole 1/sqrt(R) to its inputs first: numerics.hpp convrot_butterfly).
 W4A8_HD void rotate_butterfly(float* row, long long b, long long r, long long s) {
   const long long f = butterfly_first(b, r, s);
-  gemm::convrot_butterfly(row[f], row[f + s], row[f + 2 * s], row[f + 3 * s]);
+  gemm::convrot_butterfly(row[f], row[f + s], row[f + 2 * s], row[f + 3 * s], gemm::convrot_stage_prescale(r, s));
 }
 // Step 3: the value the quantizer sees (rounded to the activation dtype under Eager).
 W4A8_HD float act_rotated_value(const ActArgs& a, float v) {

@@ -148,7 +148,10 @@ Result<gemm::Activations> load_input(const GemmArgs& a, const gemm::Layer& layer
   if (!gemm::float_dtype_of(xt->dtype, x.dtype))
     return make_error(ErrorKind::OpDtype, {"input", "F32, BF16 or F16", st::dtype_name(xt->dtype)});
   info.shape = xt->shape;
-  if (auto v = gemm::validate_operands(gemm::describe(layer, xt->dtype, xt->shape), a.ck.profile); !v.ok()) {
+  // Upstream's call on this input: an empty problem on the integer path fails there as upstream's does.
+  if (auto v = gemm::validate_operands(gemm::describe(layer, xt->dtype, xt->shape), a.ck.profile,
+                                       gemm::EmptyProblem::AsUpstream);
+      !v.ok()) {
     info.operand_error = true;
     return std::move(v).error();
   }
@@ -169,21 +172,44 @@ std::string upstream_name(const Predicts& p) {
   return "sglang " + std::string(p.sglang) + " (Python " + std::string(p.python) + ")";
 }
 
-// When sglang refused `layer` for its storage (I8 weights with F32 group scales, or 6-bit rows whose
-// width sglang reads as a wrong K: sglang.w4a8.dtypes / .shapes) and comfy-kitchen `ck` accepts its
-// operands: the checkpoint's per-layer report (every other check of sglang passed); else nullopt.
-std::optional<validate::LayersReport> comfy_kitchen_only_layer(std::span<const validate::ParsedFile> files,
-                                                               const validate::Options& vopt, const Error& refusal,
-                                                               const std::string& layer, upstream::ComfyKitchen ck) {
+// A layer sglang refused for its storage that comfy-kitchen judges instead.
+struct ComfyKitchenLayer {
+  validate::LayersReport all;   // the checkpoint's per-layer report (every other check of sglang passed)
+  std::optional<Error> refusal;  // comfy-kitchen's own error for the layer (validate --consumers' cell)
+};
+
+// When sglang refused `layer` for its storage (sglang.w4a8.dtypes / .shapes) and either comfy-kitchen
+// `ck` accepts its operands, or the layer is stored in a form `ck` reads and sglang does not
+// (gemm::comfy_kitchen_only_storage: F32 group scales, 6-bit rows) whatever else is wrong with it:
+// the GEMM follows comfy-kitchen, so comfy-kitchen's verdict (comfy_kitchen_accepts, as the consumer
+// matrix judges it) replaces sglang's; else nullopt (sglang's refusal stands: FP8 4-bit layers, and
+// storage neither loads).
+std::optional<ComfyKitchenLayer> comfy_kitchen_layer(std::span<const validate::ParsedFile> files,
+                                                     const validate::Options& vopt, const Error& refusal,
+                                                     const std::string& layer, upstream::ComfyKitchen ck) {
   if (refusal.kind != ErrorKind::SgW4a8Dtypes && refusal.kind != ErrorKind::SgW4a8Shapes) return std::nullopt;
   validate::Options plain = vopt;
   plain.strict = false;
   plain.only_layer.clear();
   auto all = validate::inspect_layers_parsed(files, plain);
   if (!all.ok() || !all->checkpoint.ok()) return std::nullopt;
-  for (const validate::Layer& l : all->report.layers)
-    if (l.prefix == layer && is_w4a8(l) && comfy_kitchen_accepts(all->report, l, ck, vopt.python).ok())
-      return std::move(all).value();
+  for (const validate::Layer& l : all->report.layers) {
+    if (l.prefix != layer || !is_w4a8(l)) continue;
+    Status verdict = comfy_kitchen_accepts(all->report, l, ck, vopt.python);
+    if (!verdict.ok()) {
+      // The storage alone (sglang checked that weight and s_rel exist before refusing).
+      const validate::TensorMeta* w = all->report.find(l.prefix + ".weight");
+      const validate::TensorMeta* s = all->report.find(l.prefix + ".weight_s_rel");
+      auto groups = marker_groups(l, vopt.python);
+      if (w == nullptr || s == nullptr || !groups.ok()) return std::nullopt;
+      gemm::OperandDesc d;
+      d.weight = {w->dtype, w->shape};
+      d.s_rel = {s->dtype, s->shape};
+      d.group_size = groups->group_size;
+      if (!gemm::comfy_kitchen_only_storage(d, ck)) return std::nullopt;
+    }
+    return ComfyKitchenLayer{std::move(all).value(), verdict.ok() ? std::nullopt : std::optional<Error>(verdict.error())};
+  }
   return std::nullopt;
 }
 
@@ -229,7 +255,8 @@ void run(const GemmArgs& given, Reporter& report) {
   if (auto idx = a.check_all ? ck->check_index() : ck->check_index(names); !idx.ok()) return report.fail(idx.error());
   const auto files = parsed_files(*ck);
   auto vr = validate::inspect_parsed(files, vopt);
-  std::optional<validate::LayersReport> variant;  // the layer is a storage variant sglang cannot load
+  std::optional<ComfyKitchenLayer> variant;  // the layer is a storage variant sglang cannot load
+  std::optional<Error> ck_refusal;            // ... which comfy-kitchen refuses too, for this reason
   if (!vr.ok()) {
     // A layer the checkpoint lacks: name the closest ones (from a metadata-only pass over all layers).
     if (vr.error().kind == ErrorKind::ValidateNoSuchLayer) {
@@ -238,14 +265,20 @@ void run(const GemmArgs& given, Reporter& report) {
       if (auto all = validate::inspect_layers_parsed(files, plain); all.ok())
         return report.fail(no_such_layer(a.layer, *ck, all->report));
     }
-    if (!a.check_all) variant = comfy_kitchen_only_layer(files, vopt, vr.error(), a.layer, a.ck.profile);
+    if (!a.check_all) variant = comfy_kitchen_layer(files, vopt, vr.error(), a.layer, a.ck.profile);
     if (!variant) return report.fail(vr.error(), by_sglang);
-    report.note(upstream_name(by_sglang.upstream) + " refuses layer " + py::repr_str(a.layer) + " [" +
-                std::string(vr.error().code()) + "], but comfy-kitchen " + ck_label +
-                " loads it (6-bit codes or F32 group scales): running it under comfy-kitchen's operand checks only "
-                "(sglang's rules and --strict do not apply)");
+    ck_refusal = variant->refusal;
+    if (ck_refusal)
+      report.note(upstream_name(by_sglang.upstream) + " refuses layer " + py::repr_str(a.layer) + " [" +
+                  std::string(vr.error().code()) + "] for its storage (6-bit codes or F32 group scales), which comfy-kitchen " +
+                  ck_label + " reads: comfy-kitchen's operand checks judge it");
+    else
+      report.note(upstream_name(by_sglang.upstream) + " refuses layer " + py::repr_str(a.layer) + " [" +
+                  std::string(vr.error().code()) + "], but comfy-kitchen " + ck_label +
+                  " loads it (6-bit codes or F32 group scales): running it under comfy-kitchen's operand checks only "
+                  "(sglang's rules and --strict do not apply)");
   }
-  const validate::Report& rep = variant ? variant->report : *vr;
+  const validate::Report& rep = variant ? variant->all.report : *vr;
   const validate::Layer* vl = nullptr;
   for (const auto& l : rep.layers)
     if (l.prefix == a.layer) vl = &l;
@@ -253,7 +286,9 @@ void run(const GemmArgs& given, Reporter& report) {
   auto groups = marker_groups(*vl, vopt.python);
   if (!groups.ok()) return report.fail(groups.error());
   auto layer = load_layer(*ck, a.layer, groups->group_size, groups->convrot_groupsize);
-  if (!layer.ok()) return report.fail(layer.error(), by_ck);
+  // A layer comfy-kitchen refuses is refused for that reason whatever else fails on the way (the
+  // actual call's operand check below may still name the input, as upstream's call would).
+  if (!layer.ok()) return report.fail(ck_refusal ? *ck_refusal : layer.error(), by_ck);
   // 4. Activations (their header checked against the layer before any value is read), then the
   // chosen release's operand rules for every implementation (the kernels' path checks the newest).
   GemmOptions opt;
@@ -264,6 +299,7 @@ void run(const GemmArgs& given, Reporter& report) {
   InputInfo in;
   auto x = load_input(a, *layer, report, in);
   if (!x.ok() && !in.operand_error) {
+    if (ck_refusal) return report.fail(*ck_refusal, by_ck);
     where.where = in.where;
     return report.fail(x.error(), where);
   }
@@ -271,9 +307,11 @@ void run(const GemmArgs& given, Reporter& report) {
     FailStyle s = by_ck;
     // The input's own shape is at fault (its K, or no dimensions at all): name the file it came from.
     const std::string input_name = "--input " + a.input;  // outlives s, which views it
-    if (v.error().kind == ErrorKind::OpInputK || in.shape.empty()) s.where = input_name;
+    if (v.error().kind == ErrorKind::OpInputK || v.error().kind == ErrorKind::OpEmptyBatch || in.shape.empty())
+      s.where = input_name;
     return report.fail(v.error(), s);
   }
+  if (ck_refusal) return report.fail(*ck_refusal, by_ck);  // not reached: the call's checks include the layer's
   // 5. The GEMM.
   Result<GemmResult> res = make_error(ErrorKind::UsageError, {"no implementation chosen"});
   std::string impl_name(choice_name<ImplChoice>(kImpls, a.impl)), isa;

@@ -49,7 +49,8 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
       "(4-bit FP8: every one, and it passes `validate --strict`; 6-bit or F32 scales: comfy-kitchen only).\n"
       "One layer: --key NAME writes that layer (and its bias) to --out.\n"
       "Exit status: 0 success, 1 input refused (a --weights file that is not a valid safetensors container;\n"
-      "--key: a tensor that cannot be quantized: dtype, zero or illegal shape), 2 usage or I/O error.");
+      "--key: a tensor that cannot be quantized: dtype, zero or illegal shape; any mode: a NaN/inf weight or\n"
+      "a row whose rotation overflows its dtype, naming the tensor and row), 2 usage or I/O error.");
   cmd->add_option("--weights", j.inputs, "the float checkpoint: safetensors shard(s), a directory or an index.json")
       ->required()->expected(1, -1);
   cmd->add_option("--out", j.out,

@@ -106,11 +106,14 @@ std::vector<io::OutTensor> planned_layer(const std::string& p, std::uint64_t n, 
 
 LayerOut quantize_one(const Item& it, const QuantizeJob& job) {
   LayerOut r;
-  r.where = "layer " + it.prefix;
+  // A refusal names the layer and the tensor it comes from (with --prefix they differ).
+  r.where = "layer " + it.prefix + " (tensor " + py::repr_str(it.src.info->name.view()) + ")";
   try {
     auto w = gemm::read_floats(*it.src.file, *it.src.info, "weights");
     if (!w.ok()) return r.error = w.error(), r;
-    auto layer = gemm::quantize_weights(*w, it.n, it.k, job.q);
+    gemm::QuantizeOptions q = job.q;  // upstream rotates in the stored dtype (planned items are float)
+    if (!gemm::float_dtype_of(it.src.info->dtype, q.source_dtype)) q.source_dtype = gemm::FloatDtype::F32;
+    auto layer = gemm::quantize_weights(*w, it.n, it.k, q);
     if (!layer.ok()) return r.error = layer.error(), r;
     r.rel_l2 = gemm::relative_l2(gemm::dequantize_weights(*layer), *w);
     for (st::TensorSpec& t : gemm::layer_tensors(*layer, it.prefix))

@@ -247,24 +247,45 @@ W4A8_HD int hadamard_sign(std::int64_t r, std::int64_t i, std::int64_t j) {
   return s;
 }
 
-// One 4-point stage on (a, b, c, d) = x[base + q*stride], q = 0..3: y = 0.5 * (x @ seed), each sum
-// evaluated left to right in float32 as written. This order IS the definition every implementation
-// must follow to be bit-exact (any two orders agree when the sums are exact, e.g. small integers).
-W4A8_HD void convrot_butterfly(float& a, float& b, float& c, float& d) {
-  const float y0 = f32_mul(f32_sub(f32_add(f32_add(a, b), c), d), 0.5f);
-  const float y1 = f32_mul(f32_add(f32_sub(f32_add(a, b), c), d), 0.5f);
-  const float y2 = f32_mul(f32_add(f32_add(f32_sub(a, b), c), d), 0.5f);
-  const float y3 = f32_mul(f32_add(f32_add(f32_sub(b, a), c), d), 0.5f);
+// 2^-log4(R) = 1/sqrt(R) as a float32 (exact: R = 4^p, p <= 31): the magnitude of every entry of
+// upstream's normalized Hadamard H_R / sqrt(R).
+W4A8_HD float convrot_prescale(std::int64_t r) {
+  float s = 1.0f;
+  for (; r > 1; r >>= 2) s = f32_mul(s, 0.5f);
+  return s;
+}
+// One 4-point stage on (a, b, c, d) = x[base + q*stride], q = 0..3: y = (pre * x) @ seed, each
+// product and sum in float32, the sums left to right as written. The stride-1 stage (the first)
+// passes pre = convrot_prescale(R), every later stage pre = 1 (an exact identity): the whole
+// normalization 1/sqrt(R) is applied to each input element first, as upstream's dense product
+// multiplies every x_j by its entry +-1/sqrt(R) before summing. This order IS the definition every
+// implementation must follow to be bit-exact (any two orders agree when the sums are exact, e.g. small
+// integers). In the normal range it gives the same bits as the former stage-wise 0.5 * (sum) (scaling
+// by a power of two commutes with rounding there); only subnormal products differ. Every value of
+// stage s (intermediate or output) is bounded by 4^s / sqrt(R) * max|x| <= sqrt(R) * max|x|, the bound
+// of the exact rotation itself, so a row with max|x| <= FLT_MAX / sqrt(R) never overflows; the
+// stage-wise form's first stage reached 3 * max|x| and overflowed from about FLT_MAX / 3.
+// Without pre: the R = 4 rotation x @ H_4 / 2 (its only stage).
+W4A8_HD void convrot_butterfly(float& a, float& b, float& c, float& d, float pre = 0.5f) {
+  const float pa = f32_mul(a, pre), pb = f32_mul(b, pre), pc = f32_mul(c, pre), pd = f32_mul(d, pre);
+  const float y0 = f32_sub(f32_add(f32_add(pa, pb), pc), pd);
+  const float y1 = f32_add(f32_sub(f32_add(pa, pb), pc), pd);
+  const float y2 = f32_add(f32_add(f32_sub(pa, pb), pc), pd);
+  const float y3 = f32_add(f32_add(f32_sub(pb, pa), pc), pd);
   a = y0; b = y1; c = y2; d = y3;
 }
+// The prescale of the stage of stride s in a block of R (convrot_prescale(R) at s == 1, else 1).
+W4A8_HD float convrot_stage_prescale(std::int64_t r, std::int64_t s) { return s == 1 ? convrot_prescale(r) : 1.0f; }
 // Rotates one block of R floats in place: x := x @ H_R, as stages of stride 1, 4, 16, ... R/4.
 // post: convrot_block applied twice returns x exactly whenever no stage rounds (H_R is its own
 // inverse); the block's 2-norm is preserved up to rounding.
 W4A8_HD void convrot_block(float* x, std::int64_t r) {
-  for (std::int64_t s = 1; s < r; s *= 4)
+  for (std::int64_t s = 1; s < r; s *= 4) {
+    const float pre = convrot_stage_prescale(r, s);
     for (std::int64_t base = 0; base < r; base += 4 * s)
       for (std::int64_t o = 0; o < s; ++o)
-        convrot_butterfly(x[base + o], x[base + o + s], x[base + o + 2 * s], x[base + o + 3 * s]);
+        convrot_butterfly(x[base + o], x[base + o + s], x[base + o + 2 * s], x[base + o + 3 * s], pre);
+  }
 }
 // Rotates each length-R block of a row of K floats (K % R == 0, R a power of 4).
 W4A8_HD void convrot_row(float* x, std::int64_t k, std::int64_t r) {
@@ -324,10 +345,14 @@ W4A8_HD float absmax_step(float acc, float v) {
 W4A8_HD float corrected_weight(std::int8_t w_q, float s_channel, float correction, FloatDtype gemm) {
   return round_to(gemm, f32_add(f32_mul(float(w_q), s_channel), correction));
 }
-// Output of the float GEMM's f32 sum: rounded to the GEMM dtype, bias added in that dtype (when
-// has_bias), then cast to the output dtype (torch's F.linear, then .to(out_dtype)).
+// Output of the float GEMM from its float32 sum over k: torch's F.linear(x, W, bias) in the GEMM dtype
+// (CPU addmm: float32 accumulation, the bias added to the float32 sum, ONE rounding to the GEMM
+// dtype), then .to(out_dtype). The bias is taken in the GEMM dtype (upstream's F.linear refuses a bias
+// of another dtype; ours rounds it). Unlike the integer path's finish_output_value, the sum is not
+// rounded before the bias is added.
 W4A8_HD float corrected_output(float sum, bool has_bias, float bias, FloatDtype gemm, FloatDtype out) {
-  return round_to(out, finish_output_value(sum, gemm, has_bias, bias));
+  const float v = has_bias ? f32_add(sum, round_to(gemm, bias)) : sum;
+  return round_to(out, round_to(gemm, v));
 }
 
 

@@ -169,7 +169,41 @@ Status upstream_scale_grid_k(const OperandDesc& d) {
 
 }  // namespace
 
-Status validate_operands(const OperandDesc& d, upstream::ComfyKitchen ck) {
+namespace {
+
+// Upstream's eager integer path on an empty problem, after its checks (EmptyProblem::AsUpstream):
+// int8_linear rotates x.reshape(-1, K // R, R) (K = 0: "-1" is ambiguous), sizes its output chunks
+// with 256 MiB // (N * 4) (N = 0), then torch.cat()s the chunks of M rows (M = 0: none).
+Status upstream_empty_problem(const OperandDesc& d) {
+  if (d.correction) return Ok{};  // F.linear: every empty problem computes
+  const std::uint64_t k = d.input.shape.back();
+  if (k == 0)
+    return make_error(ErrorKind::UsageError,
+                      {"K=0: upstream raises RuntimeError: cannot reshape tensor of 0 elements into shape [-1, 0, " +
+                       std::to_string(d.convrot_groupsize) +
+                       "] because the unspecified dimension size -1 can be any value and is ambiguous"});
+  if (d.weight.shape[0] == 0)
+    return make_error(ErrorKind::UsageError,
+                      {"N=0: upstream raises ZeroDivisionError: integer division or modulo by zero"});
+  for (std::size_t i = 0; i + 1 < d.input.shape.size(); ++i)
+    if (d.input.shape[i] == 0) return make_error(ErrorKind::OpEmptyBatch);
+  return Ok{};
+}
+
+}  // namespace
+
+bool comfy_kitchen_only_storage(const OperandDesc& d, upstream::ComfyKitchen ck) {
+  if (d.weight.shape.size() != 2 || d.weight.dtype != st::Dtype::I8) return false;
+  if (d.s_rel.dtype == st::Dtype::F32) return true;
+  if (d.s_rel.dtype != st::Dtype::F8_E4M3 || upstream::profile(ck).operands != upstream::CkOperands::ScaleGridK ||
+      d.s_rel.shape.size() != 2 || d.group_size <= 0)
+    return false;
+  const u128 k = u128(d.s_rel.shape[1]) * u128(d.group_size);  // < 2^127
+  const u128 bytes8 = u128(d.weight.shape[1]) * 8;               // < 2^67
+  return k > 0 && bytes8 % 6 == 0 && bytes8 / 6 == k;
+}
+
+Status validate_operands(const OperandDesc& d, upstream::ComfyKitchen ck, EmptyProblem empty) {
   if (d.weight.shape.size() != 2 || d.weight.dtype != st::Dtype::I8) return make_error(ErrorKind::OpPackedWeight);
   W4A8_TRY(upstream::profile(ck).operands == upstream::CkOperands::PackedK ? upstream_packed_k(d)
                                                                             : upstream_scale_grid_k(d));
@@ -178,6 +212,7 @@ Status validate_operands(const OperandDesc& d, upstream::ComfyKitchen ck) {
   const std::int64_t r = d.convrot_groupsize;
   // Upstream's ConvRot helper, reached by both paths after the checks above.
   if (!upstream_hadamard_ok(r)) return make_error(ErrorKind::OpHadamardSize, {std::to_string(r)});
+  if (empty == EmptyProblem::AsUpstream) W4A8_TRY(upstream_empty_problem(d));
   // Ours: the dtypes this reference computes with, then sizes it can afford.
   if (d.s_rel.dtype != st::Dtype::F8_E4M3 && d.s_rel.dtype != st::Dtype::F32)
     return make_error(ErrorKind::OpDtype, {"s_rel", "F8_E4M3 or F32", dtype_text(d.s_rel.dtype)});

@@ -39,6 +39,18 @@ OperandDesc describe(const Layer& layer, st::Dtype input_dtype, const Shape& inp
 // Python's repr of a shape tuple: "()", "(3,)", "(3, 4)".
 std::string shape_repr(const Shape& s);
 
+// What validate_operands makes of an empty problem that passes every check of upstream's
+// validate_w4a8_operands but makes its eager integer path (no correction) raise further on, in torch:
+//   Allowed: computed (an empty result, or zeros plus bias): the library's contract, which prepared
+//     layers (a probe input [0, K]) and audits rely on;
+//   AsUpstream: upstream's exception, as `w4a8check gemm` (which runs upstream's call) reports it,
+//     after upstream's Hadamard check and before ours, in upstream's order: K = 0 (profile 0.2.35 only;
+//     0.2.40 refuses it earlier) UsageError "... RuntimeError: cannot reshape tensor of 0 elements ...",
+//     N = 0 UsageError "... ZeroDivisionError: integer division or modulo by zero", M = 0 (no input
+//     row: [0, K], [2, 0, K]) OpEmptyBatch (ValueError "torch.cat(): expected a non-empty list of
+//     Tensors"). The correction path (F.linear) computes all of them upstream too.
+enum class EmptyProblem : std::uint8_t { Allowed, AsUpstream };
+
 // Upstream's checks (as release `ck` does them), then ours, first failure wins:
 // @return Ok, or in this order
 //   ScaleGridK (0.2.40): OpPackedWeight, OpSRelRank, OpGroupSize, OpRowWidth, OpSixBitLayout,
@@ -51,7 +63,16 @@ std::string shape_repr(const Shape& s);
 // error the table has no type for: convrot_groupsize 0 (ZeroDivisionError) and a 0-d input
 // (IndexError). Inputs of rank >= 1 are accepted as upstream's [..., K]: M = product of the leading
 // dimensions.
-Status validate_operands(const OperandDesc& d, upstream::ComfyKitchen ck = upstream::kLatestComfyKitchen);
+Status validate_operands(const OperandDesc& d, upstream::ComfyKitchen ck = upstream::kLatestComfyKitchen,
+                         EmptyProblem empty = EmptyProblem::Allowed);
+
+// Whether the layer is stored in a form comfy-kitchen release `ck` reads and sglang does not
+// (docs/upstream.md "Who loads what"), judged from the storage alone, whatever other defect it has:
+// a 2-D I8 weight with F32 group scales (every release), or with F8_E4M3 or F32 group scales and
+// 6-bit rows, weight.shape[1] * 8 == 6 * K with K = s_rel.shape[1] * G > 0 (releases that read 6-bit
+// rows: profile 0.2.40). sglang refuses these for their storage (sglang.w4a8.dtypes / .shapes)
+// before any other rule of its own; `w4a8check gemm` then reports comfy-kitchen's verdict.
+bool comfy_kitchen_only_storage(const OperandDesc& d, upstream::ComfyKitchen ck);
 
 // The profile standing for a comfy-kitchen release: each row of comfy_kitchen_versions.def names the
 // LAST release of its behaviour (the newest row: the newest release checked), so this is the first

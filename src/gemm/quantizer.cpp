@@ -4,6 +4,8 @@
 #include <cmath>
 #include <charconv>
 #include <cstring>
+#include <limits>
+#include <string>
 
 #include "gemm/operands.hpp"
 #include "gemm/reference.hpp"
@@ -51,6 +53,83 @@ Status check_shape(std::uint64_t n, std::uint64_t k, const QuantizeOptions& o) {
   return Ok{};
 }
 
+// One row rotated as upstream rotates a weight stored in `dtype` (rotate_int8_convrot_weight: H built
+// in that dtype, torch.matmul, then .float()). F32: the shared butterfly. BF16/F16: torch's CPU matmul
+// accumulates the products w * (+-2^-p) (exact: H's entries are powers of two) in float32 and rounds
+// each result to the dtype once; here the sum is exact in float64 (inputs of 8 or 11 significant bits,
+// at most log2(R) carry bits: exact unless a group spans ~30 binades, and then off by far less than a
+// float32 ulp), rounded to float32 and then to the dtype. That is torch's result whenever its float32
+// accumulation is exact, and otherwise differs only when the exact sum sits on a rounding tie of
+// the dtype (2-3 per million rotated weights at R = 256; none at R <= 64 on Gaussian weights), where
+// torch's summation order decides. A sum past the dtype's range becomes +-inf, as torch's.
+void rotate_row(float* row, std::int64_t k, std::int64_t r, FloatDtype dtype, std::vector<double>& tmp) {
+  if (dtype == FloatDtype::F32) return convrot_row(row, k, r);
+  tmp.assign(row, row + k);
+  for (std::int64_t b = 0; b < k; b += r) {
+    double* x = &tmp[std::size_t(b)];
+    for (std::int64_t s = 1; s < r; s *= 4)  // x := x @ H_R, each stage's 0.5 exact in float64
+      for (std::int64_t base = 0; base < r; base += 4 * s)
+        for (std::int64_t o = 0; o < s; ++o) {
+          double& a0 = x[base + o]; double& a1 = x[base + o + s];
+          double& a2 = x[base + o + 2 * s]; double& a3 = x[base + o + 3 * s];
+          const double y0 = a0 + a1 + a2 - a3, y1 = a0 + a1 - a2 + a3, y2 = a0 - a1 + a2 + a3, y3 = -a0 + a1 + a2 + a3;
+          a0 = 0.5 * y0; a1 = 0.5 * y1; a2 = 0.5 * y2; a3 = 0.5 * y3;
+        }
+  }
+  constexpr double kF32Max = double(std::numeric_limits<float>::max());
+  for (std::int64_t j = 0; j < k; ++j) {
+    const double v = tmp[std::size_t(j)];
+    // (past FLT_MAX: inf, which BF16/F16 rounding would give from FLT_MAX too; no UB conversion)
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    const float f = std::fabs(v) <= kF32Max ? float(v) : (v > 0 ? kInf : -kInf);
+    row[j] = round_to(dtype, f);
+  }
+}
+
+// The float as written, shortest round-trip form (3.4e+38).
+std::string shortest(float v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+const char* dtype_label(FloatDtype d) {
+  return d == FloatDtype::BF16 ? "BF16" : d == FloatDtype::F16 ? "F16" : "F32";
+}
+
+// Refusals of weights that have no finite quantization (exit 1, gemm.quantize.non_finite): a weight
+// that is NaN or inf; a row whose rotation leaves the range of the dtype it is rotated in (upstream
+// rotates without a check and stores inf/NaN group or channel scales, a layer that `validate
+// --strict` and every kernel refuse); past the rotation, a scale that overflows float32.
+Error not_finite_weight(std::uint64_t i, std::uint64_t j, float v) {
+  return make_error(ErrorKind::QuantNonFinite,
+                    {"weight [" + std::to_string(i) + ", " + std::to_string(j) + "] is " + shortest(v) +
+                     " (weights must be finite to quantize)"});
+}
+
+Error rotation_overflow(std::span<const float> weights, std::uint64_t i, std::uint64_t k, std::int64_t r,
+                        FloatDtype dtype) {
+  float amax = 0;
+  for (std::uint64_t j = 0; j < k; ++j) amax = std::max(amax, std::fabs(weights[i * k + j]));
+  return make_error(ErrorKind::QuantNonFinite,
+                    {"row " + std::to_string(i) + " (max |w| = " + shortest(amax) + ") overflows " + dtype_label(dtype) +
+                     " in the rotation (convrot_groupsize=" + std::to_string(r) + "; comfy-kitchen" +
+                     (dtype == FloatDtype::F32 ? std::string()
+                                               : std::string(" rotates ") + dtype_label(dtype) + " weights in " +
+                                                     dtype_label(dtype) + " and") +
+                     " would store inf/NaN scales)"});
+}
+
+Error scale_overflow(std::span<const float> weights) {
+  float amax = 0;
+  for (float v : weights) amax = std::max(amax, std::fabs(v));
+  return make_error(ErrorKind::QuantNonFinite,
+                    {"max |w| = " + shortest(amax) + ": a group or channel scale overflows float32"});
+}
+
+bool all_finite(std::span<const float> v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
 // Every `stride`-th of `count` indices so that at most `limit` remain (upstream samples at random
 // with torch's generator, which this project cannot reproduce; an even stride is deterministic).
 std::vector<float> strided(const std::vector<float>& v, std::uint64_t limit) {
@@ -93,8 +172,9 @@ std::array<float, 16> fit_codebook(std::vector<float> samples) {
 
 // Upstream's choice of one table for the whole tensor: the fixed table unless the rotated,
 // group-normalized weights of a row sample are heavy-tailed (excess kurtosis > -0.1).
-std::array<float, 16> choose_codebook(std::span<const float> w, std::uint64_t n, std::uint64_t k, std::int64_t g,
-                                      std::int64_t r) {
+// (A sampled row whose rotation overflows: that row's refusal.)
+Result<std::array<float, 16>> choose_codebook(std::span<const float> w, std::uint64_t n, std::uint64_t k,
+                                              std::int64_t g, std::int64_t r, FloatDtype dtype) {
   const std::uint64_t max_rows = std::max<std::uint64_t>(1, kCodebookSampleElems / k);
   std::vector<std::uint64_t> rows;
   if (n > max_rows) {
@@ -106,9 +186,11 @@ std::array<float, 16> choose_codebook(std::span<const float> w, std::uint64_t n,
   std::vector<float> normalized;
   normalized.reserve(rows.size() * k);
   std::vector<float> row(k);
+  std::vector<double> tmp;
   for (std::uint64_t i : rows) {
     std::copy(w.begin() + long(i * k), w.begin() + long((i + 1) * k), row.begin());
-    convrot_row(row.data(), std::int64_t(k), r);
+    rotate_row(row.data(), std::int64_t(k), r, dtype, tmp);
+    if (!all_finite(row)) return rotation_overflow(w, i, k, r, dtype);
     for (std::uint64_t q = 0; q < k; q += std::uint64_t(g)) {
       float amax = 0;
       for (std::uint64_t t = 0; t < std::uint64_t(g); ++t) amax = std::max(amax, std::fabs(row[q + t]));
@@ -150,24 +232,6 @@ double assign_grid(const float* w, std::uint64_t g, float s_channel, const float
   return err;
 }
 
-// Finite weights near FLT_MAX overflow float32 on the way (the rotation adds R of them, a scale
-// can pass FLT_MAX): the codebook, channel scales or group scales would come out inf or NaN, a layer
-// `validate --strict` and every kernel refuse, and a NaN level index would read outside the level
-// table. Refused instead, before the levels are chosen (rotated rows) and after (the scales).
-Error too_large(std::span<const float> weights) {
-  float amax = 0;
-  for (float v : weights) amax = std::max(amax, std::fabs(v));
-  char shortest[32];  // the float as written, shortest round-trip form (3.4e+38)
-  const auto end = std::to_chars(shortest, shortest + sizeof shortest, amax).ptr;
-  return make_error(ErrorKind::UsageError,
-                    {"weights too large to quantize: max |w| = " + std::string(shortest, end) +
-                     " overflows float32 in the rotation or the scales (non-finite scales would result)"});
-}
-
-bool all_finite(std::span<const float> v) {
-  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-}
-
 Status check_finite_result(const Layer& l, std::span<const float> weights) {
   bool ok = all_finite(l.codebook) && all_finite(l.s_channel);
   if (l.scale_dtype() == ScaleDtype::Fp8E4M3) {
@@ -180,7 +244,7 @@ Status check_finite_result(const Layer& l, std::span<const float> weights) {
     }
   }
   if (ok) return Ok{};
-  return too_large(weights);
+  return scale_overflow(weights);
 }
 
 }  // namespace
@@ -189,8 +253,8 @@ Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, 
                                const QuantizeOptions& opt) {
   W4A8_TRY(check_shape(n, k, opt));
   if (weights.size() != n * k) return make_error(ErrorKind::UsageError, {"weights do not hold n * k values"});
-  for (float v : weights)
-    if (!std::isfinite(v)) return make_error(ErrorKind::UsageError, {"weights must be finite to quantize"});
+  for (std::uint64_t e = 0; e < weights.size(); ++e)
+    if (!std::isfinite(weights[e])) return not_finite_weight(e / k, e % k, weights[e]);
   const int bits = opt.bits;
   const bool codebook = bits == 4 && opt.codebook;
   const std::uint64_t g = std::uint64_t(opt.group_size), groups = k / g;
@@ -198,9 +262,10 @@ Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, 
   // The level table the ALS loop and the grid assignment work on (none for 4-bit uniform).
   std::vector<float> table;
   if (codebook) {
-    const auto cb = choose_codebook(weights, n, k, opt.group_size, opt.convrot_groupsize);
+    auto cb = choose_codebook(weights, n, k, opt.group_size, opt.convrot_groupsize, opt.source_dtype);
+    if (!cb.ok()) return cb.error();
     l.codebook_shape = Shape{16};
-    l.codebook.assign(cb.begin(), cb.end());
+    l.codebook.assign(cb->begin(), cb->end());
     table = l.codebook;
   } else if (bits == 6) {
     for (int v = -kSixBitLevels; v <= kSixBitLevels; ++v) table.push_back(float(v));
@@ -216,11 +281,12 @@ Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, 
   const std::uint64_t row_bytes = l.row_bytes();
   std::vector<float> row(k), gscale(groups), shifted(k);
   std::vector<int> idx(k), cand_idx(g);
+  std::vector<double> rot_tmp;
   std::vector<float> levels(std::size_t(std::max(count, 1))), cand_levels(levels.size());
   for (std::uint64_t i = 0; i < n; ++i) {
     std::copy(weights.begin() + long(i * k), weights.begin() + long((i + 1) * k), row.begin());
-    convrot_row(row.data(), std::int64_t(k), opt.convrot_groupsize);
-    if (!all_finite(row)) return too_large(weights);
+    rotate_row(row.data(), std::int64_t(k), opt.convrot_groupsize, opt.source_dtype, rot_tmp);
+    if (!all_finite(row)) return rotation_overflow(weights, i, k, opt.convrot_groupsize, opt.source_dtype);
     for (std::uint64_t q = 0; q < groups; ++q) {
       const float* w = &row[q * g];
       int* id = &idx[q * g];

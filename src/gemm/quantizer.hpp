@@ -1,6 +1,7 @@
 // Quantizer: float weights [N, K] -> the stored asym_w4a8_int8 tensors, following comfy-kitchen's
 // symmetric quantize_w4a8_int8_weight as its 0.2.40 wheel implements it (docs/gemm.md "Quantizer"):
-// ConvRot; per-group scales (4-bit codebook: absmax then 2 ALS refinements on the codebook's levels;
+// ConvRot (in the weight's own dtype, as upstream: BF16/F16 rotated weights are rounded to it);
+// per-group scales (4-bit codebook: absmax then 2 ALS refinements on the codebook's levels;
 // 6-bit: absmax / 31 then 2 ALS refinements on the integer levels -31..31; 4-bit uniform: absmax / 7);
 // channel scale = absmax of the dequantized row / 127; s_rel = group / channel scale, stored as FP8
 // or F32; codes re-assigned on the decoded int8 grid (6-bit: after trying the stored scale's two
@@ -30,11 +31,18 @@ struct QuantizeOptions {
   // weights are heavy-tailed, as upstream decides); false: uniform codes c - 8. Ignored at 6 bits
   // (upstream forces uniform there).
   bool codebook = true;
+  // The dtype the weights were stored in (the values passed are exactly representable in it).
+  // Upstream rotates in that dtype: torch's matmul accumulates in float32 and rounds each rotated
+  // weight to BF16/F16 once, and only then converts to float32. Modelled as the exact rotation
+  // (float64, exact for BF16/F16 inputs) rounded to float32, then to this dtype.
+  FloatDtype source_dtype = FloatDtype::F32;
 };
 
 // @return the layer (no correction, no bias), or QuantBits, QuantShape (N or K is 0; G's shape;
 //         K % 16, K % G, K % R; R not a power of 4: the message names the rule), OpSixBitLayout,
-//         OpTooLarge, or UsageError when weights.size() != n * k or a weight is not finite.
+//         OpTooLarge, UsageError when weights.size() != n * k, or QuantNonFinite when a weight is
+//         not finite or a row's rotation overflows the source dtype (upstream would store inf/NaN
+//         scales), or, past that, a scale would overflow float32.
 Result<Layer> quantize_weights(std::span<const float> weights, std::uint64_t n, std::uint64_t k,
                                const QuantizeOptions& opt = {});
 

@@ -92,11 +92,8 @@ void correction_fast(const Layer& layer, const std::int8_t* w_q, const Activatio
         o[i] = o[i] + prod;
       }
     }
-    for (std::uint64_t i = 0; i < n; ++i) {
-      float v = round_to(act, o[i]);
-      if (layer.has_bias()) v = round_to(act, v + round_to(act, layer.bias[i]));
-      o[i] = round_to(opt.out_dtype, v);
-    }
+    for (std::uint64_t i = 0; i < n; ++i)
+      o[i] = corrected_output(o[i], layer.has_bias(), layer.has_bias() ? layer.bias[i] : 0.0f, act, opt.out_dtype);
   });
 }
 

@@ -47,7 +47,7 @@ void quantize_row_with(void (*rotate)(float*, std::int64_t, std::int64_t), const
 namespace {
 
 // The correction path: W_rot = w_q * s_channel + correction, (Eager: rounded to the activation
-// dtype), un-rotated, then out = x @ W^T summed over k in order in float32, cast, plus bias.
+// dtype), un-rotated, then out = x @ W^T summed over k in order in float32, plus bias, cast.
 void correction_path(const Layer& layer, const Activations& x, const GemmOptions& opt, GemmResult& res) {
   const std::uint64_t m = res.M, n = res.N, k = res.K, g = std::uint64_t(layer.group_size);
   const FloatDtype act = opt.policy == ActPolicy::Eager ? x.dtype : FloatDtype::F32;
@@ -69,11 +69,10 @@ void correction_path(const Layer& layer, const Activations& x, const GemmOptions
         const float prod = x.values[a * k + j] * res.w_dequant[i * k + j];
         s = s + prod;
       }
-      // Eager: torch's F.linear in the activation dtype rounds the sum, adds the bias (in that
-      // dtype), then .to(out_dtype).
-      float o = round_to(act, s);
-      if (layer.has_bias()) o = round_to(act, o + round_to(act, layer.bias[i]));
-      res.out[a * n + i] = round_to(opt.out_dtype, o);
+      // torch's F.linear in the GEMM dtype: the bias (in that dtype) added to the float32 sum,
+      // rounded once to the GEMM dtype, then .to(out_dtype) (numerics.hpp corrected_output).
+      res.out[a * n + i] = corrected_output(s, layer.has_bias(), layer.has_bias() ? layer.bias[i] : 0.0f, act,
+                                            opt.out_dtype);
     }
 }
 

@@ -3,6 +3,7 @@
 // (tools/oracle/sglang_spec.py); tests/cli/quantized_model_check.py (numpy, from docs/gemm.md)
 // decodes every layer, recomputes its relative L2 error and checks every other tensor is copied byte
 // for byte; markers, --keys, sharding, threads, single-layer mode and failures.
+#include <cstring>
 #include <limits>
 #include <map>
 #include <regex>
@@ -153,29 +154,76 @@ TEST_F(QuantizeCli, SingleLayerKeepsItsBias) {
 }
 
 TEST_F(QuantizeCli, AFailingLayerPublishesNothing) {
-  // A NaN weight in the last layer: the earlier shards were already written to temporaries.
+  // A NaN weight in the last layer: the earlier shards were already written to temporaries. A tensor
+  // that cannot be quantized is refused (exit 1, docs/cli.md), naming the layer, its tensor and the weight.
   std::vector<float> w(10 * 256, 0.01f);
-  w[77] = std::numeric_limits<float>::quiet_NaN();
+  w[256 + 77] = std::numeric_limits<float>::quiet_NaN();
   write(p("f/model-00002-of-00002.safetensors"),
         {gemm::float_tensor("zz.weight", gemm::FloatDtype::F32, {10, 256}, w)});
   const CliRun r = cli("quantize --weights " + float_shards_ + " --out " + p("q") + " --max-shard-size 200KB --quiet");
-  EXPECT_EQ(r.rc, 2) << r.out;
-  EXPECT_NE(r.out.find("w4a8check: layer zz: weights must be finite to quantize"), std::string::npos) << r.out;
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("REJECTED: layer zz (tensor 'zz.weight'): ValueError: cannot quantize the weights: weight [1, 77] "
+                       "is nan (weights must be finite to quantize)\n  [gemm.quantize.non_finite]"),
+            std::string::npos)
+      << r.out;
   EXPECT_FALSE(fs::exists(p("q"))) << "the run made it: a failure removes it";
 }
 
-// Finite weights that overflow float32 in the rotation: refused (it used to write NaN scales and
-// report OK, or read outside the level table for 6-bit storage).
+// Finite weights whose rotation leaves float32 (upstream stores inf/NaN scales): refused, exit 1,
+// gemm.quantize.non_finite, naming the tensor and the row (it used to write NaN scales and report OK,
+// or read outside the level table for 6-bit storage; then it exited 2 as a usage error). Row 3 follows
+// column 0 of H_256, so its rotated weight 0 is sqrt(256) * 1e38 = 1.6e39.
 TEST_F(QuantizeCli, WeightsOverflowingFloat32AreRefused) {
   std::vector<float> w(16 * 256, 0.01f);
-  std::fill(w.begin(), w.begin() + 256, 0.0f);
-  w[0] = w[1] = 3.4e38f;
+  for (int j = 0; j < 256; ++j) w[3 * 256 + j] = 1e38f * float(gemm::hadamard_sign(256, j, 0));
   write(p("hv.safetensors"), {gemm::float_tensor("h.weight", gemm::FloatDtype::F32, {16, 256}, w)});
-  for (const std::string extra : {"", " --bits 6", " --key h.weight"}) {
+  for (const std::string extra : {"", " --bits 6", " --key h.weight", " --key h.weight --prefix other"}) {
     const CliRun r = cli("quantize --weights " + p("hv.safetensors") + " --out " + p("hq.safetensors") + extra);
-    EXPECT_EQ(r.rc, 2) << extra << "\n" << r.out;
-    EXPECT_NE(r.out.find("weights too large to quantize: max |w| = 3.4e+38"), std::string::npos) << r.out;
+    EXPECT_EQ(r.rc, 1) << extra << "\n" << r.out;
+    const std::string layer = extra.find("other") != std::string::npos ? "other" : "h";
+    EXPECT_NE(r.out.find("REJECTED: layer " + layer + " (tensor 'h.weight'): ValueError: cannot quantize the weights: "
+                         "row 3 (max |w| = 1e+38) overflows F32 in the rotation (convrot_groupsize=256; comfy-kitchen "
+                         "would store inf/NaN scales)\n  [gemm.quantize.non_finite]"),
+              std::string::npos)
+        << r.out;
     EXPECT_FALSE(fs::exists(p("hq.safetensors"))) << extra;
+  }
+  // A constant row of 1e38 rotates to itself (every column of H_R sums to sqrt(R)): quantized, as upstream does.
+  for (int j = 0; j < 256; ++j) w[3 * 256 + j] = 1e38f;
+  write(p("hv.safetensors"), {gemm::float_tensor("h.weight", gemm::FloatDtype::F32, {16, 256}, w)});
+  const CliRun ok = cli("quantize --weights " + p("hv.safetensors") + " --out " + p("hq.safetensors") + " --key h.weight");
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+}
+
+// BF16/F16 weights are rotated in their own dtype, as upstream's (its Hadamard matrix and matmul are
+// in the weight's dtype), not in float32. Hand-derived, R = 4, G = 4, 4-bit uniform: a group
+// [1, e, 0, 0] with e = 2^-8 (BF16) or 2^-11 (F16), both exact in the dtype, rotates to
+// [(1+e)/2, (1+e)/2, (1-e)/2, -(1-e)/2]; (1+e)/2 = 0.5 + e/2 is a rounding tie in the dtype (its ulp
+// at 0.5 is e) and rounds to even, 0.5, while (1-e)/2 is exact. So absmax = 0.5, scale s = f32(0.5/7),
+// codes 7, 7, 7, -7, and s_channel = f32(f32(7 s) / 127); rotated in float32, absmax would be 0.5 + e/2.
+TEST_F(QuantizeCli, Bf16AndF16WeightsAreRotatedInTheirDtype) {
+  for (const auto& [dt, e] : {std::pair{gemm::FloatDtype::BF16, 0x1p-8f}, std::pair{gemm::FloatDtype::F16, 0x1p-11f}}) {
+    std::vector<float> w(2 * 16, 0.0f);
+    for (int row = 0; row < 2; ++row) w[std::size_t(row) * 16] = 1.0f, w[std::size_t(row) * 16 + 1] = e;
+    write(p("d.safetensors"), {gemm::float_tensor("d.weight", dt, {2, 16}, w)});
+    const CliRun r = cli("quantize --weights " + p("d.safetensors") + " --out " + p("dq.safetensors") +
+                         " --key d.weight --uniform --group-size 4 --convrot-groupsize 4 --quiet");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    auto f = st::File::open(p("dq.safetensors"));
+    ASSERT_TRUE(f.ok());
+    const auto* sc = f->header().find("d.weight_s_channel");
+    ASSERT_NE(sc, nullptr);
+    float got[2];
+    std::memcpy(got, f->data(*sc).data(), sizeof got);
+    auto channel_scale = [](float amax) {  // (volatile: each step rounded to float32, as the quantizer's)
+      const volatile float s = amax / 7.0f;
+      const volatile float shifted = 7.0f * s;
+      return shifted / 127.0f;
+    };
+    const float want = channel_scale(0.5f);
+    EXPECT_EQ(got[0], want) << gemm::float_dtype_name(dt);
+    EXPECT_EQ(got[1], want) << gemm::float_dtype_name(dt);
+    EXPECT_NE(want, channel_scale(0.5f + e / 2));  // what a float32 rotation gives
   }
 }
 
@@ -390,9 +438,15 @@ TEST_F(QuantizeCli, SixBitLayerHasComfyKitchensLayoutAndRunsInTheReference) {
             std::string::npos)
       << gr.out;
   EXPECT_NE(gr.out.find("-> " + p("o.safetensors") + " (comfy-kitchen 0.2.40)"), std::string::npos) << gr.out;
+  // 0.2.35 reads F32 scales but takes the 6-bit rows (192 bytes) for 4-bit ones of K = 384: its own
+  // operand error, not sglang's storage refusal (the real comfy-kitchen 0.2.35's w4a8_int8_linear on
+  // this layer raises exactly this ValueError).
   gr = cli(run + p("o35.safetensors") + " --comfy-kitchen 0.2.35");
   EXPECT_EQ(gr.rc, 1) << gr.out;
-  EXPECT_NE(gr.out.find("[sglang.w4a8.dtypes] (sglang 0.5.23, Python 3.11)"), std::string::npos) << gr.out;
+  EXPECT_NE(gr.out.find("REJECTED: ValueError: K=384 must be divisible by 16, group_size=16, and convrot_groupsize=256; "
+                        "group_size must be >=4 and divide 16 or be a multiple of 16\n  [gemm.contract] (comfy-kitchen 0.2.35)"),
+            std::string::npos)
+      << gr.out;
   // The emulated CUDA kernel refuses 6-bit rows by name.
   gr = cli(run + p("oe.safetensors") + " --impl emulate");
   EXPECT_EQ(gr.rc, 1);

@@ -135,17 +135,28 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
     const std::string p = "run" + std::to_string(run) + ".";
     const std::string* act = meta(f, p + "act");
     if (!act) return bad(path + ": no metadata " + p + "act");
-    const int di = *act == "bf16" ? 1 : 0;
+    if (*act != "f32" && *act != "bf16" && *act != "f16") return bad(path + ": " + p + "act is not f32, bf16 or f16");
+    const int di = *act == "bf16" ? 1 : (*act == "f16" ? 2 : 0);
     DtypeStats& d = s.dt[std::size_t(di)];
+    const FloatDtype act_dtype = di == 1 ? FloatDtype::BF16 : (di == 2 ? FloatDtype::F16 : FloatDtype::F32);
+    FloatDtype out_dtype = act_dtype;
+    if (const std::string* od = meta(f, p + "out_dtype")) {
+      if (*od == "f32") out_dtype = FloatDtype::F32;
+      else if (*od == "bf16") out_dtype = FloatDtype::BF16;
+      else if (*od == "f16") out_dtype = FloatDtype::F16;
+      else return bad(path + ": " + p + "out_dtype is not f32, bf16 or f16");
+    }
+    const std::string* exact_meta = meta(f, p + "exact");
+    const bool exact = exact_meta && *exact_meta == "1";
     const st::TensorInfo* in = f.header().find(p + "input");
     if (!in || in->shape.size() != 2) return bad(path + ": " + p + "input missing or not 2-D");
     Activations x;
-    x.dtype = di ? FloatDtype::BF16 : FloatDtype::F32;
+    x.dtype = act_dtype;
     x.shape = in->shape;
     auto xv = read_floats(f, *in, "input");
     W4A8_TRY(xv);
     x.values = std::move(*xv);
-    gopt.out_dtype = x.dtype;
+    gopt.out_dtype = out_dtype;
     ++d.runs;
     auto res = gemm_fast(l, x, gopt);
     if (!res.ok()) {
@@ -177,14 +188,38 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
     }
     auto want_out = read_float(f, p + "out");
     W4A8_TRY(want_out);
+    if (want_out->size() != res->out.size()) return bad(path + ": " + p + "out has the wrong size");
     const double err = rel_l2(res->out, *want_out);
     const std::uint64_t m = x.M();
+    std::uint64_t nonfinite = 0;
+    for (std::size_t i = 0; i < want_out->size(); ++i)
+      nonfinite += std::isfinite((*want_out)[i]) && !std::isfinite(res->out[i]);
+    if (nonfinite) {
+      d.nonfinite_ours += nonfinite;
+      s.problems.push_back(where(path, std::size_t(run)) + ": " + std::to_string(nonfinite) +
+                           " outputs non-finite where upstream's are finite");
+    }
+    if (exact) {
+      ++d.exact_runs;
+      d.exact_elems += want_out->size();
+      std::uint64_t eq = 0;
+      for (std::size_t i = 0; i < want_out->size(); ++i) eq += std::memcmp(&res->out[i], &(*want_out)[i], 4) == 0;
+      d.exact_equal += eq;
+      if (eq != want_out->size())
+        s.problems.push_back(where(path, std::size_t(run)) + ": exact run: out differs in " +
+                             std::to_string(want_out->size() - eq) + " of " + std::to_string(want_out->size()) +
+                             " elements");
+    }
     if (res->correction_path) {
       ++d.corr_runs;
       if (err >= d.rel_l2_corr_max) d.rel_l2_corr_max = err, d.worst_corr = where(path, std::size_t(run));
       auto want_wd = read_float(f, p + "w_dequant");
       W4A8_TRY(want_wd);
       d.w_dequant_rel_l2_max = std::max(d.w_dequant_rel_l2_max, rel_l2(res->w_dequant, *want_wd));
+      if (exact && !same_bits(res->w_dequant, *want_wd)) {
+        ++d.exact_elems;  // counted as one mismatch: the run is not exact
+        s.problems.push_back(where(path, std::size_t(run)) + ": exact run: w_dequant differs");
+      }
       continue;
     }
     ++d.int_runs;
@@ -202,7 +237,7 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
       ++d.epilogue_rows;
       bool epi_eq = true;
       for (std::uint64_t i = 0; i < n && epi_eq; ++i) {
-        const float o = finish_output(epilogue((*want_acc)[a * n + i], (*want_scale)[a], l.s_channel[i]), x.dtype,
+        const float o = finish_output(epilogue((*want_acc)[a * n + i], (*want_scale)[a], l.s_channel[i]), out_dtype,
                                       l.has_bias() ? &l.bias[i] : nullptr);
         epi_eq = std::memcmp(&o, &(*want_out)[a * n + i], 4) == 0;
       }
@@ -227,7 +262,7 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
         const double q = exact[j] / double(res->x_scale[a]);
         const double frac = std::fabs(q - std::floor(q) - 0.5);
         const bool q_tie = frac < kTieWindow;
-        const bool bf16_tie = di == 1 && bf16_tie_distance(exact[j]) < kTieWindow;
+        const bool bf16_tie = di == 1 && bf16_tie_distance(exact[j]) < kTieWindow;  // (no F16 integer runs yet)
         if (!(std::abs(ours - theirs) == 1 && (!scale_eq || q_tie || bf16_tie))) {
           ++d.x_q_unexplained;
           char buf[200];
@@ -386,23 +421,31 @@ std::string format_stats(const Stats& s, const CompareOptions& opt) {
   o += b;
   o += "act   runs  upstream-fail  x_q equal (+-1, >1, unexplained)  scale rows eq  acc rows eq  out rows bit-exact  "
        "epilogue rows eq  tie rows explained  relL2 int max  relL2 int w/ ties (runs)  relL2 corr max  w_dequant relL2 max\n";
-  for (int i = 0; i < 2; ++i) {
+  static constexpr const char* kNames[3] = {"f32", "bf16", "f16"};
+  for (int i = 0; i < 3; ++i) {
     const DtypeStats& d = s.dt[std::size_t(i)];
+    if (i == 2 && d.runs == 0) continue;
     const double frac = d.x_q_elems ? double(d.x_q_equal) / double(d.x_q_elems) : 1.0;
     auto u = [](std::uint64_t v) { return (unsigned long long)v; };
     std::snprintf(b, sizeof b,
                   "%-5s %4llu  %13llu  %.6f (%llu/%llu) (%llu, %llu, %llu)  %llu/%llu  %llu/%llu  %llu/%llu  %llu/%llu  "
                   "%llu/%llu  %.3g  %.3g (%llu)  %.3g  %.3g\n",
-                  i ? "bf16" : "f32", u(d.runs), u(d.upstream_failures), frac, u(d.x_q_equal), u(d.x_q_elems),
+                  kNames[i], u(d.runs), u(d.upstream_failures), frac, u(d.x_q_equal), u(d.x_q_elems),
                   u(d.x_q_off_by_one), u(d.x_q_beyond_one), u(d.x_q_unexplained), u(d.scale_equal), u(d.scale_rows),
                   u(d.acc_equal), u(d.acc_rows), u(d.exact_rows_equal), u(d.exact_rows), u(d.epilogue_rows_equal),
                   u(d.epilogue_rows), u(d.tie_rows_explained), u(d.tie_rows), d.rel_l2_int_max, d.rel_l2_tie_max,
                   u(d.tie_runs), d.rel_l2_corr_max, d.w_dequant_rel_l2_max);
     o += b;
+    if (d.exact_runs || d.nonfinite_ours) {
+      std::snprintf(b, sizeof b, "%-5s exact runs (out bit for bit) %llu: %llu / %llu elements equal; outputs non-finite "
+                    "where upstream's are finite: %llu\n", kNames[i], u(d.exact_runs), u(d.exact_equal),
+                    u(d.exact_elems), u(d.nonfinite_ours));
+      o += b;
+    }
   }
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < 3; ++i)
     if (!s.dt[std::size_t(i)].worst_int.empty())
-      o += std::string(i ? "bf16" : "f32") + " worst relL2: integer path " + s.dt[std::size_t(i)].worst_int +
+      o += std::string(kNames[i]) + " worst relL2: integer path " + s.dt[std::size_t(i)].worst_int +
            (s.dt[std::size_t(i)].worst_corr.empty() ? "" : ", correction path " + s.dt[std::size_t(i)].worst_corr) + "\n";
   std::snprintf(b, sizeof b,
                 "operand sets %llu: identical error/acceptance %llu, mismatches %llu; ours-only refusals %llu, upstream "
@@ -424,9 +467,9 @@ std::string format_stats(const Stats& s, const CompareOptions& opt) {
 std::vector<std::string> tolerance_failures(const Stats& s) {
   std::vector<std::string> out;
   if (s.w_q_exact_layers != s.layers) out.push_back("w_q not bit-exact in every layer");
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < 3; ++i) {
     const DtypeStats& d = s.dt[std::size_t(i)];
-    const char* name = i ? "bf16" : "f32";
+    const char* name = i == 1 ? "bf16" : (i == 2 ? "f16" : "f32");
     const double frac = d.x_q_elems ? double(d.x_q_equal) / double(d.x_q_elems) : 1.0;
     if (frac < kMinXqEqualFraction) out.push_back(std::string(name) + ": x_q equal fraction below 0.999");
     if (d.x_q_beyond_one || d.x_q_unexplained) out.push_back(std::string(name) + ": x_q differences not explained by ties");
@@ -437,6 +480,8 @@ std::vector<std::string> tolerance_failures(const Stats& s) {
     const double lim = i ? kMaxRelL2Bf16 : kMaxRelL2F32;
     if (d.rel_l2_int_max > lim || d.rel_l2_corr_max > lim || d.w_dequant_rel_l2_max > lim)
       out.push_back(std::string(name) + ": relative L2 above the tolerance");
+    if (d.exact_equal != d.exact_elems) out.push_back(std::string(name) + ": an exact run is not bit-exact");
+    if (d.nonfinite_ours) out.push_back(std::string(name) + ": outputs non-finite where upstream's are finite");
   }
   if (s.op_mismatch) out.push_back("operand errors differ from upstream's");
   if (s.implementations_disagree) out.push_back("literal / fast / prepared disagree");

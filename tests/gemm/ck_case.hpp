@@ -40,12 +40,17 @@ struct DtypeStats {
   std::uint64_t tie_runs = 0;
   std::string worst_int, worst_corr;                 // where the maxima occur
   std::uint64_t int_runs = 0, corr_runs = 0;
+  // Runs marked exact (hand-built so that torch's summation order cannot matter): out and w_dequant
+  // must equal upstream's bit for bit.
+  std::uint64_t exact_runs = 0, exact_elems = 0, exact_equal = 0;
+  // Outputs upstream computes finite and ours not (e.g. an overflowing rotation): always a failure.
+  std::uint64_t nonfinite_ours = 0;
 };
 
 struct Stats {
   std::string upstream_version;                  // from the files' metadata
   std::uint64_t layers = 0, w_q_exact_layers = 0, w_q_elems = 0, w_q_equal = 0;
-  std::array<DtypeStats, 2> dt;                  // [0] F32 activations, [1] BF16
+  std::array<DtypeStats, 3> dt;                  // [0] F32 activations, [1] BF16, [2] F16
   std::uint64_t op_sets = 0, op_agree = 0, op_ours_only = 0, op_torch_later = 0, op_ours_accepts = 0,
                 op_mismatch = 0;
   std::uint64_t op_multi = 0, op_multi_agree = 0;  // sets with 2 or more defects at once

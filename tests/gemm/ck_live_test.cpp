@@ -1,7 +1,8 @@
 // The LIVE comfy-kitchen oracle: when the comfy-kitchen environment exists (tools/upstream/ck_env.sh;
 // W4A8_CK_PYTHON overrides its interpreter), ck_oracle.py quantizes and runs a quick set of layers
-// and malformed operand sets with the installed comfy-kitchen, and the reference must agree within
-// the contract's tolerances. Without the environment the test is SKIPPED (never passed) and says why.
+// and malformed operand sets with the installed comfy-kitchen (plus its hand-built exact and
+// near-FLT_MAX cases), and the reference must agree within the contract's tolerances. Without the
+// environment the test is SKIPPED (never passed) and says why.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -39,6 +40,12 @@ TEST(CkLive, QuickSetMatchesInstalledComfyKitchen) {
   std::printf("%s", format_stats(s, opt).c_str());
   EXPECT_GE(s.layers, 8u);
   EXPECT_GE(s.op_sets, 50u);
+  // The hand-built cases: a correction-path layer with a bias compared bit for bit with BF16 and F16
+  // activations (out in the activation dtype and in F32), and activations up to 3e38 on the integer
+  // path (x_q, scale and a finite output, as upstream's).
+  EXPECT_GE(s.dt[1].exact_runs, 2u);
+  EXPECT_GE(s.dt[2].exact_runs, 2u);
+  EXPECT_GE(s.dt[0].exact_runs, 1u);
   for (const auto& f : tolerance_failures(s)) ADD_FAILURE() << f;
 }
 

@@ -5,6 +5,7 @@
 // including int32 wrap-around.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -164,6 +165,16 @@ TEST(GemmIsa, Avx2RotationIsBitIdenticalToScalar) {
     convrot_row(a.data(), std::int64_t(a.size()), r);
     convrot_row_avx2(b.data(), std::int64_t(b.size()), r);
     ASSERT_TRUE(same_bits(a, b)) << "R " << r;
+    // Up to FLT_MAX / 2 (where the former stage-wise butterfly overflowed) and on the subnormal grid,
+    // where the stride-1 stage's prescale by 1/sqrt(R) rounds.
+    for (const int e : {127, -140}) {
+      std::vector<float> c(std::size_t(r * 3));
+      for (auto& v : c) v = std::ldexp(float(int(rng() % 2000001) - 1000000) / 1e6f, e);
+      std::vector<float> d = c;
+      convrot_row(c.data(), std::int64_t(c.size()), r);
+      convrot_row_avx2(d.data(), std::int64_t(d.size()), r);
+      ASSERT_TRUE(same_bits(c, d)) << "R " << r << " exponent " << e;
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 #include "gemm/numerics.hpp"
 #include "support/python.hpp"
@@ -187,6 +188,55 @@ RC_GTEST_PROP(Numerics, ConvRotRoundTripIsNearIdentity, ()) {
   for (std::size_t i = 0; i < x.size(); ++i) RC_ASSERT(std::abs(double(y[i]) - x[i]) <= std::sqrt(norm) * 1e-6);
 }
 
+// The rotation scales every input by 1/sqrt(R) before summing (as upstream's dense product with
+// entries +-1/sqrt(R) does), so rows far above FLT_MAX / 3 rotate to finite values. Hand derivation,
+// M = 3e38 (> FLT_MAX / 2): x = [M, M, 0, ..., 0] in a block of R = 4^p. Exactly, y_j = M * (h_0j +
+// h_1j) / 2^p with h = +-1: 0 or +-M / 2^(p-1), every value a power-of-two multiple of M, so float32
+// holds it exactly. The first stage computes M/2^p + M/2^p = M/2^(p-1) (finite); the former stage-wise
+// form computed M + M = 6e38 = inf first and returned inf/NaN for the whole block.
+TEST(Numerics, ConvRotOfNearFltMaxRowsIsFiniteAndExact) {
+  const float m = 3e38f;
+  for (std::int64_t r : {4, 16, 64, 256}) {
+    std::vector<float> x(std::size_t(r), 0.0f);
+    x[0] = x[1] = m;
+    std::vector<float> y = x;
+    convrot_block(y.data(), r);
+    const double inv = 1.0 / std::sqrt(double(r));
+    for (std::int64_t j = 0; j < r; ++j) {
+      const double want = (double(m) * hadamard_sign(r, 0, j) + double(m) * hadamard_sign(r, 1, j)) * inv;
+      ASSERT_EQ(double(y[std::size_t(j)]), want) << "R " << r << " j " << j;
+    }
+  }
+  // R = 4 by hand: y = 0.5 * (x @ seed) = [M, M, 0, 0].
+  float a = m, b = m, c = 0.0f, d = 0.0f;
+  convrot_butterfly(a, b, c, d, convrot_prescale(4));
+  EXPECT_EQ(a, m);
+  EXPECT_EQ(b, m);
+  EXPECT_EQ(c, 0.0f);
+  EXPECT_EQ(d, 0.0f);
+  // The prescale is 1/sqrt(R) exactly.
+  EXPECT_EQ(convrot_prescale(4), 0.5f);
+  EXPECT_EQ(convrot_prescale(256), 0.0625f);
+  EXPECT_EQ(convrot_prescale(std::int64_t(1) << 62), std::ldexp(1.0f, -31));
+}
+
+// Subnormal inputs: each element is multiplied by 1/sqrt(R) first and rounded on float32's subnormal
+// grid (unit u = 2^-149), as upstream's products x_j * (+-1/sqrt(R)). By hand, R = 4: x = [u, u, u, u]
+// -> every product 0.5u rounds to 0 (tie, even) -> y = [0, 0, 0, 0]; x = [3u, u, u, u] -> products
+// [2u, 0, 0, 0] (1.5u rounds to 2u) -> y = [2u, 2u, 2u, -2u]. R = 16, x = 16 x u: every product 0.25u
+// rounds to 0 -> y = 0. comfy-kitchen 0.2.40 (_rotate_activation, torch 2.15 on the CPU) returns
+// exactly these; the former stage-wise 0.5 * (sum) gave [u, u, u, u], [2u, 2u, 2u, 0] and 16 x u.
+TEST(Numerics, ConvRotOfSubnormalsRoundsEachProductFirst) {
+  const float u = std::ldexp(1.0f, -149);
+  auto rot = [](std::vector<float> x, std::int64_t r) {
+    convrot_row(x.data(), std::int64_t(x.size()), r);
+    return x;
+  };
+  EXPECT_EQ(rot({u, u, u, u}, 4), (std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f}));
+  EXPECT_EQ(rot({3 * u, u, u, u}, 4), (std::vector<float>{2 * u, 2 * u, 2 * u, -2 * u}));
+  EXPECT_EQ(rot(std::vector<float>(16, u), 16), std::vector<float>(16, 0.0f));
+}
+
 TEST(Numerics, ActivationQuantizationSteps) {
   EXPECT_EQ(row_scale(0.0f), 1e-30f);
   EXPECT_EQ(row_scale(127.0f), 1.0f);
@@ -212,6 +262,34 @@ TEST(Numerics, EpilogueOrder) {
   const float b = 0.001953125f;
   EXPECT_EQ(finish_output(1.0f, FloatDtype::BF16, &b), 1.0f);
   EXPECT_EQ(finish_output(1.0f, FloatDtype::F32, &b), 1.001953125f);
+}
+
+// Correction path: torch's F.linear(x, W, bias) in bf16/fp16 on the CPU adds the bias to the float32
+// sum and rounds ONCE (measured on torch 2.15: x = [1, 2^-8, 2^-8], w = x, bias 256 gives bf16 258,
+// i.e. 257 + 2^-15 rounded once; rounding 1 + 2^-15 to bf16 first would give 256). By hand:
+//   bf16, sum = 1 + 2^-8 + 2^-10 (f32-exact), bias = -1: once: 2^-8 + 2^-10 = 1.25 * 2^-8 = 0.0048828125
+//     (bf16-exact); twice: bf16(sum) = 1 + 2^-7 (0.625 ulp rounds up), minus 1 = 2^-7 = 0.0078125.
+//   fp16, sum = 1 + 2^-11 + 2^-13, bias = -1: once: 1.25 * 2^-11 = 0.0006103515625 (a normal fp16);
+//     twice: fp16(sum) = 1 + 2^-10, minus 1 = 2^-10 = 0.0009765625.
+//   No bias: the sum is rounded once either way (bf16(1 + 2^-8 + 2^-10) = 1.0078125).
+TEST(Numerics, CorrectedOutputRoundsSumPlusBiasOnce) {
+  const float sb = 1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -10);
+  const float sh = 1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -13);
+  EXPECT_EQ(corrected_output(sb, true, -1.0f, FloatDtype::BF16, FloatDtype::BF16), 0.0048828125f);
+  EXPECT_EQ(corrected_output(sb, true, -1.0f, FloatDtype::BF16, FloatDtype::F32), 0.0048828125f);
+  EXPECT_EQ(corrected_output(sh, true, -1.0f, FloatDtype::F16, FloatDtype::F16), 0.0006103515625f);
+  EXPECT_EQ(corrected_output(sh, true, -1.0f, FloatDtype::F16, FloatDtype::F32), 0.0006103515625f);
+  // The output cast comes last: the fp16 result 0.0006103515625 = 1.25 * 2^-11 is bf16-exact too.
+  EXPECT_EQ(corrected_output(sh, true, -1.0f, FloatDtype::F16, FloatDtype::BF16), 0.0006103515625f);
+  EXPECT_EQ(corrected_output(sb, false, 0.0f, FloatDtype::BF16, FloatDtype::BF16), 1.0078125f);
+  // The bias is taken in the GEMM dtype: an f32 bias 2^-8 + 2^-16 is a bf16 tie and becomes 2^-8; on
+  // sum 1, 1 + 2^-8 is a bf16 tie again and rounds to even, 1 (the unrounded bias would give 1 + 2^-7).
+  EXPECT_EQ(corrected_output(1.0f, true, std::ldexp(1.0f, -8) + std::ldexp(1.0f, -16), FloatDtype::BF16,
+                             FloatDtype::F32),
+            1.0f);
+  // A float32 GEMM (F32 policy or activations): one f32 addition, then the output cast.
+  EXPECT_EQ(corrected_output(sb, true, -1.0f, FloatDtype::F32, FloatDtype::F32), sb - 1.0f);
+  EXPECT_EQ(corrected_output(sb, true, -1.0f, FloatDtype::F32, FloatDtype::BF16), 0.0048828125f);
 }
 
 }  // namespace

@@ -455,5 +455,103 @@ TEST(Operands, HugeShapesAreRefusedNotAllocated) {
   EXPECT_EQ(validate_operands(d).error().kind, ErrorKind::OpTooLarge);
 }
 
+// A valid 4-bit layer [n, 64] (G = 16, R = 16) and an F32 input of `input` shape.
+OperandDesc small_layer(std::uint64_t n, Shape input, bool correction = false) {
+  OperandDesc d;
+  d.weight = {st::Dtype::I8, {n, 32}};
+  d.s_rel = {st::Dtype::F8_E4M3, {n, 4}};
+  d.s_channel = {st::Dtype::F32, {n}};
+  if (correction) d.correction = TensorDesc{st::Dtype::F32, {4, n}};
+  d.input = {st::Dtype::F32, std::move(input)};
+  d.group_size = 16;
+  d.convrot_groupsize = 16;
+  return d;
+}
+
+// Empty problems past upstream's checks. Messages copied from comfy-kitchen 0.2.40 and 0.2.35 (their
+// eager w4a8_int8_linear on such operands, ~/.cache/w4a8check/ck-venv, torch 2.15 CPU, 2026-12-06):
+// the integer path raises, the correction path (F.linear) returns an empty or zero result; the
+// library computes every one of them unless asked for upstream's behaviour (EmptyProblem::AsUpstream).
+TEST(Operands, EmptyProblemsAsUpstream) {
+  const std::string cat = "torch.cat(): expected a non-empty list of Tensors";
+  for (ComfyKitchen ck : {kV35, kV40}) {
+    for (const Shape& x : {Shape{0, 64}, Shape{2, 0, 64}, Shape{0, 0, 64}}) {
+      EXPECT_TRUE(validate_operands(small_layer(3, x), ck).ok());
+      const Status s = validate_operands(small_layer(3, x), ck, EmptyProblem::AsUpstream);
+      ASSERT_FALSE(s.ok());
+      EXPECT_EQ(s.error().kind, ErrorKind::OpEmptyBatch);
+      EXPECT_EQ(s.error().message, cat);
+      EXPECT_EQ(s.error().type(), "ValueError");
+      EXPECT_EQ(error_info(s.error().kind).exit, ExitClass::Reject);
+      EXPECT_TRUE(validate_operands(small_layer(3, x, true), ck, EmptyProblem::AsUpstream).ok());
+    }
+    EXPECT_TRUE(validate_operands(small_layer(3, {1, 64}), ck, EmptyProblem::AsUpstream).ok());
+    EXPECT_TRUE(validate_operands(small_layer(3, {64}), ck, EmptyProblem::AsUpstream).ok());  // 1-D: M = 1
+    // N = 0 (chunk sizing divides by N * 4) comes before M = 0.
+    for (const Shape& x : {Shape{2, 64}, Shape{0, 64}}) {
+      const Status n0 = validate_operands(small_layer(0, x), ck, EmptyProblem::AsUpstream);
+      ASSERT_FALSE(n0.ok());
+      EXPECT_EQ(n0.error().kind, ErrorKind::UsageError);
+      EXPECT_EQ(n0.error().message, "N=0: upstream raises ZeroDivisionError: integer division or modulo by zero");
+      EXPECT_TRUE(validate_operands(small_layer(0, x), ck).ok());
+      EXPECT_TRUE(validate_operands(small_layer(0, x, true), ck, EmptyProblem::AsUpstream).ok());
+    }
+    // Upstream's checks come first (the Hadamard size is built before the chunks), ours after
+    // (upstream adds the bias only to the concatenated chunks).
+    OperandDesc h = small_layer(3, {0, 64});
+    h.convrot_groupsize = 8;
+    EXPECT_EQ(validate_operands(h, ck, EmptyProblem::AsUpstream).error().kind, ErrorKind::OpHadamardSize);
+    OperandDesc b = small_layer(3, {0, 64});
+    b.bias = TensorDesc{st::Dtype::F32, {5}};
+    EXPECT_EQ(validate_operands(b, ck, EmptyProblem::AsUpstream).error().kind, ErrorKind::OpEmptyBatch);
+    EXPECT_EQ(validate_operands(b, ck).error().kind, ErrorKind::OpBiasShape);
+  }
+  // K = 0 passes 0.2.35's checks (K = 2 * cols) and fails its ConvRot reshape, for any M and N.
+  for (const Shape& x : {Shape{2, 0}, Shape{0, 0}}) {
+    OperandDesc d = small_layer(0, x);
+    d.weight.shape = {0, 0};
+    d.s_rel.shape = {0, 0};
+    const Status s = validate_operands(d, kV35, EmptyProblem::AsUpstream);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().message,
+              "K=0: upstream raises RuntimeError: cannot reshape tensor of 0 elements into shape [-1, 0, 16] because the "
+              "unspecified dimension size -1 can be any value and is ambiguous");
+    EXPECT_TRUE(validate_operands(d, kV35).ok());
+  }
+}
+
+// The storage forms comfy-kitchen reads and sglang does not (docs/upstream.md "Who loads what"),
+// recognised whatever other defect the layer has.
+TEST(Operands, ComfyKitchenOnlyStorage) {
+  auto desc = [](st::Dtype w, st::Dtype s, std::uint64_t cols, std::uint64_t groups, std::int64_t g) {
+    OperandDesc d;
+    d.weight = {w, {3, cols}};
+    d.s_rel = {s, {3, groups}};
+    d.group_size = g;
+    return d;
+  };
+  for (ComfyKitchen ck : {kV35, kV40}) {
+    EXPECT_TRUE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F32, 32, 4, 16), ck));
+    EXPECT_TRUE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F32, 32, 5, 16), ck));  // row width wrong too
+    EXPECT_TRUE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F32, 32, 4, 12), ck));  // G wrong too
+    EXPECT_FALSE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F8_E4M3, 32, 4, 16), ck));  // sglang's own
+    EXPECT_FALSE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::BF16, 48, 4, 16), ck));
+    EXPECT_FALSE(comfy_kitchen_only_storage(desc(st::Dtype::U8, st::Dtype::F32, 32, 4, 16), ck));
+    EXPECT_FALSE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F8_E4M3, 40, 4, 16), ck));
+    OperandDesc r3 = desc(st::Dtype::I8, st::Dtype::F32, 32, 4, 16);
+    r3.weight.shape = {3, 32, 1};
+    EXPECT_FALSE(comfy_kitchen_only_storage(r3, ck));
+  }
+  // 6-bit rows (K = 64: 48 bytes) with FP8 scales: only releases that read them.
+  EXPECT_TRUE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F8_E4M3, 48, 4, 16), kV40));
+  EXPECT_FALSE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F8_E4M3, 48, 4, 16), kV35));
+  EXPECT_FALSE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F8_E4M3, 0, 0, 16), kV40));
+  EXPECT_FALSE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F8_E4M3, 48, 4, 0), kV40));
+  // Huge sizes do not wrap around: 6 * K with K = (2^64 - 1) * (2^62) has no row that matches.
+  EXPECT_FALSE(comfy_kitchen_only_storage(desc(st::Dtype::I8, st::Dtype::F8_E4M3, UINT64_MAX, UINT64_MAX,
+                                               std::int64_t(1) << 62),
+                                          kV40));
+}
+
 }  // namespace
 }  // namespace w4a8::gemm

@@ -118,25 +118,106 @@ TEST(Quantizer, StorageVariants) {
   }
 }
 
-// Finite weights near FLT_MAX (two of them in one rotation group sum past it) are refused in every
-// storage variant instead of producing inf/NaN scales; large but safe weights still quantize.
-TEST(Quantizer, WeightsThatOverflowFloat32AreRefused) {
+// Finite weights whose rotation leaves float32 are refused in every storage variant
+// (gemm.quantize.non_finite, naming the row; upstream stores inf/NaN scales): row 0 follows column 0
+// of H_256, so its rotated weight 0 is sqrt(256) * 3.4e38. Large weights whose rotation stays finite
+// still quantize.
+TEST(Quantizer, WeightsWhoseRotationOverflowsAreRefused) {
   const std::uint64_t n = 16, k = 256;
   std::vector<float> w(n * k);
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 37 % 29) - 14);
-  std::vector<float> huge = w;  // (the case found: a row of zeros but for two such values)
-  std::fill(huge.begin(), huge.begin() + k, 0.0f);
-  huge[0] = huge[1] = 3.4e38f;
+  std::vector<float> huge = w;
+  for (std::uint64_t j = 0; j < k; ++j) huge[j] = 3.4e38f * float(hadamard_sign(256, std::int64_t(j), 0));
   std::vector<float> big = w;
   for (float& v : big) v *= 1e30f;
   for (const QuantizeOptions& o : storage_variants()) {
     auto l = quantize_weights(huge, n, k, o);
     ASSERT_FALSE(l.ok()) << o.bits << " " << o.codebook;
-    EXPECT_NE(l.error().message.find("weights too large to quantize: max |w| = 3.4e+38"), std::string::npos)
-        << l.error().message;
+    EXPECT_EQ(l.error().kind, ErrorKind::QuantNonFinite);
+    EXPECT_EQ(l.error().message,
+              "cannot quantize the weights: row 0 (max |w| = 3.4e+38) overflows F32 in the rotation "
+              "(convrot_groupsize=256; comfy-kitchen would store inf/NaN scales)");
     auto ok = quantize_weights(big, n, k, o);
     ASSERT_TRUE(ok.ok()) << ok.error().message;
     EXPECT_TRUE(operands_accepted(*ok, k));
+  }
+  // BF16/F16 weights overflow their own dtype: F16 at sqrt(16) * 20000 = 80000 > 65504.
+  std::vector<float> h16(4 * 64, 0.5f);
+  for (std::uint64_t j = 0; j < 16; ++j) h16[64 + j] = 20000.0f * float(hadamard_sign(16, std::int64_t(j), 5));
+  QuantizeOptions o;
+  o.convrot_groupsize = 16;
+  o.source_dtype = FloatDtype::F16;
+  auto l = quantize_weights(h16, 4, 64, o);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.error().message,
+            "cannot quantize the weights: row 1 (max |w| = 20000) overflows F16 in the rotation (convrot_groupsize=16; "
+            "comfy-kitchen rotates F16 weights in F16 and would store inf/NaN scales)");
+  o.source_dtype = FloatDtype::F32;  // the same values as F32 weights: 80000 is finite
+  EXPECT_TRUE(quantize_weights(h16, 4, 64, o).ok());
+}
+
+// A weight that is NaN or inf: refused (exit 1 in the CLI), naming it.
+TEST(Quantizer, NonFiniteWeightsAreRefused) {
+  std::vector<float> w(4 * 64, 0.25f);
+  w[2 * 64 + 9] = -INFINITY;
+  auto l = quantize_weights(w, 4, 64, {.convrot_groupsize = 64});
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.error().kind, ErrorKind::QuantNonFinite);
+  EXPECT_EQ(l.error().message, "cannot quantize the weights: weight [2, 9] is -inf (weights must be finite to quantize)");
+}
+
+// Repro 4's constant row of 2^127 (upstream quantizes it): a constant row rotates to itself (every
+// column of H_R sums to sqrt(R)), so each group is constant c = 2^127: 4-bit uniform scale
+// s = f32(c / 7), every code 7 + 8 = 15, s_channel = f32(f32(7 s) / 127), s_rel = fp8(f32(s / s_channel)).
+TEST(Quantizer, ConstantRowOfTwoToThe127Quantizes) {
+  const float c = 0x1p127f;
+  const volatile float s = c / 7.0f;  // (volatile: each step rounded to float32, as the quantizer's)
+  const volatile float shifted = 7.0f * s;
+  const volatile float s_channel = shifted / 127.0f;
+  const std::uint8_t s_rel = f32_to_fp8_e4m3fn_rne(s / s_channel);
+  EXPECT_EQ(s_rel, 0x59);  // 18 = 1.125 * 2^4 (127/7 = 18.14)
+  for (std::int64_t r : {4, 16, 64}) {
+    QuantizeOptions o;
+    o.convrot_groupsize = r;
+    o.codebook = false;
+    auto l = quantize_weights(std::vector<float>(6 * 64, c), 6, 64, o);
+    ASSERT_TRUE(l.ok()) << r << ": " << l.error().message;
+    EXPECT_EQ(l->weight, std::vector<std::uint8_t>(6 * 32, 0xFF)) << r;
+    EXPECT_EQ(l->s_rel, std::vector<std::uint8_t>(6 * 4, s_rel)) << r;
+    EXPECT_EQ(l->s_channel, std::vector<float>(6, float(s_channel))) << r;
+  }
+}
+
+// BF16/F16 weights are rotated in their own dtype (upstream builds H and multiplies in it): R = 4,
+// G = 4, a group [1, e, 0, 0] with e = 2^-8 (BF16) or 2^-11 (F16) rotates to [(1+e)/2, (1+e)/2,
+// (1-e)/2, -(1-e)/2]; (1+e)/2 = 0.5 + e/2 is a tie in the dtype and rounds to even, 0.5, (1-e)/2 is
+// exact. So absmax = 0.5 and s_channel = f32(f32(7 f32(0.5 / 7)) / 127); in float32 the absmax
+// would be 0.5 + e/2. Codes 7, 7, 7, -7 (+8) either way.
+TEST(Quantizer, Bf16AndF16WeightsAreRotatedInTheirDtype) {
+  auto channel_scale = [](float amax) {
+    const volatile float s = amax / 7.0f;
+    const volatile float shifted = 7.0f * s;
+    return shifted / 127.0f;
+  };
+  for (const auto& [dt, e] : {std::pair{FloatDtype::BF16, 0x1p-8f}, std::pair{FloatDtype::F16, 0x1p-11f}}) {
+    std::vector<float> w(16, 0.0f);
+    w[0] = 1.0f;
+    w[1] = e;
+    QuantizeOptions o;
+    o.group_size = 4;
+    o.convrot_groupsize = 4;
+    o.codebook = false;
+    o.source_dtype = dt;
+    auto l = quantize_weights(w, 1, 16, o);
+    ASSERT_TRUE(l.ok());
+    EXPECT_EQ(l->s_channel[0], channel_scale(0.5f)) << int(dt);
+    EXPECT_EQ(unpack_code_bits(l->weight.data(), 16, 0, 4), 15);
+    EXPECT_EQ(unpack_code_bits(l->weight.data(), 16, 3, 4), 1);
+    o.source_dtype = FloatDtype::F32;
+    auto l32 = quantize_weights(w, 1, 16, o);
+    ASSERT_TRUE(l32.ok());
+    EXPECT_EQ(l32->s_channel[0], channel_scale(0.5f + e / 2)) << int(dt);
+    EXPECT_NE(channel_scale(0.5f), channel_scale(0.5f + e / 2));
   }
 }
 

@@ -15,12 +15,19 @@ DIR/operand_errors.safetensors; `run` then calls the C++ comparer on DIR and pri
 File layout (read by tests/gemm/ck_case.cpp):
   layer.weight / .weight_s_rel / .weight_s_channel [/ .weight_codebook / .weight_correction / .bias]
   expect.w_q                      I8 [N, K]   upstream _dequant_int4_grouped_to_int8
-  run{r}.input                    F32|BF16 [M, K]
+  run{r}.input                    F32|BF16|F16 [M, K]
   run{r}.x_q, .x_scale, .acc      integer path: upstream's rotation + quantize_int8_rowwise + mm_int8
   run{r}.w_dequant                correction path: upstream dequantize_w4a8_int8_weight(x.dtype)
-  run{r}.out                      upstream w4a8_int8_linear(..., out_dtype = activation dtype)
+  run{r}.out                      upstream w4a8_int8_linear(..., out_dtype = run{r}.out_dtype)
   metadata: group_size, convrot_groupsize, bits, codebook, scale_dtype, correction, runs,
-            run{r}.act, run{r}.error (upstream exception "Type: message", when it raised), versions.
+            run{r}.act (f32, bf16, f16), run{r}.out_dtype (absent: the activation dtype),
+            run{r}.exact ("1": out and w_dequant must match bit for bit), run{r}.error (upstream
+            exception "Type: message", when it raised), versions.
+The quick and full sets end with hand-built cases (make_special_cases; the golden set has none, so
+corpus/golden/ck stays reproducible): a correction-path layer with a bias whose every float32 sum is
+exact in any order (so torch's summation order cannot matter and the output must be bit-exact, BF16
+and F16 activations, eager policy, out in the activation dtype and in F32), and integer-path layers
+run on activations with max|x| up to 3e38 (the rotation must stay finite where upstream's does).
 Operand sets: e{i}.weight/.weight_s_rel/.weight_s_channel[/.weight_codebook/.weight_correction],
 e{i}.input; metadata e{i}.group_size, e{i}.convrot_groupsize, e{i}.expect ("ok" or "Type: message"),
 e{i}.defects.
@@ -318,6 +325,100 @@ def make_operand_sets(count, rng, out_dir):
     return outcomes
 
 
+# ---- hand-built cases ------------------------------------------------------------------------------
+
+DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def exact_correction_case(idx, gen, out_dir):
+    """A correction-path layer with a bias, built so that every float32 product and partial sum of
+    upstream's F.linear is exact: uniform 4-bit codes (c - 8) with FP8 scale 1.0, s_channel 2^-3 and
+    corrections i/8 (|i| <= 8) make W_rot = j/8 with |j| <= 16; un-rotated with R = 16 (entries
+    +-1/4) w_dequant is on the grid 2^-5 with |w| <= 8 (bf16/fp16-exact after the rounding both sides
+    apply); activations i/64 with |i| <= 255 (bf16/fp16-exact). Products are multiples of 2^-11 of
+    magnitude <= 32, so a sum over K = 64 stays below 2^22 grid units: exact in float32 in any order.
+    The output then depends only on the rounding of sum + bias, which must be exact."""
+    n, k, g, r = 13, 64, 16, 16
+    codes = torch.randint(0, 16, (n, k), generator=gen, dtype=torch.int32)
+    packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).to(torch.uint8).view(torch.int8).contiguous()
+    s_rel = torch.ones(n, k // g, dtype=torch.float32).to(torch.float8_e4m3fn)
+    s_channel = torch.full((n,), 0.125, dtype=torch.float32)
+    correction = (torch.randint(-8, 9, (k // g, n), generator=gen).float() / 8).contiguous()
+    t = {"layer.weight": packed, "layer.weight_s_rel": s_rel, "layer.weight_s_channel": s_channel,
+         "layer.weight_correction": correction}
+    t["expect.w_q"] = ck._dequant_int4_grouped_to_int8(packed, s_rel, None, g)
+    runs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("f16", "f32"), ("f32", "f32")]
+    meta = {"group_size": str(g), "convrot_groupsize": str(r), "bits": "4", "codebook": "0",
+            "scale_dtype": "fp8", "correction": "1", "runs": str(len(runs)),
+            "comfy_kitchen": CK_VERSION, "torch": torch.__version__}
+    xs = (torch.randint(-255, 256, (5, k), generator=gen).float() / 64)
+    bias32 = torch.randn(n, generator=gen) * 4
+    for ri, (act, out) in enumerate(runs):
+        dt = DT[act]
+        x = xs.to(dt)
+        assert torch.equal(x.float(), xs)
+        if ri == 0:
+            t["layer.bias"] = bias32.to(torch.bfloat16)  # the stored bias; f16 runs re-round it
+        p = f"run{ri}."
+        t[p + "input"] = x.contiguous()
+        meta[p + "act"], meta[p + "out_dtype"], meta[p + "exact"] = act, out, "1"
+        wd = ck.dequantize_w4a8_int8_weight(packed, s_rel, s_channel, None, correction, g, r,
+                                            output_dtype=dt).contiguous()
+        t[p + "w_dequant"] = wd
+        # Every partial sum exact: the grid bound above, checked.
+        units = (x.double().abs() @ wd.double().abs().T) * 2.0 ** 11
+        assert float(units.max()) < 2.0 ** 24 and torch.equal((wd.double() * 32).round(), wd.double() * 32)
+        t[p + "out"] = ck.w4a8_int8_linear(x, packed, s_rel, s_channel, None, correction,
+                                           t["layer.bias"].to(dt), g, r, out_dtype=DT[out]).contiguous()
+    name = f"case_{idx:03d}_special_exact_corr_bias_g{g}_r{r}.safetensors"
+    save_file({k2: v.contiguous() for k2, v in t.items()}, os.path.join(out_dir, name), metadata=meta)
+    return name
+
+
+def huge_activation_case(idx, r, gen, out_dir):
+    """An integer-path layer (comfy-kitchen's own quantizer) run on activations scaled to max|x| of
+    1e38, 2e38 and 3e38 per row: upstream's rotation (a dense product with entries +-1/sqrt(R)) is
+    finite there, and ours must be too."""
+    n, k, g = 7, 256, 16
+    w = torch.randn(n, k, generator=gen) * 0.05
+    qdata, s_rel, s_channel, _, codebook = ck.quantize_w4a8_int8_weight(w, group_size=g, convrot_groupsize=r)
+    t = {"layer.weight": qdata, "layer.weight_s_rel": s_rel, "layer.weight_s_channel": s_channel,
+         "layer.weight_codebook": codebook.float().contiguous()}
+    t["expect.w_q"] = ck._dequant_int4_grouped_to_int8(qdata, s_rel, codebook, g)
+    runs = ["bf16", "f32"]
+    meta = {"group_size": str(g), "convrot_groupsize": str(r), "bits": "4", "codebook": "1",
+            "scale_dtype": "fp8", "correction": "0", "runs": str(len(runs)),
+            "comfy_kitchen": CK_VERSION, "torch": torch.__version__}
+    for ri, act in enumerate(runs):
+        dt = DT[act]
+        x = torch.randn(3, k, generator=gen)
+        x = (x / x.abs().amax(dim=1, keepdim=True) * torch.tensor([[1e38], [2e38], [3e38]])).to(dt)
+        assert bool(torch.isfinite(x).all())
+        p = f"run{ri}."
+        t[p + "input"] = x.contiguous()
+        meta[p + "act"] = act
+        h = cku._build_hadamard(r, device=x.device, dtype=x.dtype)
+        xr = cku._rotate_activation(x, h, r).reshape(-1, k)
+        x_q, x_scale = ckq.quantize_int8_rowwise(xr)
+        t[p + "x_q"] = x_q.contiguous()
+        t[p + "x_scale"] = x_scale.reshape(-1).float().contiguous()
+        t[p + "acc"] = ckq.mm_int8(x_q, t["expect.w_q"].T.contiguous()).contiguous()
+        t[p + "out"] = ck.w4a8_int8_linear(x, qdata, s_rel, s_channel, codebook, None, None, g, r,
+                                           out_dtype=dt).contiguous()
+        assert bool(torch.isfinite(x_scale).all()) and bool(torch.isfinite(t[p + "out"]).all())
+    name = f"case_{idx:03d}_special_huge_act_r{r}.safetensors"
+    save_file({k2: v.contiguous() for k2, v in t.items()}, os.path.join(out_dir, name), metadata=meta)
+    return name
+
+
+def make_special_cases(first_idx, seed, out_dir):
+    gen = torch.Generator().manual_seed(seed + 1)  # its own stream: the other files do not change
+    names = [exact_correction_case(first_idx, gen, out_dir)]
+    for j, r in enumerate((16, 256)):
+        names.append(huge_activation_case(first_idx + 1 + j, r, gen, out_dir))
+    return names
+
+
 def generate(args):
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
@@ -329,8 +430,9 @@ def generate(args):
         make_case(i, spec, gen, rng, args.out)
     n_err = args.errors if args.errors is not None else {"quick": 80, "golden": 300, "full": 1500}[args.set]
     outcomes = make_operand_sets(n_err, rng, args.out)
+    specials = make_special_cases(len(specs), args.seed, args.out) if args.set != "golden" else []
     print(f"ck_oracle: comfy-kitchen {CK_VERSION}, torch {torch.__version__}, python "
-          f"{platform.python_version()}: {len(specs)} layers ({args.set}), {n_err} operand sets "
+          f"{platform.python_version()}: {len(specs) + len(specials)} layers ({args.set}, {len(specials)} hand-built), {n_err} operand sets "
           f"({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}) in {time.time() - t0:.1f} s -> {args.out}")
 
 
