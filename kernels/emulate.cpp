@@ -146,6 +146,7 @@ void emulate_block(const GemmArgs& g, const GemmPlan& plan, long long bx, long l
 
   std::vector<EmuCopy> cp(kThreads, EmuCopy(st, g));
   std::vector<StageProducer<Kind, SmallG, Codes16>> producer;
+  producer.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) producer.emplace_back(g, m0, n0, t, ke - 1);  // descending k
   // Table, then the first stages-1 stages.
   for (int t = 0; t < kThreads; ++t) issue_table<Kind>(g, table, t, cp[t]);

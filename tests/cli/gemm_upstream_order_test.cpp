@@ -374,16 +374,16 @@ TEST_F(GemmUpstreamOrder, EmptyInputFollowsComfyKitchenPerPath) {
     for (const Shape& shape : {Shape{0, 64}, Shape{2, 0, 64}}) {
       const Case c = empty_case(correction, shape);
       write_case(c);
+      const std::string refused = "REJECTED: --input " + input_file(c) + ": " + cat + "\n  [gemm.empty_batch] (comfy-kitchen ";
       for (const std::string release : {"0.2.40", "0.2.35"})
         for (const std::string impl : {"literal", "fast", "emulate"}) {
-          const std::string what = c.name + " " + impl + " under " + release;
+          std::string what = c.name;
+          what.append(" ").append(impl).append(" under ").append(release);
           const fs::path out = tmp(c.name + "_out.safetensors");
           const CliRun r = gemm(c, release, "--intermediates --impl " + impl);
           if (!correction) {
             EXPECT_EQ(r.rc, 1) << what << "\n" << r.out;
-            EXPECT_NE(r.out.find("REJECTED: --input " + input_file(c) + ": " + cat + "\n  [gemm.empty_batch] (comfy-kitchen " +
-                                 release + ")"),
-                      std::string::npos)
+            EXPECT_NE(r.out.find(std::string(refused).append(release).append(")")), std::string::npos)
                 << what << "\n" << r.out;
             EXPECT_FALSE(fs::exists(out)) << what;
             continue;

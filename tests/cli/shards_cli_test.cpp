@@ -118,14 +118,15 @@ TEST_F(ShardsCli, AnUnreadableLaterShardDoesNotHideAnEarlierShardsError) {
     }
   write(p("bad.safetensors"), bad);
   const std::string missing = p("missing.safetensors");
+  const std::string bad_then_missing = " " + p("bad.safetensors") + " " + missing;
+  const std::string missing_then_bad = " " + missing + " " + p("bad.safetensors");
+  const std::string marker_error =
+      "REJECTED: ValueError: Invalid Comfy quantization marker 'blk.0.comfy_quant' in " + p("bad.safetensors");
   for (const std::string release : {"0.5.19", "0.5.23"}) {
-    CliRun r = cli("validate --sglang " + release + " " + p("bad.safetensors") + " " + missing);
+    CliRun r = cli(std::string("validate --sglang ").append(release).append(bad_then_missing));
     EXPECT_EQ(r.rc, 1) << r.out;
-    EXPECT_NE(r.out.find("REJECTED: ValueError: Invalid Comfy quantization marker 'blk.0.comfy_quant' in " +
-                         p("bad.safetensors")),
-              std::string::npos)
-        << r.out;
-    r = cli("validate --sglang " + release + " " + missing + " " + p("bad.safetensors"));
+    EXPECT_NE(r.out.find(marker_error), std::string::npos) << r.out;
+    r = cli(std::string("validate --sglang ").append(release).append(missing_then_bad));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_NE(r.out.find("cannot open " + missing + ": No such file or directory"), std::string::npos) << r.out;
   }

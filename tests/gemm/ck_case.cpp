@@ -1,11 +1,14 @@
 #include "ck_case.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <sstream>
+#include <string_view>
 
 #include "gemm/operands.hpp"
 #include "gemm/reference.hpp"
@@ -41,6 +44,15 @@ Result<std::vector<float>> read_float(const st::File& f, const std::string& name
   if (!t) return bad(f.path() + ": no tensor " + name);
   return read_floats(f, *t, name);
 }
+
+// Text joined in one buffer (clang-tidy: no temporary per '+').
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view x : parts) out += x;
+  return out;
+}
+
+bool same_float(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
@@ -134,8 +146,8 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
   for (std::int64_t run = 0; run < *runs; ++run) {
     const std::string p = "run" + std::to_string(run) + ".";
     const std::string* act = meta(f, p + "act");
-    if (!act) return bad(path + ": no metadata " + p + "act");
-    if (*act != "f32" && *act != "bf16" && *act != "f16") return bad(path + ": " + p + "act is not f32, bf16 or f16");
+    if (!act) return bad(cat({path, ": no metadata ", p, "act"}));
+    if (*act != "f32" && *act != "bf16" && *act != "f16") return bad(cat({path, ": ", p, "act is not f32, bf16 or f16"}));
     const int di = *act == "bf16" ? 1 : (*act == "f16" ? 2 : 0);
     DtypeStats& d = s.dt[std::size_t(di)];
     const FloatDtype act_dtype = di == 1 ? FloatDtype::BF16 : (di == 2 ? FloatDtype::F16 : FloatDtype::F32);
@@ -144,12 +156,12 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
       if (*od == "f32") out_dtype = FloatDtype::F32;
       else if (*od == "bf16") out_dtype = FloatDtype::BF16;
       else if (*od == "f16") out_dtype = FloatDtype::F16;
-      else return bad(path + ": " + p + "out_dtype is not f32, bf16 or f16");
+      else return bad(cat({path, ": ", p, "out_dtype is not f32, bf16 or f16"}));
     }
     const std::string* exact_meta = meta(f, p + "exact");
     const bool exact = exact_meta && *exact_meta == "1";
     const st::TensorInfo* in = f.header().find(p + "input");
-    if (!in || in->shape.size() != 2) return bad(path + ": " + p + "input missing or not 2-D");
+    if (!in || in->shape.size() != 2) return bad(cat({path, ": ", p, "input missing or not 2-D"}));
     Activations x;
     x.dtype = act_dtype;
     x.shape = in->shape;
@@ -188,7 +200,7 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
     }
     auto want_out = read_float(f, p + "out");
     W4A8_TRY(want_out);
-    if (want_out->size() != res->out.size()) return bad(path + ": " + p + "out has the wrong size");
+    if (want_out->size() != res->out.size()) return bad(cat({path, ": ", p, "out has the wrong size"}));
     const double err = rel_l2(res->out, *want_out);
     const std::uint64_t m = x.M();
     std::uint64_t nonfinite = 0;
@@ -203,7 +215,7 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
       ++d.exact_runs;
       d.exact_elems += want_out->size();
       std::uint64_t eq = 0;
-      for (std::size_t i = 0; i < want_out->size(); ++i) eq += std::memcmp(&res->out[i], &(*want_out)[i], 4) == 0;
+      for (std::size_t i = 0; i < want_out->size(); ++i) eq += same_float(res->out[i], (*want_out)[i]);
       d.exact_equal += eq;
       if (eq != want_out->size())
         s.problems.push_back(where(path, std::size_t(run)) + ": exact run: out differs in " +
@@ -230,7 +242,7 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
     auto want_acc = read_as<std::int32_t>(f, p + "acc", st::Dtype::I32);
     W4A8_TRY(want_acc);
     if (want_xq->size() != m * k || want_scale->size() != m || want_acc->size() != m * n)
-      return bad(path + ": " + p + " intermediates have the wrong size");
+      return bad(cat({path, ": ", p, " intermediates have the wrong size"}));
     bool run_has_ties = false;
     for (std::uint64_t a = 0; a < m; ++a) {
       // Our epilogue on upstream's integers and scale must give upstream's output bit for bit.
@@ -239,17 +251,18 @@ Status compare_case_file(const std::string& path, const CompareOptions& opt, Sta
       for (std::uint64_t i = 0; i < n && epi_eq; ++i) {
         const float o = finish_output(epilogue((*want_acc)[a * n + i], (*want_scale)[a], l.s_channel[i]), out_dtype,
                                       l.has_bias() ? &l.bias[i] : nullptr);
-        epi_eq = std::memcmp(&o, &(*want_out)[a * n + i], 4) == 0;
+        epi_eq = same_float(o, (*want_out)[a * n + i]);
       }
       d.epilogue_rows_equal += epi_eq;
       if (!epi_eq) s.problems.push_back(where(path, std::size_t(run)) + ": epilogue on upstream's acc/scale differs");
-      const bool scale_eq = std::memcmp(&res->x_scale[a], &(*want_scale)[a], 4) == 0;
+      const bool scale_eq = same_float(res->x_scale[a], (*want_scale)[a]);
       ++d.scale_rows;
       d.scale_equal += scale_eq;
       const std::vector<double> exact = rotate_exact(x.values.data() + a * k, k, l.convrot_groupsize);
       bool row_eq = true;
       for (std::uint64_t j = 0; j < k; ++j) {
-        const int ours = res->x_q[a * k + j], theirs = (*want_xq)[a * k + j];
+        const std::int8_t ours8 = res->x_q[a * k + j], theirs8 = (*want_xq)[a * k + j];
+        const int ours = ours8, theirs = theirs8;
         ++d.x_q_elems;
         if (ours == theirs) {
           ++d.x_q_equal;
@@ -324,9 +337,9 @@ Status compare_operand_file(const std::string& path, const CompareOptions& opt, 
     W4A8_TRY(r);
     const std::string* expect = meta(f, p + ".expect");
     const std::string* defects = meta(f, p + ".defects");
-    if (!expect) return bad(path + ": no metadata " + p + ".expect");
+    if (!expect) return bad(cat({path, ": no metadata ", p, ".expect"}));
     const st::TensorInfo* in = f.header().find(p + ".input");
-    if (!in) return bad(path + ": no tensor " + p + ".input");
+    if (!in) return bad(cat({path, ": no tensor ", p, ".input"}));
     ++s.op_sets;
     auto layer = load_layer(f, p, *g, *r);
     Status ours = Ok{};
@@ -354,7 +367,7 @@ Status compare_operand_file(const std::string& path, const CompareOptions& opt, 
       else if (own_kind(ours.error().kind)) ++s.op_ours_only;
       else {
         ++s.op_mismatch;
-        s.problems.push_back(label + ": upstream ok, ours " + ours_text);
+        s.problems.push_back(cat({label, ": upstream ok, ours ", ours_text}));
       }
       continue;
     }
@@ -362,7 +375,7 @@ Status compare_operand_file(const std::string& path, const CompareOptions& opt, 
       if (!ours.ok() && ours.error().type() == "ValueError" && ours.error().message == msg) ++s.op_agree;
       else {
         ++s.op_mismatch;
-        s.problems.push_back(label + ": upstream " + *expect + " | ours " + ours_text);
+        s.problems.push_back(cat({label, ": upstream ", *expect, " | ours ", ours_text}));
       }
       continue;
     }
@@ -373,7 +386,7 @@ Status compare_operand_file(const std::string& path, const CompareOptions& opt, 
         ++s.op_agree;
       else {
         ++s.op_mismatch;
-        s.problems.push_back(label + ": upstream " + *expect + " | ours " + ours_text);
+        s.problems.push_back(cat({label, ": upstream ", *expect, " | ours ", ours_text}));
       }
       continue;
     }
@@ -382,7 +395,7 @@ Status compare_operand_file(const std::string& path, const CompareOptions& opt, 
     else if (ours.ok()) ++s.op_ours_accepts;
     else {
       ++s.op_mismatch;
-      s.problems.push_back(label + ": upstream " + *expect + " | ours " + ours_text);
+      s.problems.push_back(cat({label, ": upstream ", *expect, " | ours ", ours_text}));
     }
   }
   return Ok{};
