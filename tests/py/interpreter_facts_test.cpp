@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <glob.h>
 #include <string>
 #include <vector>
 
@@ -24,29 +23,8 @@ namespace {
 using testing::command_output;
 using testing::PythonCall;
 
-std::string env_key(std::string_view dotted) {
-  std::string k(dotted);
-  for (char& c : k)
-    if (c == '.') c = '_';
-  return k;
-}
-
-// A real CPython of this version, or "" (as tests/py/repr_test.cpp finds one).
-std::string interpreter_for(Version v) {
-  const std::string name(version_name(v));
-  std::vector<std::string> cands;
-  if (const char* e = std::getenv(("W4A8_PYTHON_" + env_key(name)).c_str())) cands.push_back(e);
-  cands.push_back("python" + name);
-  glob_t g{};
-  const std::string pattern =
-      std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.pyenv/versions/" + name + ".*/bin/python3";
-  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
-    for (std::size_t i = 0; i < g.gl_pathc; ++i) cands.push_back(g.gl_pathv[i]);
-  globfree(&g);
-  for (const auto& c : cands)
-    if (command_output("'" + c + "' -c \"import sys; print('%d.%d' % sys.version_info[:2])\"") == name) return c;
-  return {};
-}
+// A real CPython of this version, or "" (tests/support: python_of_version).
+std::string interpreter_for(Version v) { return testing::python_of_version(version_name(v)); }
 
 std::string digits_message(std::size_t digits, Version v) { return max_str_digits_error(digits, v).message; }
 

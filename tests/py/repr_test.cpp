@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <glob.h>
 #include <random>
 #include <sstream>
 #include <string>
@@ -43,21 +42,8 @@ std::string env_key(std::string_view dotted) {
   return k;
 }
 
-// A real CPython of this version, or "".
-std::string interpreter_for(Version v) {
-  const std::string name(version_name(v));
-  std::vector<std::string> cands;
-  if (const char* e = std::getenv(("W4A8_PYTHON_" + env_key(name)).c_str())) cands.push_back(e);
-  cands.push_back("python" + name);
-  glob_t g{};
-  const std::string pattern = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.pyenv/versions/" + name + ".*/bin/python3";
-  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
-    for (std::size_t i = 0; i < g.gl_pathc; ++i) cands.push_back(g.gl_pathv[i]);
-  globfree(&g);
-  for (const auto& c : cands)
-    if (command_output("'" + c + "' -c \"import sys; print('%d.%d' % sys.version_info[:2])\"") == name) return c;
-  return {};
-}
+// A real CPython of this version, or "" (tests/support: python_of_version).
+std::string interpreter_for(Version v) { return testing::python_of_version(version_name(v)); }
 
 // A Python with PyPI unicodedata2 of this version's Unicode data, or "".
 std::string unicodedata2_for(Version v) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <glob.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,6 +142,25 @@ std::string command_output(const std::string& cmd) {
   while (std::fgets(buf, sizeof buf, pipe) != nullptr) out += buf;
   if (::pclose(pipe) != 0) return {};
   return out.substr(0, out.find('\n'));
+}
+
+std::string python_of_version(std::string_view major_minor) {
+  const std::string name(major_minor);
+  std::string key = name;
+  for (char& c : key)
+    if (c == '.') c = '_';
+  std::vector<std::string> cands;
+  if (const char* e = std::getenv(("W4A8_PYTHON_" + key).c_str())) cands.push_back(e);
+  cands.push_back("python" + name);
+  glob_t g{};
+  const std::string pattern =
+      std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.pyenv/versions/" + name + ".*/bin/python3";
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0)
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) cands.push_back(g.gl_pathv[i]);
+  globfree(&g);
+  for (const auto& c : cands)
+    if (command_output("'" + c + "' -c \"import sys; print('%d.%d' % sys.version_info[:2])\"") == name) return c;
+  return {};
 }
 
 std::string hex_arg(std::string_view bytes) { return "x" + hex::bytes(bytes); }

@@ -65,6 +65,10 @@ std::vector<std::string> ask_oracle(std::string_view script, const std::vector<s
 // First line of a shell command's stdout, "" when it cannot run or fails (probing interpreters).
 std::string command_output(const std::string& cmd);
 
+// A real CPython of minor version `major_minor` ("3.12"): $W4A8_PYTHON_3_12, python3.12 on PATH or
+// ~/.pyenv/versions/3.12.*/bin/python3, the first that reports that version; "" when none does.
+std::string python_of_version(std::string_view major_minor);
+
 // "x" + lowercase hex: the oracles' byte-string argument encoding (the "x" keeps empty strings visible).
 std::string hex_arg(std::string_view bytes);
 std::string hex_arg(std::span<const std::uint8_t> bytes);

@@ -143,6 +143,17 @@ def float_weights(n, k, gen, heavy):
     return w * 0.05
 
 
+def integer_intermediates(t, p, x, r, k):
+    """Upstream's integer path for activations x [M, K] into t under prefix p: its rotation,
+    rowwise int8 quantization and int8 GEMM against expect.w_q."""
+    h = cku._build_hadamard(r, device=x.device, dtype=x.dtype)
+    xr = cku._rotate_activation(x, h, r).reshape(-1, k)
+    x_q, x_scale = ckq.quantize_int8_rowwise(xr)
+    t[p + "x_q"] = x_q.contiguous()
+    t[p + "x_scale"] = x_scale.reshape(-1).float().contiguous()
+    t[p + "acc"] = ckq.mm_int8(x_q, t["expect.w_q"].T.contiguous()).contiguous()
+
+
 def make_case(idx, spec, gen, rng, out_dir):
     bits, cb, sd, corr, g, r, n, k, runs = spec
     w = float_weights(n, k, gen, heavy=(idx % 5 == 4))
@@ -182,12 +193,7 @@ def make_case(idx, spec, gen, rng, out_dir):
         t[p + "input"] = x
         meta[p + "act"] = act
         if correction is None:
-            h = cku._build_hadamard(r, device=x.device, dtype=x.dtype)
-            xr = cku._rotate_activation(x, h, r).reshape(-1, k)
-            x_q, x_scale = ckq.quantize_int8_rowwise(xr)
-            t[p + "x_q"] = x_q.contiguous()
-            t[p + "x_scale"] = x_scale.reshape(-1).float().contiguous()
-            t[p + "acc"] = ckq.mm_int8(x_q, t["expect.w_q"].T.contiguous()).contiguous()
+            integer_intermediates(t, p, x, r, k)
         else:
             t[p + "w_dequant"] = ck.dequantize_w4a8_int8_weight(
                 qdata, s_rel, s_channel, codebook=codebook, correction=correction, group_size=g,
@@ -397,15 +403,10 @@ def huge_activation_case(idx, r, gen, out_dir):
         p = f"run{ri}."
         t[p + "input"] = x.contiguous()
         meta[p + "act"] = act
-        h = cku._build_hadamard(r, device=x.device, dtype=x.dtype)
-        xr = cku._rotate_activation(x, h, r).reshape(-1, k)
-        x_q, x_scale = ckq.quantize_int8_rowwise(xr)
-        t[p + "x_q"] = x_q.contiguous()
-        t[p + "x_scale"] = x_scale.reshape(-1).float().contiguous()
-        t[p + "acc"] = ckq.mm_int8(x_q, t["expect.w_q"].T.contiguous()).contiguous()
+        integer_intermediates(t, p, x, r, k)
         t[p + "out"] = ck.w4a8_int8_linear(x, qdata, s_rel, s_channel, codebook, None, None, g, r,
                                            out_dtype=dt).contiguous()
-        assert bool(torch.isfinite(x_scale).all()) and bool(torch.isfinite(t[p + "out"]).all())
+        assert bool(torch.isfinite(t[p + "x_scale"]).all()) and bool(torch.isfinite(t[p + "out"]).all())
     name = f"case_{idx:03d}_special_huge_act_r{r}.safetensors"
     save_file({k2: v.contiguous() for k2, v in t.items()}, os.path.join(out_dir, name), metadata=meta)
     return name
