@@ -120,6 +120,12 @@ Status comfy_kitchen_accepts(const validate::Report& r, const validate::Layer& l
   return gemm::validate_operands(d->d, ck);
 }
 
+bool comfy_kitchen_only_layer(const validate::Report& r, const validate::Layer& l, upstream::ComfyKitchen ck,
+                              py::Version pv) {
+  auto d = describe_layer(r, l, pv);
+  return d.ok() && gemm::comfy_kitchen_only_storage(d->d, ck);
+}
+
 Status kernel_accepts(const validate::Report& r, const validate::Layer& l, py::Version pv) {
   auto d = describe_layer(r, l, pv);
   W4A8_TRY(d);

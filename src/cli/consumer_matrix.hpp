@@ -80,6 +80,11 @@ struct ConsumerMatrix {
 //         beyond 64 bits), or ConsumerMissingTensor.
 Status comfy_kitchen_accepts(const validate::Report& r, const validate::Layer& l, upstream::ComfyKitchen ck,
                              py::Version pv);
+// Whether layer `l` is stored in a form comfy-kitchen release `ck` reads and sglang does not
+// (gemm::comfy_kitchen_only_storage on the same OperandDesc comfy_kitchen_accepts judges); false when
+// that description cannot be made (a tensor missing, G or R not an int).
+bool comfy_kitchen_only_layer(const validate::Report& r, const validate::Layer& l, upstream::ComfyKitchen ck,
+                              py::Version pv);
 // The CUDA kernel: comfy_kitchen_accepts() under the newest profile, then kern::check_layer_shape.
 // @return Ok, those errors, or CudaUnsupported naming the kernel's reason.
 Status kernel_accepts(const validate::Report& r, const validate::Layer& l, py::Version pv);

@@ -196,18 +196,7 @@ std::optional<ComfyKitchenLayer> comfy_kitchen_layer(std::span<const validate::P
   for (const validate::Layer& l : all->report.layers) {
     if (l.prefix != layer || !is_w4a8(l)) continue;
     Status verdict = comfy_kitchen_accepts(all->report, l, ck, vopt.python);
-    if (!verdict.ok()) {
-      // The storage alone (sglang checked that weight and s_rel exist before refusing).
-      const validate::TensorMeta* w = all->report.find(l.prefix + ".weight");
-      const validate::TensorMeta* s = all->report.find(l.prefix + ".weight_s_rel");
-      auto groups = marker_groups(l, vopt.python);
-      if (w == nullptr || s == nullptr || !groups.ok()) return std::nullopt;
-      gemm::OperandDesc d;
-      d.weight = {w->dtype, w->shape};
-      d.s_rel = {s->dtype, s->shape};
-      d.group_size = groups->group_size;
-      if (!gemm::comfy_kitchen_only_storage(d, ck)) return std::nullopt;
-    }
+    if (!verdict.ok() && !comfy_kitchen_only_layer(all->report, l, ck, vopt.python)) return std::nullopt;
     return ComfyKitchenLayer{std::move(all).value(), verdict.ok() ? std::nullopt : std::optional<Error>(verdict.error())};
   }
   return std::nullopt;
