@@ -58,7 +58,7 @@ struct Case {
 
 Layer f32_layer(int bits = 4) { return make_zero_layer(3, 64, 16, 16, bits, ScaleDtype::F32); }
 
-// The layers of hunt-B/repro6 (F32 group scales, or 6-bit rows, plus one defect comfy-kitchen
+// The layers a differential hunt found misreported (F32 group scales, or 6-bit rows, plus one defect comfy-kitchen
 // refuses), 6-bit FP8 ones with a defect, and clean ones.
 std::vector<Case> storage_cases() {
   std::vector<Case> c;
@@ -175,7 +175,7 @@ void expect_verdict(const CliRun& r, const std::string& want, const std::string&
   }
 }
 
-// DEFECT 1 (hunt-B repro6): comfy-kitchen's error, never sglang's storage refusal, and the same
+// Comfy-kitchen-only storage with a defect: comfy-kitchen's error, never sglang's storage refusal, and the same
 // message as validate --consumers' cell for that release.
 TEST_F(GemmUpstreamOrder, ComfyKitchenOnlyStorageGetsComfyKitchensError) {
   for (const Case& c : storage_cases()) {
@@ -365,7 +365,7 @@ INSTANTIATE_TEST_SUITE_P(ComfyKitchen, GemmUpstreamOrderLive, ::testing::Values(
                            return n;
                          });
 
-// DEFECT 2 (hunt-B repro5): an input without rows. comfy-kitchen 0.2.40 and 0.2.35 (eager
+// An input without rows. comfy-kitchen 0.2.40 and 0.2.35 (eager
 // w4a8_int8_linear, int8_linear's chunk loop finds no row) raise "ValueError: torch.cat(): expected
 // a non-empty list of Tensors" on the integer path; F.linear on the correction path returns [.., 0, N].
 TEST_F(GemmUpstreamOrder, EmptyInputFollowsComfyKitchenPerPath) {

@@ -82,7 +82,7 @@ TEST(PythonVersions, JsonNestingLimitPerInterpreter) {
       EXPECT_EQ(verdict_under(m.v, metadata_at_depth(array, m.deepest + 1)), recursion(array)) << what << " metadata";
     }
   }
-  // The tester's cases (a marker member nested 1200 and 5000 deep): accepted where the limit allows.
+  // A marker member nested 1200 and 5000 deep: accepted where the limit allows.
   for (const int d : {1200, 5000}) {
     const Ckpt c = marker_at_depth(true, d + 1);
     EXPECT_EQ(verdict_under(Version::Py311, c), recursion(true)) << d;

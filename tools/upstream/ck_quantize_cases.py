@@ -75,7 +75,7 @@ def cases():
         out.append((f"{dt}_wide_range_b6", wide.to(DTYPES[dt]), 16, 64, 6, "fp8", False))
     for bits, sd, cb in variants:  # control: F32 weights
         out.append((f"f32_g16_r256_b{bits}_{sd}_{'cb' if cb else 'un'}", randn(16, 256, 0.05), 16, 256, bits, sd, cb))
-    # Defect B: finite weights near the float32 limit (repro4's), 4-bit uniform.
+    # Finite weights near the float32 limit, 4-bit uniform.
     g2 = torch.Generator().manual_seed(10)
     for mx in (1e38, 1.5e38, 2e38, 3e38):
         w = torch.randn(6, 256, generator=g2)
