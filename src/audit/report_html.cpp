@@ -138,10 +138,9 @@ function draw() {
   document.getElementById("meta").append(
     "Implementation ", el("code", {}, D.implementation), " on suite ", el("code", {}, D.suite), ` (${D.grid} grid), policy `,
     el("code", {}, D.policy), ", activation policy ", el("code", {}, D.act_policy), `, expected values: ${D.reference || "CPU reference"}, ${fmt(D.seconds)} s`);
-  const ran = c.exact + c.order;
-  const ok = D.ok && ran > 0;
-  document.getElementById("verdict").appendChild(el("div", {class: "verdict " + (!D.ok ? "v-fail" : ran ? "v-pass" : "v-none")},
-    !D.ok ? "FAIL" : ran ? "PASS" : "NOTHING RAN" + (D.unavailable ? ": " + D.unavailable : "")));
+  const ran = c.exact + c.order, o = D.outcome;
+  document.getElementById("verdict").appendChild(el("div", {class: "verdict " + (o === "fail" ? "v-fail" : o === "pass" ? "v-pass" : "v-none")},
+    o === "fail" ? "FAIL" : o === "pass" ? "PASS" : "NOTHING RAN" + (D.unavailable ? ": " + D.unavailable : "")));
   const cards = document.getElementById("cards");
   for (const [k, label] of [["cases","cases"],["exact","exact"],["order","order (explained)"],["failed","failed"],["unsupported","unsupported"],["skipped","skipped"],["upstream_errors","upstream errors"],["broken","broken"]])
     { const d = el("div", {class: "card"}); d.appendChild(el("b", {}, String(c[k]))); d.appendChild(el("span", {}, label)); cards.appendChild(d); }

@@ -134,11 +134,27 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
   return run;
 }
 
-int exit_code(const AuditRun& r) { return r.failed || r.upstream_errors || r.broken ? 1 : 0; }
+Outcome outcome(const AuditRun& r) {
+  if (r.failed || r.upstream_errors || r.broken) return Outcome::Fail;
+  return r.exact + r.order == 0 ? Outcome::NothingRan : Outcome::Pass;
+}
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Pass:
+      return "pass";
+    case Outcome::Fail:
+      return "fail";
+    case Outcome::NothingRan:
+      break;
+  }
+  return "nothing_ran";
+}
 
 json::Value run_to_json(const AuditRun& r) {
   json::Value v = json::Value::object();
-  v.set("ok", json::Value::from_bool(exit_code(r) == 0));
+  v.set("ok", json::Value::from_bool(outcome(r) == Outcome::Pass));
+  v.set("outcome", str(std::string(outcome_name(outcome(r)))));
   v.set("implementation", str(r.impl_name));
   v.set("suite", str(r.suite_dir));
   v.set("grid", str(r.grid));
@@ -269,9 +285,10 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
                 r.upstream_errors == 1 ? "error" : "errors", (unsigned long long)r.broken, r.seconds, r.impl_seconds,
                 r.ref_seconds);
   s += buf;
-  // A run where nothing ran is not a pass: say so plainly (the exit status stays 0).
-  s += exit_code(r) != 0           ? "FAIL\n"
-       : r.exact + r.order == 0    ? "NOTHING RAN (every case skipped or unsupported)\n"
+  // A run where nothing ran is not a pass: say so plainly (exit status 3).
+  const Outcome o = outcome(r);
+  s += o == Outcome::Fail          ? "FAIL\n"
+       : o == Outcome::NothingRan  ? "NOTHING RAN (every case skipped or unsupported)\n"
        : r.unsupported + r.skipped ? "PASS (on the cases it ran; the others are listed as unsupported or skipped)\n"
                                    : "PASS\n";
   return s;

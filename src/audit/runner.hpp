@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "audit/explain.hpp"
@@ -48,10 +49,13 @@ struct AuditRun {
 Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, const RunOptions& opt,
                            std::string* error_file = nullptr);
 
-// 0: every case that ran passed (exact or order) and nothing broke (unsupported and skipped cases
-// are counted and listed, not failed); 1: a case failed, the implementation raised on a valid case
-// (upstream error) or its adapter broke.
-int exit_code(const AuditRun& r);
+// Pass: every case that ran passed (exact or order) and nothing broke (unsupported and skipped cases
+// are counted and listed, not failed); Fail: a case failed, the implementation raised on a valid case
+// (upstream error) or its adapter broke; NothingRan: no case ran (every one skipped or unsupported),
+// which is not a pass of anything, so a CI job without the GPU its audit needs does not turn green.
+enum class Outcome { Pass, Fail, NothingRan };
+Outcome outcome(const AuditRun& r);
+std::string_view outcome_name(Outcome o);  // "pass", "fail", "nothing_ran" (the JSON's "outcome")
 
 json::Value run_to_json(const AuditRun& r);
 std::string run_to_text(const AuditRun& r, bool verbose);

@@ -2,7 +2,8 @@
 //   audit make  --out DIR [--grid small|standard|full] [--seed S]   write a suite
 //   audit check DIR --impl NAME | --kernel PATH.so | --command CMD   run an implementation over it
 //   audit to-f32 IN OUT                                             BF16/F16/FP8 tensors -> F32 (numpy)
-// Exit status: 0 pass, 1 a case failed (or the implementation raised / broke), 2 usage or I/O.
+// Exit status: 0 pass, 1 a case failed (or the implementation raised / broke), 2 usage or I/O,
+// 3 nothing ran (every case skipped or unsupported).
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -184,7 +185,10 @@ void run_check(const CheckArgs& a, Reporter& report) {
     report.out() << audit::strict_json(audit::run_to_json(*run)) << "\n";
   else
     report.out() << audit::run_to_text(*run, a.verbose);
-  report.verdict(audit::exit_code(*run) == 0);
+  if (const audit::Outcome o = audit::outcome(*run); o == audit::Outcome::NothingRan)
+    report.nothing_ran();
+  else
+    report.verdict(o == audit::Outcome::Pass);
 }
 
 // The exact float32 value of an FP8 byte, for the FP8 dtypes numpy cannot read; nullptr otherwise.
@@ -269,7 +273,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   CLI::App* check =
       audit->add_subcommand("check",
                             "Run an implementation over a suite and compare it with the CPU reference.\n"
-                            "Exit status: 0 pass, 1 a case failed or the implementation raised/broke, 2 usage or I/O.");
+                            "Exit status: 0 pass, 1 a case failed or the implementation raised/broke, 2 usage or I/O,\n"
+                            "3 nothing ran (every case skipped or unsupported, e.g. no GPU).");
   check->add_option("suite", ck->dir, "suite directory (from `audit make`)")->required();
   auto* impl = check->add_option("--impl", ck->impl, "built-in: literal, fast, emulate, cuda")
                    ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}));

@@ -114,6 +114,9 @@ class Reporter {
   void succeed() { exit_ = 0; }
   // A check's outcome that is not an Error (compare, audit check): 0 passed, 1 failed.
   void verdict(bool passed) { exit_ = passed ? 0 : 1; }
+  // audit check where every case was skipped or unsupported: neither a pass nor a failure.
+  static constexpr int kNothingRan = 3;
+  void nothing_ran() { exit_ = kNothingRan; }
   int exit_code() const { return exit_; }
 
  private:

@@ -64,6 +64,13 @@ std::string sget(const json::Value& v, const char* key) {
   const json::Value* x = v.get(key);
   return x && x->is_string() ? x->text : "";
 }
+
+// A run where every case was skipped or unsupported: not ok, outcome "nothing_ran" (exit 3).
+void expect_nothing_ran(const json::Value& v) {
+  EXPECT_EQ(sget(v, "outcome"), "nothing_ran");
+  const json::Value* ok = v.get("ok");
+  EXPECT_TRUE(ok && ok->kind == json::Kind::Bool && !ok->boolean);
+}
 // comfy-kitchen 0.2.40's storage variants: 6-bit codes or F32 group scales (ids say so).
 bool storage_variant(const json::Value& c) {
   const std::string id = sget(c, "id");
@@ -159,25 +166,29 @@ TEST(AuditCheck, EmulatePluginModule) {
 // missing module and missing device are visible skips; a module that is there runs (here the
 // fake-device test plugin stands in for it, so the path is exercised without a GPU).
 TEST(AuditCheck, CudaBuiltinThroughTheModuleSearch) {
-  auto missing = check_json("--impl cuda", 0, "W4A8CHECK_CUDA_MODULE=/nonexistent/libw4a8check_cuda.so");
+  // Nothing ran: exit 3, not a pass (a CI job without the module must not turn green).
+  auto missing = check_json("--impl cuda", 3, "W4A8CHECK_CUDA_MODULE=/nonexistent/libw4a8check_cuda.so");
   EXPECT_EQ(count(missing, "skipped"), count(missing, "cases"));
+  expect_nothing_ran(missing);
   EXPECT_NE(sget(missing, "unavailable").find("/nonexistent/libw4a8check_cuda.so"), std::string::npos);
   auto r = run_command("W4A8CHECK_CUDA_MODULE=/nonexistent/x.so " + std::string(W4A8_CLI_BINARY) + " audit check " +
                        small_suite() + " --impl cuda");
-  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_NE(r.out.find("SKIPPED: every case"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NOTHING RAN"), std::string::npos) << r.out;
-  auto none = check_json("--impl cuda", 0, "W4A8CHECK_CUDA_MODULE=" + kPlugins + "/audit_plugin_fake_device_none.so");
+  auto none = check_json("--impl cuda", 3, "W4A8CHECK_CUDA_MODULE=" + kPlugins + "/audit_plugin_fake_device_none.so");
   EXPECT_EQ(count(none, "skipped"), count(none, "cases"));
   EXPECT_NE(sget(none, "unavailable").find("no CUDA device"), std::string::npos);
   auto fake = check_json("--impl cuda", 0, "W4A8CHECK_CUDA_MODULE=" + kPlugins + "/audit_plugin_fake_device.so");
+  EXPECT_EQ(sget(fake, "outcome"), "pass");
   EXPECT_EQ(count(fake, "failed") + count(fake, "broken") + count(fake, "upstream_errors"), 0u);
   EXPECT_GT(count(fake, "exact") + count(fake, "order"), 0u);
   EXPECT_EQ(sget(fake, "implementation").rfind("cuda: test-plugin-fake_device", 0), 0u) << sget(fake, "implementation");
   expect_unsupported(fake, storage_or_correction, "it lacks", "cuda (fake device)");
   if (!std::getenv("W4A8CHECK_CUDA_MODULE")) {  // the plain search: no module in a CPU build, or no GPU here
-    auto plain = check_json("--impl cuda", 0);
+    auto plain = check_json("--impl cuda", -1);
     if (count(plain, "exact") + count(plain, "order") == 0) {
+      expect_nothing_ran(plain);
       EXPECT_EQ(count(plain, "skipped"), count(plain, "cases"));
       EXPECT_FALSE(sget(plain, "unavailable").empty());
     }
@@ -214,7 +225,8 @@ TEST(AuditCheck, DevicePluginPathOnAFakeDevice) {
   auto v = check_json("--kernel " + kPlugins + "/audit_plugin_fake_device.so", 0);
   EXPECT_EQ(count(v, "failed") + count(v, "broken") + count(v, "upstream_errors"), 0u);
   EXPECT_GT(count(v, "exact") + count(v, "order"), 0u);
-  auto none = check_json("--kernel " + kPlugins + "/audit_plugin_fake_device_none.so", 0);
+  auto none = check_json("--kernel " + kPlugins + "/audit_plugin_fake_device_none.so", 3);
+  expect_nothing_ran(none);
   EXPECT_EQ(count(none, "skipped"), count(none, "cases"));
   EXPECT_NE(sget(none, "unavailable").find("no CUDA device"), std::string::npos);
 }
@@ -323,6 +335,19 @@ TEST(AuditReport, RendersInHeadlessChromium) {
   EXPECT_GE(occurrences("<rect"), 50u);  // heat cells and bars exist, with content
   EXPECT_GE(occurrences("class=\"st fail\""), 1u);
   EXPECT_NE(dom.out.find("epilogue"), std::string::npos);
+  EXPECT_NE(dom.out.find("class=\"verdict v-fail\">FAIL<"), std::string::npos);
+  // A run where nothing ran says so, not PASS.
+  const std::string none = temp_dir() + "/report-none";
+  ASSERT_EQ(run_cli("audit check " + small_suite() + " --kernel " + kPlugins +
+                    "/audit_plugin_fake_device_none.so --report " + none + " >/dev/null 2>&1")
+                .rc,
+            3);
+  auto none_dom =
+      run_command(chromium + " --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 --dump-dom file://" +
+                  none + "/index.html 2>/dev/null");
+  ASSERT_EQ(none_dom.rc, 0);
+  EXPECT_NE(none_dom.out.find("class=\"verdict v-none\">NOTHING RAN: no CUDA device"), std::string::npos)
+      << none_dom.out.substr(0, 2000);
 }
 
 TEST(AuditCommand, ProtocolOkIsExact) {
@@ -339,7 +364,8 @@ TEST(AuditCommand, MisbehavingCommandsAreReportedAsSuch) {
     return "--timeout 60 --command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
            "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + " --mode " + mode + "'";
   };
-  auto skip = check_json(cmd("skip"), 0);
+  auto skip = check_json(cmd("skip"), 3);
+  expect_nothing_ran(skip);
   EXPECT_EQ(count(skip, "skipped"), count(skip, "cases"));
   auto err = check_json(cmd("error"), 1);
   EXPECT_EQ(count(err, "upstream_errors"), count(err, "cases"));
@@ -450,7 +476,7 @@ TEST(AuditCommand, CkAdapterCudaBackendSkipsWithoutGpu) {
     GTEST_SKIP() << "a GPU is visible: run ci/gpu-check.sh instead";
   auto v = check_json("--case " + std::string("0000_m1_n16_k16_g16_r16_uni_bf32_xf32_of32_random") + " --command '" +
                           py + " " + W4A8_SOURCE_ROOT + "/tools/audit/ck_adapter.py --backend cuda'",
-                      0);
+                      3);
   EXPECT_EQ(count(v, "skipped"), 1u);
 }
 
