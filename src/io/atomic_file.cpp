@@ -79,6 +79,38 @@ std::string base_of(const std::string& p) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+// Where writing through the symbolic link `path` lands, as `cp` or a shell's `>` would write: the
+// file it resolves to, or, for a link to a name that does not exist yet (a dangling link), that name
+// in its existing directory, created there while the link is kept.
+Result<std::string> link_destination(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf)) return std::string(buf);
+  if (errno != ENOENT) return write_error(path, errno);  // ELOOP: a cycle of links
+  std::string at = path;
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on links in a path
+    const ssize_t n = ::readlink(at.c_str(), buf, sizeof buf - 1);
+    if (n < 0) {
+      if (errno != EINVAL) return write_error(path, errno);
+      break;  // not a link: a name inside a directory that does not resolve
+    }
+    const std::string to(buf, std::size_t(n));
+    at = to.empty() || to[0] == '/' ? to : dir_of(at) + "/" + to;
+    struct stat st {};
+    if (::lstat(at.c_str(), &st) != 0) {
+      if (errno != ENOENT) return write_error(path, errno);
+      // The chain ends at a name that does not exist: its directory must.
+      if (!::realpath(dir_of(at).c_str(), buf))
+        return write_error(path, ("a symbolic link to " + at + ", whose directory cannot be opened: " +
+                                  std::strerror(errno)).c_str());
+      const std::string base = base_of(at);
+      if (base.empty() || base == "." || base == "..") return write_error(path, EISDIR);
+      return std::string(buf) + (std::string_view(buf) == "/" ? "" : "/") + base;
+    }
+    if (!S_ISLNK(st.st_mode)) break;
+  }
+  return write_error(path, "a symbolic link whose target cannot be resolved");
+}
+
 // The longest file name `dir` takes (NAME_MAX; 255 where the filesystem does not say).
 long name_max_of(const std::string& dir) {
   const long n = ::pathconf(dir.c_str(), _PC_NAME_MAX);
@@ -221,9 +253,9 @@ Result<AtomicFile> AtomicFile::create(const std::string& path) {
   s->real = path;
   struct stat lst {};
   if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    char buf[PATH_MAX];
-    if (!::realpath(path.c_str(), buf)) return write_error(path, "a symbolic link whose target cannot be resolved");
-    s->real = buf;
+    auto real = link_destination(path);
+    if (!real.ok()) return std::move(real).error();
+    s->real = std::move(real).value();
   }
   struct stat st {};
   if (::stat(s->real.c_str(), &st) == 0) {

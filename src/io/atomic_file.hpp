@@ -29,7 +29,8 @@ void forget_output_dir();
 class AtomicFile {
  public:
   // Creates the temporary beside `path`. A symlink at `path` is followed: the file it points to is
-  // replaced and the link kept. An existing non-regular target is refused, except a character device
+  // replaced and the link kept; a link to a name that does not exist yet creates that name (in its
+  // directory, which must exist), as `cp` does. An existing non-regular target is refused, except a character device
   // (/dev/null), which is written in place.
   // @return AtomicFile, or IoWriteFailed (naming path).
   static Result<AtomicFile> create(const std::string& path);

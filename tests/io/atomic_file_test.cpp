@@ -344,6 +344,43 @@ TEST(AtomicFile, FollowsASymlinkAndKeepsIt) {
   EXPECT_EQ(d.names(), (std::vector<std::string>{"link.bin", "real.bin"}));
 }
 
+// A dangling link is written through, as `cp` or a shell's `>` would: its target is created and the
+// link kept; a chain of links is followed to its end.
+TEST(AtomicFile, ADanglingSymlinkCreatesItsTarget) {
+  TempDir d("dangling");
+  ASSERT_EQ(::mkdir((d / "sub").c_str(), 0755), 0);
+  const std::string link = d / "link.bin", hop = d / "sub/hop.bin";
+  ASSERT_EQ(::symlink("sub/hop.bin", link.c_str()), 0);
+  ASSERT_EQ(::symlink("../made.bin", hop.c_str()), 0);  // relative to the directory of the link
+  ASSERT_TRUE(write_file_atomic(link, as_bytes("new")).ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(::lstat(hop.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(slurp(d / "made.bin"), "new");
+  EXPECT_EQ(slurp(link), "new");
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"link.bin", "made.bin", "sub"}));
+}
+
+// A link into a directory that does not exist, or a cycle of links: an error naming the output,
+// nothing created.
+TEST(AtomicFile, ADanglingSymlinkIntoNowhereOrALoopIsAnError) {
+  TempDir d("dangling-bad");
+  const std::string nowhere = d / "nowhere.bin", a = d / "a.bin", b = d / "b.bin";
+  ASSERT_EQ(::symlink("missing/x.bin", nowhere.c_str()), 0);
+  ASSERT_EQ(::symlink("b.bin", a.c_str()), 0);
+  ASSERT_EQ(::symlink("a.bin", b.c_str()), 0);
+  const Status n = write_file_atomic(nowhere, as_bytes("x"));
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().message, "cannot write " + nowhere + ": a symbolic link to " + d / "missing/x.bin" +
+                                   ", whose directory cannot be opened: No such file or directory");
+  const Status l = write_file_atomic(a, as_bytes("x"));
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.error().message.find("Too many levels of symbolic links"), std::string::npos) << l.error().message;
+  EXPECT_EQ(d.names(), (std::vector<std::string>{"a.bin", "b.bin", "nowhere.bin"}));
+}
+
 TEST(AtomicFile, CharacterDeviceIsWrittenInPlace) {
   EXPECT_TRUE(write_file_atomic("/dev/null", as_bytes("discarded")).ok());
   struct stat st {};
