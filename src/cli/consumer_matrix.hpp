@@ -1,8 +1,9 @@
 // The consumer matrix (`validate --consumers`): for each layer of a checkpoint, which consumers load
 // it and with which error -- every sglang profile (its validator, layer by layer), every
-// comfy-kitchen profile (gemm::validate_operands on the layer's dtypes and shapes) and this project's
-// CUDA kernel (kern::check_layer_shape after the newest comfy-kitchen profile's operand checks, as
-// `gemm --impl cuda` runs them). Judged from the headers alone: no tensor data is read.
+// comfy-kitchen profile (gemm::validate_operands on the layer's dtypes and shapes, with upstream's
+// errors for empty problems as `gemm` reports them) and this project's CUDA kernel
+// (kern::check_layer_shape after the newest comfy-kitchen profile's operand checks, as `gemm --impl
+// cuda` runs them). Judged from the headers alone: no tensor data is read.
 #pragma once
 
 #include <cstddef>
@@ -75,7 +76,8 @@ struct ConsumerMatrix {
 // comfy-kitchen's operand validation (profile ck) of layer `l` from `r`'s tensor metadata: the
 // OperandDesc of its weight, scales, codebook, correction and bias, G and R from the marker (int() as
 // Python pv, the format's defaults when absent; beyond 64 bits ConsumerIntRange), and an F32 input [1, K],
-// K = s_rel.shape[1] * G (2 * weight.shape[1] when s_rel is not 2-D).
+// K = s_rel.shape[1] * G (2 * weight.shape[1] when s_rel is not 2-D), judged as gemm::EmptyProblem::AsUpstream
+// (upstream's N = 0 and K = 0 errors on the integer path: it raises them whatever M is).
 // @return Ok, gemm::validate_operands()'s errors, python.int.* (G or R), ConsumerIntRange (G or R
 //         beyond 64 bits), or ConsumerMissingTensor.
 Status comfy_kitchen_accepts(const validate::Report& r, const validate::Layer& l, upstream::ComfyKitchen ck,

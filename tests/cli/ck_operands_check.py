@@ -6,9 +6,9 @@
 Runs in a Python with torch and comfy-kitchen (tools/upstream/ck_env.sh). For every layer P with a
 P.comfy_quant marker whose format is asym_w4a8_int8, it builds zero tensors of the dtypes and shapes
 the header gives P.weight, .weight_s_rel, .weight_s_channel (and .weight_codebook /
-.weight_correction when present), takes G and R as int() of the marker's values (16 and 256 when
-absent) and an F32 input of zeros [1, K] with K = s_rel.shape[1] * G (2 * weight.shape[1] when s_rel
-is not 2-D), and calls comfy-kitchen's w4a8_int8_linear. Prints one JSON object:
+.weight_correction / .bias when present), takes G and R as int() of the marker's values (16 and 256
+when absent) and an F32 input of zeros [1, K] with K = s_rel.shape[1] * G (2 * weight.shape[1] when
+s_rel is not 2-D), and calls comfy-kitchen's w4a8_int8_linear. Prints one JSON object:
 {"comfy_kitchen": VERSION, "layers": {FILE: {P: "ok" | "Type: message" | "missing NAME"}}}.
 """
 import importlib.metadata
@@ -50,7 +50,7 @@ def verdict(h, p, m):
         if p + s not in h:
             return "missing " + repr(p + s)
         need[s] = zeros(h[p + s])
-    opt = {s: zeros(h[p + s]) if p + s in h else None for s in (".weight_codebook", ".weight_correction")}
+    opt = {s: zeros(h[p + s]) if p + s in h else None for s in (".weight_codebook", ".weight_correction", ".bias")}
     try:
         g = int(m.get("group_size", 16))
         r = int(m.get("convrot_groupsize", 256))
@@ -65,7 +65,8 @@ def verdict(h, p, m):
         return "no input [1, %d]: %s: %s" % (k, type(e).__name__, str(e).splitlines()[0])
     try:
         ck.w4a8_int8_linear(x, need[".weight"], need[".weight_s_rel"], need[".weight_s_channel"],
-                            opt[".weight_codebook"], opt[".weight_correction"], None, g, r, out_dtype=torch.float32)
+                            opt[".weight_codebook"], opt[".weight_correction"], opt[".bias"], g, r,
+                            out_dtype=torch.float32)
         return "ok"
     except Exception as e:
         return type(e).__name__ + ": " + str(e)

@@ -34,6 +34,22 @@ std::vector<st::TensorSpec> w4a8_layer(const std::string& p, std::uint64_t n, st
   return gemm::layer_tensors(gemm::make_zero_layer(n, k, g, r, bits, sd), p);
 }
 
+// An empty layer (N = 0 or K = 0, G 16, R 256), optionally with a correction [K/G, N] (the correction
+// path) and a bias [N], all zeros.
+std::vector<st::TensorSpec> empty_layer(const std::string& p, std::uint64_t n, std::uint64_t k, bool correction,
+                                        bool bias, gemm::ScaleDtype sd = gemm::ScaleDtype::Fp8E4M3) {
+  gemm::Layer l = gemm::make_zero_layer(n, k, 16, 256, 4, sd);
+  if (correction) {
+    l.correction_shape = gemm::Shape{k / 16, n};
+    l.correction.assign(k / 16 * n, 0.0f);
+  }
+  if (bias) {
+    l.bias_shape = gemm::Shape{n};
+    l.bias.assign(n, 0.0f);
+  }
+  return gemm::layer_tensors(l, p);
+}
+
 std::vector<st::TensorSpec>& drop(std::vector<st::TensorSpec>& t, const std::string& name) {
   std::erase_if(t, [&](const st::TensorSpec& s) { return s.name == name; });
   return t;
@@ -101,6 +117,23 @@ std::vector<Case> cases() {
     t.back() = marker("blk.gbig", R"({"format": "asym_w4a8_int8", "group_size": 18446744073709551616, "convrot": true})");
     out.push_back({"gbig", t, join(five("sglang.w4a8.shapes"), {"consumer.int_range", "consumer.int_range", "consumer.int_range"})});
   }
+  // Empty layers, which sglang loads (only --strict refuses them). comfy-kitchen's eager integer path
+  // raises on them after its operand checks, whatever M is: N = 0 in its chunk sizing (256 MiB //
+  // (N * 4): ZeroDivisionError), K = 0 (0.2.35 only; 0.2.40's row-width check refuses K = 0 on both
+  // paths) in its ConvRot reshape (RuntimeError); a bias changes nothing. Neither is a ValueError:
+  // usage.error, as `gemm` reports them. Its correction path (F.linear) computes them. The kernel
+  // column: the same upstream error first (as `gemm --impl cuda`), else the kernel's own refusal.
+  for (const bool bias : {false, true}) {
+    const std::string b = bias ? "bias" : "";
+    out.push_back({"n0" + b, empty_layer("blk.n0" + b, 0, 256, false, bias),
+                   join(five("ok"), {"usage.error", "usage.error", "usage.error"})});
+    out.push_back({"n0corr" + b, empty_layer("blk.n0corr" + b, 0, 256, true, bias),
+                   join(five("ok"), {"ok", "ok", "cuda.unsupported"})});
+    out.push_back({"k0" + b, empty_layer("blk.k0" + b, 8, 0, false, bias),
+                   join(five("ok"), {"usage.error", "gemm.row_width", "gemm.row_width"})});
+    out.push_back({"k0corr" + b, empty_layer("blk.k0corr" + b, 8, 0, true, bias),
+                   join(five("ok"), {"ok", "gemm.row_width", "gemm.row_width"})});
+  }
   // Another Comfy format: sglang checks it (accepted); the W4A8 consumers do not load it.
   {
     std::vector<st::TensorSpec> t = {{"blk.int8.weight", st::Dtype::I8, {8, 16}, std::vector<std::uint8_t>(128, 1)},
@@ -166,6 +199,17 @@ TEST_F(ConsumersCli, EveryCellKindHasItsHandDerivedCode) {
   EXPECT_NE(message(m, "blk.f32", "CUDA kernel").find("F32 group scales"), std::string::npos);
   EXPECT_EQ(message(m, "blk.nochan", "comfy-kitchen 0.2.40"),
             "layer 'blk.nochan' has no 'blk.nochan.weight_s_channel' tensor, which the W4A8 GEMM reads");
+  // Upstream's exceptions on empty layers, in the words `gemm` uses for them.
+  const std::string zde = "N=0: upstream raises ZeroDivisionError: integer division or modulo by zero";
+  for (const char* who : {"comfy-kitchen 0.2.35", "comfy-kitchen 0.2.40", "CUDA kernel"}) {
+    EXPECT_EQ(message(m, "blk.n0", who), zde) << who;
+    EXPECT_EQ(message(m, "blk.n0bias", who), zde) << who;
+  }
+  EXPECT_EQ(
+      message(m, "blk.k0", "comfy-kitchen 0.2.35"),
+      "K=0: upstream raises RuntimeError: cannot reshape tensor of 0 elements into shape [-1, 0, 256] because the "
+      "unspecified dimension size -1 can be any value and is ambiguous");
+  EXPECT_NE(message(m, "blk.n0corr", "CUDA kernel").find("n <= 0"), std::string::npos);
   // Consumers that load everything they load: comfy-kitchen and the kernel refuse some layers too.
   for (const json::Value& c : m.get("consumers")->items) EXPECT_FALSE(c.get("accepts")->boolean) << c.get("name")->text;
   // Alone, the accepted layer: exit 0, every consumer accepts.
@@ -256,6 +300,54 @@ TEST_F(ConsumersCli, TextIsOneLinePerLayerWithALegendPerKind) {
   EXPECT_EQ(g.get("groups")->items[0].get("count")->text, "30");
 }
 
+// An empty layer's comfy-kitchen cells are what `gemm --comfy-kitchen V` reports on that layer for
+// any input rows (M = 0, 1, 3): F32 group scales, so that gemm judges it by comfy-kitchen alone (an
+// FP8 one is refused by gemm's strict validation first).
+TEST_F(ConsumersCli, EmptyLayerCellsAreWhatGemmReports) {
+  struct Empty {
+    std::string name;
+    std::uint64_t n, k;
+    bool correction, bias;
+  };
+  const std::vector<Empty> layers = {{"n0", 0, 256, false, false},
+                                     {"n0bias", 0, 256, false, true},
+                                     {"n0corr", 0, 256, true, true},
+                                     {"k0", 8, 0, false, false},
+                                     {"k0corr", 8, 0, true, true}};
+  for (const Empty& e : layers) {
+    write(p(e.name + ".safetensors"), empty_layer("l", e.n, e.k, e.correction, e.bias, gemm::ScaleDtype::F32));
+    int rc = -1;
+    const json::Value m = matrix(p(e.name + ".safetensors"), rc);
+    for (const std::uint64_t rows : {0, 1, 3}) {
+      const std::string x = p(e.name + "_x" + std::to_string(rows) + ".safetensors");
+      write(x, {gemm::float_tensor("input", gemm::FloatDtype::F32, {rows, e.k}, std::vector<float>(rows * e.k, 0.0f))});
+      for (const std::string release : {"0.2.35", "0.2.40"}) {
+        const std::string what = e.name + " M=" + std::to_string(rows) + " under " + release;
+        const std::string cell = message(m, "l", "comfy-kitchen " + release);
+        const CliRun g = cli("gemm --checkpoint " + p(e.name + ".safetensors") + " --layer l --input " + x + " --out " +
+                             p("out.safetensors") + " --comfy-kitchen " + release);
+        if (cell == "ok") {
+          EXPECT_EQ(g.rc, 0) << what << "\n" << g.out;
+        } else {
+          EXPECT_NE(g.rc, 0) << what << "\n" << g.out;
+          EXPECT_NE(g.out.find(cell + "\n  ["), std::string::npos) << what << ": cell '" << cell << "'\n" << g.out;
+        }
+        fs::remove(p("out.safetensors"));
+      }
+    }
+  }
+  // The text legend: the kind's Python type and code, then the message naming upstream's exception.
+  const CliRun t = cli("validate --consumers " + p("n0.safetensors"));
+  EXPECT_NE(t.out.find("'l'    asym_w4a8_int8  E1      E1      E1      E1      E1      E2      E2      E2\n"),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(
+      t.out.find("E2  [usage.error] 3 cell(s), first: UsageError: N=0: upstream raises ZeroDivisionError: integer "
+                 "division or modulo by zero\n"),
+      std::string::npos)
+      << t.out;
+}
+
 TEST_F(ConsumersCli, ExcludesStrictAndQuiet) {
   write(p("ok.safetensors"), w4a8_layer("blk", 8, 256, 16, 256));
   EXPECT_EQ(run_cli("validate --consumers --strict " + p("ok.safetensors") + " 2>&1").rc, 2);
@@ -303,8 +395,9 @@ TEST_F(ConsumersCli, SglangCellsMatchEachReleaseWheel) {
 
 // comfy-kitchen's own w4a8_int8_linear, one test per release (so a missing older package cannot
 // hide the newer one's result), on zero tensors of each layer's dtypes and shapes with an F32 input
-// [1, K]: its first exception is the cell's message, byte for byte. The venv of
-// tools/upstream/ck_env.sh holds its default release; another one is a --target install beside it.
+// [1, K]: its first exception is the cell's message, byte for byte (for usage.error: the message's
+// end). The venv of tools/upstream/ck_env.sh holds its default release; another one is a --target
+// install beside it.
 constexpr std::string_view kCkVenvRelease = "0.2.40";
 
 class ConsumersCliCk : public ConsumersCli, public ::testing::WithParamInterface<const char*> {};
@@ -346,6 +439,11 @@ TEST_P(ConsumersCliCk, CellsMatchTheRealPackage) {
       EXPECT_EQ(upstream->text.rfind("no input [1, ", 0), 0u) << c.name << ": " << upstream->text;
     } else if (upstream->text.rfind("missing ", 0) == 0) {
       EXPECT_NE(ours.find(upstream->text.substr(8)), std::string::npos) << c.name << " " << ours;
+    } else if (codes(m, "blk." + c.name)[version == "0.2.35" ? 5 : 6] == "usage.error") {
+      // A Python error that is not a ValueError (no kind of its own): ours ends with upstream's.
+      EXPECT_TRUE(ours.ends_with("upstream raises " + upstream->text))
+          << c.name << " under comfy-kitchen " << version << ": ours '" << ours << "', upstream '" << upstream->text
+          << "'";
     } else {
       EXPECT_EQ(upstream->text == "ok" ? "ok" : upstream->text, ours == "ok" ? "ok" : "ValueError: " + ours)
           << c.name << " under comfy-kitchen " << version;
