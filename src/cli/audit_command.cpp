@@ -33,6 +33,7 @@
 #include "gemm/tensor_io.hpp"
 #include "io/atomic_file.hpp"
 #include "io/output_guard.hpp"
+#include "py/repr.hpp"
 #include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
 
@@ -191,6 +192,15 @@ void run_check(const CheckArgs& a, Reporter& report) {
     report.verdict(o == audit::Outcome::Pass);
 }
 
+// An FNUZ float8 (AMD's): no infinities and no negative zero; 0x80 is the one NaN.
+float fnuz_to_f32(std::uint8_t b, int mantissa_bits, int bias) {
+  if (b == 0x80) return std::nanf("");
+  const int e = (b & 0x7F) >> mantissa_bits, m = b & ((1 << mantissa_bits) - 1);
+  const float v = e == 0 ? std::ldexp(float(m), 1 - bias - mantissa_bits)
+                         : std::ldexp(float((1 << mantissa_bits) + m), e - bias - mantissa_bits);
+  return b & 0x80 ? -v : v;
+}
+
 // The exact float32 value of an FP8 byte, for the FP8 dtypes numpy cannot read; nullptr otherwise.
 float (*fp8_to_f32(st::Dtype d))(std::uint8_t) {
   switch (d) {
@@ -200,6 +210,10 @@ float (*fp8_to_f32(st::Dtype d))(std::uint8_t) {
       return [](std::uint8_t b) { return gemm::f16_to_f32(std::uint16_t(b << 8)); };
     case st::Dtype::F8_E8M0:  // 2^(b - 127); 0xFF is NaN
       return [](std::uint8_t b) { return b == 0xFF ? std::nanf("") : std::ldexp(1.0f, int(b) - 127); };
+    case st::Dtype::F8_E4M3FNUZ:  // bias 8
+      return [](std::uint8_t b) { return fnuz_to_f32(b, 3, 8); };
+    case st::Dtype::F8_E5M2FNUZ:  // bias 16
+      return [](std::uint8_t b) { return fnuz_to_f32(b, 2, 16); };
     default:
       return nullptr;
   }
@@ -217,6 +231,7 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
     return report.fail(f.error(), s);
   }
   std::vector<st::TensorSpec> t;
+  std::vector<std::string> kept_floats;
   for (const auto& ti : f->header().tensors) {
     gemm::FloatDtype d;
     if (gemm::float_dtype_of(ti.dtype, d) && d != gemm::FloatDtype::F32) {
@@ -230,9 +245,20 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
       for (std::size_t i = 0; i < v.size(); ++i) v[i] = widen(bytes[i]);
       t.push_back(gemm::float_tensor(ti.name, gemm::FloatDtype::F32, ti.shape, v));
     } else {
+      // F4 and F6 (sub-byte packed floats) stay as they are: numpy cannot read them, so say so.
+      if (ti.dtype == st::Dtype::F4 || ti.dtype == st::Dtype::F6_E2M3 || ti.dtype == st::Dtype::F6_E3M2)
+        kept_floats.emplace_back(py::repr_str(ti.name) + " (" + std::string(st::dtype_name(ti.dtype)) + ")");
       auto bytes = f->data(ti);
       t.push_back({ti.name, ti.dtype, ti.shape, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});
     }
+  }
+  if (!kept_floats.empty()) {
+    std::string names;
+    for (const auto& k : kept_floats) {
+      if (!names.empty()) names += ", ";
+      names += k;
+    }
+    report.warn("kept in their packed dtype (not widened; numpy cannot read them): " + names);
   }
   st::WriteOptions wo;
   if (f->header().has_metadata) wo.metadata = f->header().metadata;
@@ -322,7 +348,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
 
   auto tf = std::make_shared<ToF32Args>();
   CLI::App* to_f32 =
-      audit->add_subcommand("to-f32", "Copy a safetensors file with BF16, F16 and FP8 tensors widened to F32 (for numpy).");
+      audit->add_subcommand("to-f32", "Copy a safetensors file with BF16, F16 and FP8 tensors (FNUZ included) widened to F32 (for\n"
+                            "numpy); F4/F6 tensors are kept as they are, with a warning.");
   to_f32->add_option("in", tf->in, "input file")->required();
   to_f32->add_option("out", tf->out, "output file (written atomically)")->required();
   to_f32->callback([tf, &report] { run_to_f32(*tf, report); });

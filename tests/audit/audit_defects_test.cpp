@@ -16,6 +16,7 @@
 #include "io/read_file.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "safetensors/reader.hpp"
 #include "safetensors/writer.hpp"
 #include "temp_dir.hpp"
 
@@ -298,6 +299,8 @@ TEST(AuditDefects, ToF32WidensFp8ForNumpy) {
   std::vector<st::TensorSpec> t = {{"e4m3", st::Dtype::F8_E4M3, {16, 16}, all},
                                    {"e5m2", st::Dtype::F8_E5M2, {256}, all},
                                    {"e8m0", st::Dtype::F8_E8M0, {256}, all},
+                                   {"e4m3fnuz", st::Dtype::F8_E4M3FNUZ, {256}, all},
+                                   {"e5m2fnuz", st::Dtype::F8_E5M2FNUZ, {256}, all},
                                    {"q", st::Dtype::I8, {4}, {1, 0xFF, 0x80, 7}}};
   auto bytes = st::serialize(t);
   ASSERT_TRUE(bytes.ok());
@@ -313,12 +316,20 @@ def e4m3(b):
     e, m = (b >> 3) & 15, b & 7
     if e == 15 and m == 7: return math.nan
     return sign * (m / 8 * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7))
+def fnuz(b, mbits, bias):  # no inf, no -0: 0x80 is NaN
+    if b == 0x80: return math.nan
+    e, m = (b & 0x7F) >> mbits, b & ((1 << mbits) - 1)
+    v = m / 2 ** mbits * 2.0 ** (1 - bias) if e == 0 else (1 + m / 2 ** mbits) * 2.0 ** (e - bias)
+    return -v if b & 0x80 else v
 b = np.arange(256)
 want = {
     'e4m3': np.array([e4m3(int(x)) for x in b], np.float64).reshape(16, 16),
     'e5m2': (b.astype(np.uint16) << 8).view(np.float16).astype(np.float64),
     'e8m0': np.array([math.nan if x == 255 else 2.0 ** (int(x) - 127) for x in b], np.float64),
+    'e4m3fnuz': np.array([fnuz(int(x), 3, 8) for x in b], np.float64),
+    'e5m2fnuz': np.array([fnuz(int(x), 2, 16) for x in b], np.float64),
 }
+assert want['e4m3fnuz'][0x7F] == 240 and want['e5m2fnuz'][0x7F] == 57344 and want['e4m3fnuz'][1] == 2.0 ** -10
 for k, w in want.items():
     g = o[k]
     assert g.dtype == np.float32 and g.shape == w.shape, (k, g.dtype, g.shape)
@@ -331,6 +342,31 @@ EOF)PY";
   auto p = run_command(py);
   EXPECT_EQ(p.rc, 0) << p.out;
   EXPECT_TRUE(has(p.out, "numpy ok")) << p.out;
+}
+
+// F4 and F6 are packed below a byte and numpy has no such types: kept as they are, and said so.
+TEST(AuditDefects, ToF32KeepsPackedFloatsAndSaysSo) {
+  const std::string d = test_support::temp_dir("w4a8-audit-defects");
+  std::vector<st::TensorSpec> t = {{"f4", st::Dtype::F4, {4}, {0x21, 0x43}},
+                                   {"f6", st::Dtype::F6_E3M2, {4}, {1, 2, 3}},
+                                   {"h", st::Dtype::F16, {1}, {0x00, 0x3C}}};
+  auto bytes = st::serialize(t);
+  ASSERT_TRUE(bytes.ok());
+  ASSERT_TRUE(io::write_file_atomic(d + "/in.safetensors", *bytes).ok());
+  auto r = run_cli("audit to-f32 " + d + "/in.safetensors " + d + "/out.safetensors 2>&1");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "w4a8check: warning: kept in their packed dtype (not widened; numpy cannot read them): "
+                         "'f4' (F4), 'f6' (F6_E3M2)\n"))
+      << r.out;
+  auto out = st::File::open(d + "/out.safetensors");
+  ASSERT_TRUE(out.ok());
+  const auto* f4 = out->header().find("f4");
+  const auto* h = out->header().find("h");
+  ASSERT_TRUE(f4 && h);
+  EXPECT_EQ(f4->dtype, st::Dtype::F4);
+  EXPECT_EQ(h->dtype, st::Dtype::F32);
+  const auto f4_bytes = out->data(*f4);
+  EXPECT_EQ(std::vector<std::uint8_t>(f4_bytes.begin(), f4_bytes.end()), (std::vector<std::uint8_t>{0x21, 0x43}));
 }
 
 }  // namespace
