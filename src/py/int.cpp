@@ -42,7 +42,7 @@ std::string canonical(bool negative, std::string_view digits) {
 // int(str, 10) in CPython (Unicode data of pv): Unicode spaces -> ' ' and Unicode digits -> ASCII, stopping at
 // the first other non-ASCII code point (it becomes '?'); then the ASCII parser: spaces, sign,
 // digits with single inner underscores (a bad underscore fails before the digit limit is
-// checked; the limit is checked before trailing junk), spaces, end.
+// checked; trailing junk before or after it, by interpreter_facts), spaces, end.
 Result<BigInt> int_from_str(std::string_view text, Version pv) {
   std::string ascii;
   ascii.reserve(text.size());
@@ -78,11 +78,13 @@ Result<BigInt> int_from_str(std::string_view text, Version pv) {
     }
   }
   if (prev == '_') return invalid_literal(text, pv);
-  if (digits.size() > kMaxStrDigits)
-    return max_str_digits_error(digits.size(), pv);
+  const bool limit_last = interpreter_facts(pv).int_limit_after_trailing;
+  if (!limit_last && digits.size() > kMaxStrDigits) return max_str_digits_error(digits.size(), pv);
   if (digits.empty()) return invalid_literal(text, pv);
   while (i < s.size() && ascii_space(s[i])) ++i;
-  if (i != ascii.size()) return invalid_literal(text, pv);
+  if (limit_last && i != s.size()) return invalid_literal(text, pv);  // junk the C parser sees
+  if (digits.size() > kMaxStrDigits) return max_str_digits_error(digits.size(), pv);
+  if (i != ascii.size()) return invalid_literal(text, pv);  // an embedded NUL and what follows it
   return BigInt{canonical(negative, digits)};
 }
 

@@ -41,15 +41,19 @@ struct InterpreterFacts {
   // (json.loads of a long int literal and int() of a long digit string alike): 3.10.13 prints
   // "(4300)", 3.11.7 and later "(4300 digits)".
   std::string_view int_max_str_digits_limit;
+  // int() of a long digit string with junk after it ("1" * 4301 + "x"): 3.10/3.11 check the digit
+  // limit as soon as the digits are read (the limit error); 3.12 and later read to the end first
+  // (invalid literal). Junk after an embedded NUL still loses to the limit (the C parser stops there).
+  bool int_limit_after_trailing;
   bool measured;  // false: the row is inferred, not checked against that interpreter
 };
 
 inline constexpr InterpreterFacts kInterpreterFacts[] = {
-    /* 3.10 */ {990, "4300", true},
-    /* 3.11 */ {990, "4300 digits", true},
-    /* 3.12 */ {1497, "4300 digits", true},
-    /* 3.13 */ {9998, "4300 digits", true},
-    /* 3.14 */ {9998, "4300 digits", false},
+    /* 3.10 */ {990, "4300", false, true},
+    /* 3.11 */ {990, "4300 digits", false, true},
+    /* 3.12 */ {1497, "4300 digits", true, true},
+    /* 3.13 */ {9998, "4300 digits", true, true},
+    /* 3.14 */ {9998, "4300 digits", true, false},
 };
 static_assert(std::size(kInterpreterFacts) == static_cast<std::size_t>(Version::kCount),
               "kInterpreterFacts must have one row per py::Version, in order");

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error_kind.hpp"
@@ -61,11 +63,40 @@ TEST(InterpreterFacts, JsonDepthAsMeasured) {
   for (const auto& f : kInterpreterFacts) EXPECT_LE(f.json_max_depth, json::kMaxDepth);
 }
 
+// Junk after 4301 digits (the probe's JUNK, in order): which of the digit limit and the invalid literal wins.
+constexpr std::string_view kJunk[] = {"x", " x", std::string_view("\0", 1), std::string_view(" \0x", 3), "_1x",
+                                      "\xd9\xa1x"};
+
+// "ValueError: MESSAGE" of py::to_int under v, as the probe prints Python's.
+std::string outcome_of(const std::string& text, Version v) {
+  const auto r = to_int(json::Value::from_string(text), v);
+  return r.ok() ? "ok" : "ValueError: " + r.error().message;
+}
+
+// Written down from the interpreters (int("1" * 4301 + "x") and the same with a NUL before the "x"):
+// 3.10.13 and 3.11.7 raise the digit limit as soon as the digits are read; 3.12.1 and 3.13.0 read to
+// the end first, so junk is an invalid literal, except after a NUL (the C parser stops there).
+TEST(InterpreterFacts, JunkAfterTooManyDigitsAsMeasured) {
+  const std::string d(4301, '1');
+  for (Version v : {Version::Py310, Version::Py311}) {
+    EXPECT_EQ(outcome_of(d + "x", v), "ValueError: " + digits_message(4301, v)) << version_name(v);
+    EXPECT_EQ(outcome_of(d + " x", v), "ValueError: " + digits_message(4301, v)) << version_name(v);
+  }
+  for (Version v : {Version::Py312, Version::Py313, Version::Py314}) {
+    EXPECT_EQ(outcome_of(d + "x", v).substr(0, 59),
+              "ValueError: invalid literal for int() with base 10: '111111")
+        << version_name(v);
+    EXPECT_EQ(outcome_of(d + std::string("\0x", 2), v), "ValueError: " + digits_message(4301, v)) << version_name(v);
+  }
+  EXPECT_FALSE(interpreter_facts(Version::Py314).measured);  // 3.14 keeps 3.13's order (unverified)
+}
+
 // One line from the interpreter: int()'s and json.loads' digit messages, json.loads' RecursionError
 // for arrays and objects (bytes input, as a marker is read), and the deepest nesting json.loads(bytes)
 // accepts from a function called at module level (a binary search).
 constexpr const char* kProbe = R"PY(
 import json
+JUNK = ["x", " x", "\x00", " \x00x", "_1x", "\u0661x"]
 def err(f):
     try:
         f()
@@ -83,7 +114,7 @@ def deepest():
     return lo
 print("\t".join([err(lambda: int("1" * 4301)), err(lambda: json.loads(b"[" + b"1" * 4301 + b"]")),
                  err(lambda: json.loads(nest(40000, "[", "]"))), err(lambda: json.loads(b'{"a":' * 40000)),
-                 str(deepest())]))
+                 str(deepest())] + [err(lambda: int("1" * 4301 + junk)) for junk in JUNK]))
 )PY";
 
 TEST(InterpreterFacts, AgainstEachInterpreter) {
@@ -104,7 +135,7 @@ TEST(InterpreterFacts, AgainstEachInterpreter) {
       if (e == std::string::npos) e = run.lines[0].size();
       f.push_back(run.lines[0].substr(b, e - b));
     }
-    ASSERT_EQ(f.size(), 5u) << run.lines[0];
+    ASSERT_EQ(f.size(), 5u + std::size(kJunk)) << run.lines[0];
     const std::string digits = "ValueError: " + digits_message(4301, v);
     EXPECT_EQ(f[0], digits) << python << " int()";
     EXPECT_EQ(f[1], digits) << python << " json.loads";
@@ -121,6 +152,8 @@ TEST(InterpreterFacts, AgainstEachInterpreter) {
     } else {
       EXPECT_EQ(deepest, modelled) << python << ": json.loads' nesting limit";
     }
+    for (std::size_t j = 0; j < std::size(kJunk); ++j)
+      EXPECT_EQ(f[5 + j], outcome_of(std::string(4301, '1') + std::string(kJunk[j]), v)) << python << " junk " << j;
     ++checked;
   }
   if (!skipped.empty()) std::printf("[ SKIPPED  ] no interpreter for Python%s\n", skipped.c_str());
