@@ -24,6 +24,23 @@ namespace fs = std::filesystem;
 inline const std::string kRoot = W4A8_SOURCE_ROOT;
 inline const std::string kBin = W4A8_CLI_BINARY;
 
+// `name` in this process's scratch directory for `tag` (made on first use), for tests without the fixture.
+inline fs::path scratch(const std::string& tag, const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("w4a8_" + tag + "_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d / name;
+}
+
+// A checkpoint of `t` written with the library's writer (a failure fails the calling test).
+inline void write_checkpoint(const std::string& path, const std::vector<st::TensorSpec>& t,
+                             const st::WriteOptions& o = {}) {
+  auto bytes = st::serialize(t, o);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes->data()), std::streamsize(bytes->size()));
+  ASSERT_TRUE(f.flush().good()) << path;
+}
+
 class CliFixture : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,10 +57,7 @@ class CliFixture : public ::testing::Test {
   std::string p(const std::string& name) const { return (dir_ / name).string(); }
 
   static void write(const std::string& path, const std::vector<st::TensorSpec>& t, const st::WriteOptions& o = {}) {
-    auto bytes = st::serialize(t, o);
-    ASSERT_TRUE(bytes.ok()) << bytes.error().message;
-    std::ofstream f(path, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(bytes->data()), std::streamsize(bytes->size()));
+    write_checkpoint(path, t, o);
   }
   static std::string slurp(const std::string& path) {
     std::ifstream f(path, std::ios::binary);

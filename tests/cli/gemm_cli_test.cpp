@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "gemm/tensor_io.hpp"
+#include "cli_fixture.hpp"
 #include "run_cli.hpp"
 
 namespace w4a8::gemm {
@@ -39,17 +40,9 @@ using testing::CliRun;
 
 CliRun run_cli(const std::string& args) { return testing::run_cli(args + " 2>&1"); }
 
-fs::path tmp(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("w4a8_gemm_cli_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d / name;
-}
+fs::path tmp(const std::string& name) { return testing::scratch("gemm_cli", name); }
 
-void write(const fs::path& p, const std::vector<st::TensorSpec>& t) {
-  auto bytes = st::serialize(t);
-  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
-  ASSERT_TRUE(st::write_file(p.string(), *bytes).ok());
-}
+void write(const fs::path& p, const std::vector<st::TensorSpec>& t) { testing::write_checkpoint(p.string(), t); }
 
 Layer hand_layer() {
   Layer l = make_zero_layer(2, 16, 16, 4);

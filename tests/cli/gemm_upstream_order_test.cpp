@@ -22,6 +22,7 @@
 
 #include "gemm/tensor_io.hpp"
 #include "json/parse.hpp"
+#include "cli_fixture.hpp"
 #include "run_cli.hpp"
 
 namespace w4a8::gemm {
@@ -35,17 +36,9 @@ const std::string kCkPy = W4A8_CK_PYTHON;
 
 CliRun cli(const std::string& args) { return testing::run_cli(args + " 2>&1"); }
 
-fs::path tmp(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("w4a8_gemm_order_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d / name;
-}
+fs::path tmp(const std::string& name) { return testing::scratch("gemm_order", name); }
 
-void write(const fs::path& p, const std::vector<st::TensorSpec>& t) {
-  auto bytes = st::serialize(t);
-  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
-  ASSERT_TRUE(st::write_file(p.string(), *bytes).ok());
-}
+void write(const fs::path& p, const std::vector<st::TensorSpec>& t) { testing::write_checkpoint(p.string(), t); }
 
 // One layer "l" and its input, and what comfy-kitchen says of the call.
 struct Case {
