@@ -23,6 +23,8 @@ File layout (read by tests/gemm/ck_case.cpp):
             run{r}.act (f32, bf16, f16), run{r}.out_dtype (absent: the activation dtype),
             run{r}.exact ("1": out and w_dequant must match bit for bit), run{r}.error (upstream
             exception "Type: message", when it raised), versions.
+The golden set pins torch's CPU kernels (ATen AVX2, MKL COMPATIBLE, no oneDNN; see PINNED) so that
+corpus/golden/ck is byte-reproducible on any x86-64 CPU with AVX2.
 The quick and full sets end with hand-built cases (make_special_cases; the golden set has none, so
 corpus/golden/ck stays reproducible): a correction-path layer with a bias whose every float32 sum is
 exact in any order (so torch's summation order cannot matter and the output must be bit-exact, BF16
@@ -45,7 +47,46 @@ import time
 import json
 import struct
 
-import torch
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("gen", "run"):
+        p = sub.add_parser(name)
+        p.add_argument("--out", required=True)
+        p.add_argument("--set", choices=["quick", "golden", "full"], default="quick" if name == "gen" else "full")
+        p.add_argument("--seed", type=int, default=20261101)
+        p.add_argument("--errors", type=int, default=None)
+        if name == "run":
+            p.add_argument("--compare", required=True, help="path of the w4a8_ck_compare binary")
+            p.add_argument("--profile", default=None, help="our comfy-kitchen profile (default: the newest "
+                                                              "row not newer than the installed version)")
+    return ap.parse_args()
+
+
+# torch picks its float kernels by CPU, and their last bits differ: ATen's reductions and bf16 GEMM come
+# in AVX2 and AVX-512 builds, MKL picks its sgemm/sgemv branch by CPU and vendor, oneDNN runs bf16
+# matmuls on AVX-512 hosts. The first golden set (written, by its date, on the project's AVX-512 Xeon)
+# regenerated on an AVX2 EPYC with the F32 tensors of 20 of its 31 files apart in the last bits. So the
+# golden set runs one kernel choice on every x86-64 CPU with AVX2: ATen's AVX2 kernels, MKL's COMPATIBLE
+# branch (the only one MKL honours on AMD too), no oneDNN, one thread (generate). Both variables are
+# read once, when torch first needs them: set before the import.
+ARGS = parse_args() if __name__ == "__main__" else None
+PINNED = ARGS is not None and ARGS.set == "golden"
+if PINNED:
+    os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
+    os.environ["MKL_CBWR"] = "COMPATIBLE"
+
+import torch  # after the pin
+
+if PINNED:
+    # ATen trusts the variable: AVX2 kernels on a CPU without AVX2 die of SIGILL. Exit 3 says "cannot
+    # pin here" (gemm.CkLive.GoldenSetRegeneratesByteForByte skips on it), before any kernel runs.
+    if not torch.cpu._is_avx2_supported():
+        print("ck_oracle: the golden set is pinned to torch's AVX2 kernels; this CPU has no AVX2", file=sys.stderr)
+        sys.exit(3)
+    torch.backends.mkldnn.enabled = False
+
 from safetensors.torch import save as st_save
 
 from comfy_kitchen.backends.eager import quantization as ckq
@@ -434,23 +475,12 @@ def generate(args):
     specials = make_special_cases(len(specs), args.seed, args.out) if args.set != "golden" else []
     print(f"ck_oracle: comfy-kitchen {CK_VERSION}, torch {torch.__version__}, python "
           f"{platform.python_version()}: {len(specs) + len(specials)} layers ({args.set}, {len(specials)} hand-built), {n_err} operand sets "
-          f"({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}) in {time.time() - t0:.1f} s -> {args.out}")
+          f"({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}) in {time.time() - t0:.1f} s"
+          f"{' (kernels pinned: ATen AVX2, MKL COMPATIBLE, no oneDNN)' if PINNED else ''} -> {args.out}")
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("gen", "run"):
-        p = sub.add_parser(name)
-        p.add_argument("--out", required=True)
-        p.add_argument("--set", choices=["quick", "golden", "full"], default="quick" if name == "gen" else "full")
-        p.add_argument("--seed", type=int, default=20261101)
-        p.add_argument("--errors", type=int, default=None)
-        if name == "run":
-            p.add_argument("--compare", required=True, help="path of the w4a8_ck_compare binary")
-            p.add_argument("--profile", default=None, help="our comfy-kitchen profile (default: the newest "
-                                                              "row not newer than the installed version)")
-    args = ap.parse_args()
+    args = ARGS
     generate(args)
     if args.cmd == "run":
         cmd = [args.compare, "--upstream-version", CK_VERSION]
