@@ -94,7 +94,13 @@ Result<std::string> link_destination(const std::string& path) {
       break;  // not a link: a name inside a directory that does not resolve
     }
     const std::string to(buf, std::size_t(n));
-    at = to.empty() || to[0] == '/' ? to : dir_of(at) + "/" + to;
+    if (to.empty() || to[0] == '/') {
+      at = to;
+    } else {
+      at = dir_of(at);
+      at += '/';
+      at += to;
+    }
     struct stat st {};
     if (::lstat(at.c_str(), &st) != 0) {
       if (errno != ENOENT) return write_error(path, errno);

@@ -321,11 +321,12 @@ TEST_F(ConsumersCli, EmptyLayerCellsAreWhatGemmReports) {
     for (const std::uint64_t rows : {0, 1, 3}) {
       const std::string x = p(e.name + "_x" + std::to_string(rows) + ".safetensors");
       write(x, {gemm::float_tensor("input", gemm::FloatDtype::F32, {rows, e.k}, std::vector<float>(rows * e.k, 0.0f))});
+      const std::string gemm_args = "gemm --checkpoint " + p(e.name + ".safetensors") + " --layer l --input " + x +
+                                    " --out " + p("out.safetensors") + " --comfy-kitchen ";
       for (const std::string release : {"0.2.35", "0.2.40"}) {
         const std::string what = e.name + " M=" + std::to_string(rows) + " under " + release;
         const std::string cell = message(m, "l", "comfy-kitchen " + release);
-        const CliRun g = cli("gemm --checkpoint " + p(e.name + ".safetensors") + " --layer l --input " + x + " --out " +
-                             p("out.safetensors") + " --comfy-kitchen " + release);
+        const CliRun g = cli(gemm_args + release);
         if (cell == "ok") {
           EXPECT_EQ(g.rc, 0) << what << "\n" << g.out;
         } else {
