@@ -183,11 +183,15 @@ struct ComfyKitchenLayer {
 // (gemm::comfy_kitchen_only_storage: F32 group scales, 6-bit rows) whatever else is wrong with it:
 // the GEMM follows comfy-kitchen, so comfy-kitchen's verdict (comfy_kitchen_accepts, as the consumer
 // matrix judges it) replaces sglang's; else nullopt (sglang's refusal stands: FP8 4-bit layers, and
-// storage neither loads).
+// storage neither loads). The same for a --strict refusal of a layer in such a form: a 6-bit FP8
+// layer with one group passes sglang's shape check by its floor division, and the strict rules would
+// read its rows as 4-bit codes (K = 1.5x the real one).
 std::optional<ComfyKitchenLayer> comfy_kitchen_layer(std::span<const validate::ParsedFile> files,
                                                      const validate::Options& vopt, const Error& refusal,
                                                      const std::string& layer, upstream::ComfyKitchen ck) {
-  if (refusal.kind != ErrorKind::SgW4a8Dtypes && refusal.kind != ErrorKind::SgW4a8Shapes) return std::nullopt;
+  const bool storage = refusal.kind == ErrorKind::SgW4a8Dtypes || refusal.kind == ErrorKind::SgW4a8Shapes;
+  const bool strict = refusal.code().starts_with("strict.");
+  if (!storage && !strict) return std::nullopt;
   validate::Options plain = vopt;
   plain.strict = false;
   plain.only_layer.clear();
@@ -195,8 +199,10 @@ std::optional<ComfyKitchenLayer> comfy_kitchen_layer(std::span<const validate::P
   if (!all.ok() || !all->checkpoint.ok()) return std::nullopt;
   for (const validate::Layer& l : all->report.layers) {
     if (l.prefix != layer || !is_w4a8(l)) continue;
+    const bool ck_only = comfy_kitchen_only_layer(all->report, l, ck, vopt.python);
+    if (strict && !ck_only) return std::nullopt;  // --strict judges the layers sglang loads
     Status verdict = comfy_kitchen_accepts(all->report, l, ck, vopt.python);
-    if (!verdict.ok() && !comfy_kitchen_only_layer(all->report, l, ck, vopt.python)) return std::nullopt;
+    if (!verdict.ok() && !ck_only) return std::nullopt;
     return ComfyKitchenLayer{std::move(all).value(), verdict.ok() ? std::nullopt : std::optional<Error>(verdict.error())};
   }
   return std::nullopt;
@@ -257,7 +263,13 @@ void run(const GemmArgs& given, Reporter& report) {
     if (!a.check_all) variant = comfy_kitchen_layer(files, vopt, vr.error(), a.layer, a.ck.profile);
     if (!variant) return report.fail(vr.error(), by_sglang);
     ck_refusal = variant->refusal;
-    if (ck_refusal)
+    if (vr.error().code().starts_with("strict."))
+      report.note("--strict refuses layer " + py::repr_str(a.layer) + " [" + std::string(vr.error().code()) +
+                  "] reading its rows as 4-bit codes, but it holds 6-bit codes, which comfy-kitchen " + ck_label +
+                  (ck_refusal ? " refuses: comfy-kitchen's operand checks judge it"
+                              : " reads: running it under comfy-kitchen's operand checks only (sglang's rules and "
+                                "--strict do not apply)"));
+    else if (ck_refusal)
       report.note(upstream_name(by_sglang.upstream) + " refuses layer " + py::repr_str(a.layer) + " [" +
                   std::string(vr.error().code()) + "] for its storage (6-bit codes or F32 group scales), which comfy-kitchen " +
                   ck_label + " reads: comfy-kitchen's operand checks judge it");

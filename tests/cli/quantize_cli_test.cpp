@@ -516,5 +516,41 @@ TEST_F(QuantizeCli, SixBitRefusals) {
   EXPECT_NE(r.out.find("[gemm.six_bit_layout]"), std::string::npos) << r.out;
 }
 
+// A 6-bit FP8 layer with one group (K = G = 32): sglang's shape check passes it by floor division
+// (its 24-byte rows read as 4-bit codes of K = 48), so only --strict's K % G sees it, reading the rows
+// the same wrong way. gemm runs it as comfy-kitchen 0.2.40 does (which computes it: a differential hunt
+// compared this layer bit for bit) instead of refusing it, and says why.
+TEST_F(QuantizeCli, SixBitOneGroupLayerRunsAsComfyKitchenReadsIt) {
+  std::vector<float> w(4 * 32);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 37 % 29) - 14) / 64.0f;
+  write(p("w.safetensors"), {gemm::float_tensor("l.weight", gemm::FloatDtype::F32, {4, 32}, w)});
+  ASSERT_EQ(cli("quantize --weights " + p("w.safetensors") + " --key l.weight --out " + p("q.safetensors") +
+                " --bits 6 --group-size 32 --convrot-groupsize 16 --quiet")
+                .rc,
+            0);
+  write(p("x.safetensors"), {gemm::float_tensor("input", gemm::FloatDtype::F32, {2, 32}, std::vector<float>(w.begin(), w.begin() + 64))});
+  const std::string run = "gemm --checkpoint " + p("q.safetensors") + " --layer l --input " + p("x.safetensors") + " --out ";
+  CliRun r = cli(run + p("o.safetensors"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("note: --strict refuses layer 'l' [strict.w4a8.k_multiple_group] reading its rows as 4-bit "
+                       "codes, but it holds 6-bit codes, which comfy-kitchen 0.2.40 reads"),
+            std::string::npos)
+      << r.out;
+  ASSERT_EQ(cli(run + p("lit.safetensors") + " --impl literal").rc, 0);
+  auto output = [&](const std::string& file) {
+    auto f = st::File::open(p(file));
+    const st::TensorInfo* t = f.ok() ? f->header().find("output") : nullptr;
+    if (t == nullptr) return std::vector<std::uint8_t>{};
+    const auto d = f->data(*t);
+    return std::vector<std::uint8_t>(d.begin(), d.end());
+  };
+  EXPECT_EQ(output("o.safetensors").size(), 2u * 4u * 4u);
+  EXPECT_EQ(output("o.safetensors"), output("lit.safetensors"));  // the fast path and the spec agree
+  // comfy-kitchen 0.2.35 has no 6-bit rows: the strict refusal stands there.
+  r = cli(run + p("o35.safetensors") + " --comfy-kitchen 0.2.35");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("[strict.w4a8.k_multiple_group]"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace w4a8::testing
