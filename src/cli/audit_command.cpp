@@ -245,8 +245,8 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
       for (std::size_t i = 0; i < v.size(); ++i) v[i] = widen(bytes[i]);
       t.push_back(gemm::float_tensor(ti.name, gemm::FloatDtype::F32, ti.shape, v));
     } else {
-      // F4 and F6 (sub-byte packed floats) stay as they are: numpy cannot read them, so say so.
-      if (ti.dtype == st::Dtype::F4 || ti.dtype == st::Dtype::F6_E2M3 || ti.dtype == st::Dtype::F6_E3M2)
+      // F4 and F6 (packed below a byte) stay as they are: numpy cannot read them, so say so.
+      if (st::dtype_bits(ti.dtype) < 8)
         kept_floats.emplace_back(py::repr_str(ti.name) + " (" + std::string(st::dtype_name(ti.dtype)) + ")");
       auto bytes = f->data(ti);
       t.push_back({ti.name, ti.dtype, ti.shape, std::vector<std::uint8_t>(bytes.begin(), bytes.end())});

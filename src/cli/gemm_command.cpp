@@ -176,6 +176,7 @@ std::string upstream_name(const Predicts& p) {
 struct ComfyKitchenLayer {
   validate::LayersReport all;   // the checkpoint's per-layer report (every other check of sglang passed)
   std::optional<Error> refusal;  // comfy-kitchen's own error for the layer (validate --consumers' cell)
+  bool by_strict = false;        // the refusal replaced was --strict's, not sglang's own
 };
 
 // When sglang refused `layer` for its storage (sglang.w4a8.dtypes / .shapes) and either comfy-kitchen
@@ -203,7 +204,8 @@ std::optional<ComfyKitchenLayer> comfy_kitchen_layer(std::span<const validate::P
     if (strict && !ck_only) return std::nullopt;  // --strict judges the layers sglang loads
     Status verdict = comfy_kitchen_accepts(all->report, l, ck, vopt.python);
     if (!verdict.ok() && !ck_only) return std::nullopt;
-    return ComfyKitchenLayer{std::move(all).value(), verdict.ok() ? std::nullopt : std::optional<Error>(verdict.error())};
+    return ComfyKitchenLayer{std::move(all).value(), verdict.ok() ? std::nullopt : std::optional<Error>(verdict.error()),
+                             strict};
   }
   return std::nullopt;
 }
@@ -263,7 +265,7 @@ void run(const GemmArgs& given, Reporter& report) {
     if (!a.check_all) variant = comfy_kitchen_layer(files, vopt, vr.error(), a.layer, a.ck.profile);
     if (!variant) return report.fail(vr.error(), by_sglang);
     ck_refusal = variant->refusal;
-    if (vr.error().code().starts_with("strict."))
+    if (variant->by_strict)
       report.note("--strict refuses layer " + py::repr_str(a.layer) + " [" + std::string(vr.error().code()) +
                   "] reading its rows as 4-bit codes, but it holds 6-bit codes, which comfy-kitchen " + ck_label +
                   (ck_refusal ? " refuses: comfy-kitchen's operand checks judge it"
