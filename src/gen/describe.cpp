@@ -3,6 +3,7 @@
 #include "gen/model.hpp"
 #include "gen/scenario.hpp"
 #include "py/repr.hpp"
+#include "py/version.hpp"
 
 namespace w4a8::gen {
 
@@ -17,7 +18,10 @@ std::string shortened(const std::string& text, std::size_t keep) {
 
 std::string describe(const Scenario& s) {
   std::string out = "  options: strict=" + std::string(s.options.strict ? "true" : "false") + " sglang=" +
-                    std::string(upstream::profile(s.options.sglang).version) + "\n  defects:";
+                    std::string(upstream::profile(s.options.sglang).version);
+  // Named only when not the default, so pinned descriptions (fuzz/pins.hpp) of earlier inputs hold.
+  if (s.options.python != py::kDefaultVersion) out += " python=" + std::string(py::version_name(s.options.python));
+  out += "\n  defects:";
   for (Defect d : s.defects) out += " " + std::string(defect_name(d));
   if (s.defects.empty()) out += " none";
   out += "\n";

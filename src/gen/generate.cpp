@@ -13,6 +13,7 @@
 #include "gen/names.hpp"
 #include "gen/scenario.hpp"
 #include "json/parse.hpp"
+#include "py/version.hpp"
 
 namespace w4a8::gen {
 
@@ -493,9 +494,30 @@ void draw_spellings(Scenario& s, ChoiceSource& src) {
   for (auto& f : s.files) tape(f.meta_spelling);
 }
 
+// The interpreter predicted. Choice 0 (also an exhausted stream) is the default one, so recorded
+// inputs that ran out of choices before this one decode as before. Kept at the default when a JSON
+// document comes within two levels of json.loads' lowest nesting limit or is too deep for it:
+// interpreters part ways there (py::InterpreterFacts::json_max_depth: 3.13 reads the 3,000-level
+// chains of MarkerTooDeep), and the generators nest by the default's limit.
+void draw_python(Scenario& s, ChoiceSource& src) {
+  constexpr auto kCount = static_cast<std::uint64_t>(py::Version::kCount);
+  const std::uint64_t k = src.below(kCount);
+  if (k == 0) return;
+  const auto deep = [](const JsonDoc& d) {
+    return d.outcome == JsonDoc::Outcome::TooDeep || d.depth + 2 > json::kPythonMaxDepth;
+  };
+  for (const auto& m : s.markers)
+    if (deep(m.doc)) return;
+  for (const auto& f : s.files)
+    if (f.quant_meta_override && deep(*f.quant_meta_override)) return;
+  // 1, 2, ...: the other versions in order, the default skipped.
+  const auto def = static_cast<std::uint64_t>(py::kDefaultVersion);
+  s.options.python = static_cast<py::Version>(k <= def ? k - 1 : k);
+}
+
 // Choices made after everything else (so recorded inputs of earlier versions decode as before):
 // profile-neutral extras of valid scenarios, the sglang release predicted (0: the oldest), then
-// nesting at the recursion limit and the spellings.
+// nesting at the recursion limit, the spellings and the interpreter.
 void finish(Scenario& s, ChoiceSource& src, bool valid, const GenConfig& cfg) {
   if (valid && src.below(4) == 3) nested_nan_duplicate(s, src);
   s.options.sglang = static_cast<upstream::Sglang>(src.below(upstream::kSglangCount));
@@ -504,6 +526,7 @@ void finish(Scenario& s, ChoiceSource& src, bool valid, const GenConfig& cfg) {
   // chain: 28 % of a grown corpus, three times the cost of the rest each.
   if (cfg.recursion_boundary && src.below(16) == 15) nest_to_limit(s, src);
   draw_spellings(s, src);
+  if (cfg.vary_python) draw_python(s, src);
 }
 
 Scenario generate_valid(ChoiceSource& src, const GenConfig& cfg) {

@@ -308,6 +308,7 @@ std::string check_layers(const Scenario& s, const Result<validate::Report>* verd
 GenConfig config_variant(ConfigVariant v) {
   GenConfig c;
   c.recursion_boundary = true;  // every engine using these configs is judged by our oracle
+  c.vary_python = true;
   switch (v) {
     case ConfigVariant::Valid: c.min_defects = c.max_defects = 0; break;
     case ConfigVariant::OneDefect: c.min_defects = c.max_defects = 1; break;

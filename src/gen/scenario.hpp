@@ -89,6 +89,10 @@ struct GenConfig {
   // Nest markers at exactly Python's recursion limit as we model it (json::kPythonMaxDepth) and one
   // past it. Only for engines judged by our model: a real interpreter's limit depends on its stack.
   bool recursion_boundary = false;
+  // Predict under any modelled Python (validate::Options::python: repr/int() Unicode data, the digit
+  // limit's wording), not only the default. Only for engines judged by our model: the real sglang
+  // runs under one interpreter.
+  bool vary_python = false;
   std::size_t max_layers = 6;
   // Layer counts from ChoiceSource::halving (mean 1.9 of 6) instead of uniform (3.5): the fuzz
   // target's scenarios, where each layer costs execution time and multi-layer cases still get half.
