@@ -7,7 +7,7 @@ metadata document.
 
     python3 tools/bench/hostile_memory.py [--build build] [--layers 1500000]
                                           [--shapes flat,nested,escaped,repeated,distinct] [--runs 2]
-                                          [--baseline OTHER/w4a8check] [--no-python]
+                                          [--baseline OTHER/w4a8check] [--no-python] [--check-goal]
 
 Shapes (layer i's key is str(i)):
   flat      {"layers": {"0": {}, "1": {}, ...}}: one marker (a view of its text) shared
@@ -23,8 +23,10 @@ script's "declined" shape was dropped, a document with a root list, a NaN or an 
 whole as json.loads builds it: 309 MiB (15.2x) for 1.5 M layers.
 
 Each command must accept the file (exit 0) and report every layer, or the script fails: the ctest
-smoke run (`hostile_memory_smoke`, 3,000 layers) keeps it working. Files go to a temporary
-directory, removed at the end. Peak RSS comes from GNU time when installed (else wait4), as in
+smoke run (`hostile_memory_smoke`, 3,000 layers) keeps it working. With --check-goal it also fails
+when w4a8check's peak RSS (the minimum over --runs) is above the goal, 3x the header plus 16 MB:
+the ctest `hostile_memory_goal` runs it at 1.5 M layers, where the 3x term dominates the
+allowance. Files go to a temporary directory, removed at the end. Peak RSS comes from GNU time when installed (else wait4), as in
 cli_bench.py; each figure is the minimum of --runs runs. Prints a Markdown table and the machine.
 """
 import argparse
@@ -122,6 +124,8 @@ def main():
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--baseline", help="another w4a8check binary, measured the same way")
     ap.add_argument("--no-python", action="store_true", help="skip the Python process")
+    ap.add_argument("--check-goal", action="store_true",
+                    help="exit 1 when w4a8check's peak RSS is above 3x the header plus 16 MB")
     a = ap.parse_args()
     shapes = a.shapes.split(",")
     for s in shapes:
@@ -142,19 +146,27 @@ def main():
         cols.append("Python -S json.loads, peak RSS (x header), time")
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
+    over = []
     with tempfile.TemporaryDirectory(prefix="w4a8-hostile-") as tmp:
         for shape in shapes:
             path = os.path.join(tmp, shape + ".safetensors")
             n = write_checkpoint(path, shape, a.layers)
             mb = n / 1e6
             cells = [shape, "{:,}".format(a.layers), "%.2f MB" % mb, "%.1f MiB" % ((3 * n + 16e6) / 2**20)]
-            for _, b in bins:
+            goal = (3 * n + 16e6) / 2**20
+            for name, b in bins:
                 rss, wall = best([b, "validate", "--quiet", path], a.runs, accepted_all(a.layers))
                 cells.append("%.1f MiB (%.1fx), %.3f s" % (rss, rss * 2**20 / n, wall))
+                if name == "w4a8check" and rss > goal:
+                    over.append("%s: %.1f MiB, above the goal's %.1f MiB" % (shape, rss, goal))
             if not a.no_python:
                 rss, wall = best([sys.executable, "-S", "-c", PY_LOADS, path, str(a.layers)], a.runs, python_ok)
                 cells.append("%.1f MiB (%.1fx), %.3f s" % (rss, rss * 2**20 / n, wall))
             print("| " + " | ".join(cells) + " |", flush=True)
+    if a.check_goal:
+        if over:
+            sys.exit("hostile_memory: peak RSS over 3x the header + 16 MB:\n  " + "\n  ".join(over))
+        print("\nEvery shape within 3x the header + 16 MB.")
 
 
 if __name__ == "__main__":
