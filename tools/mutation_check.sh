@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Mutation check of the property suite (issue #3 acceptance): copies the tree to a temp dir, applies
-# each deliberate bug below to src/validate with sed (one at a time), rebuilds props_validator, runs
-# it (seeded, RC_PARAMS=seed=$SEED, W4A8_PROP_SCALE=$SCALE) and reports which mutants the
-# properties caught. Exit status 1 when any mutant survives (or did not apply).
+# each deliberate bug below to src/validate (or src/py, named ../py) with sed (one at a time),
+# rebuilds props_validator, runs it (seeded, RC_PARAMS=seed=$SEED, W4A8_PROP_SCALE=$SCALE) and
+# reports which mutants the properties caught. Exit status 1 when any mutant survives (or did not apply).
 #   tools/mutation_check.sh              (SCALE=0.5 SEED=1 JOBS=2)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +34,8 @@ MUTANTS=(
   "rules_w4a8.cpp@s|static_cast<std::uint64_t>(k / g)|static_cast<std::uint64_t>((k + 2) / g)|@K // G computed from K + 2"
   "mxfp8.cpp@s/weight->shape\[1\] % 32 == 0/weight->shape[1] % 16 == 0/@MXFP8 block 32 -> 16"
   "inspect.cpp@s/kMissingMarkersShown = 5/kMissingMarkersShown = 4/@missing-marker list cut at 4"
+  "../py/int.cpp@s/  const bool limit_last = interpreter_facts(pv).int_limit_after_trailing;/  const bool limit_last = false;/@int() of junk after > 4300 digits: 3.11's order under every Python"
+  "../py/int.cpp@s/  const std::string_view s(ascii.c_str());/  const std::string_view s(ascii);/@int() reads past an embedded NUL"
   "inspect.cpp@s/^  State s(opt);/  Options o = opt; o.python = py::kDefaultVersion; State s(o);/@--python ignored (the default interpreter's repr and int() facts)"
   "comfy_formats.def@s/\".weight_scale\", \".weight_scale_2\"/\".weight_scale\"/@NVFP4 weight_scale_2 not required"
   "collect.cpp@s/if (!json::py_equal(previous, marker))/if (false)/@conflicting markers accepted"

@@ -515,9 +515,35 @@ void draw_python(Scenario& s, ChoiceSource& src) {
   s.options.python = static_cast<py::Version>(k <= def ? k - 1 : k);
 }
 
+// Something after the digits of each group_size string int() rejects for its length (a defect put
+// it there; every marker of the prefix gets the same string, as the defect gave them). Which error
+// Python raises then depends on the interpreter (DigitTail).
+void draw_digit_tails(Scenario& s, ChoiceSource& src) {
+  std::vector<std::string> prefixes;
+  for (const auto& m : s.markers)
+    if (!m.group_size.ok && m.group_size.error == ErrorKind::PyIntMaxStrDigits && m.group_size.tail == DigitTail::None &&
+        std::find(prefixes.begin(), prefixes.end(), m.prefix) == prefixes.end())
+      prefixes.push_back(m.prefix);
+  for (const std::string& p : prefixes) {
+    const std::vector<edit::MarkerRef> ms = edit::markers_of(s, p);
+    const MarkerDesc& first = *ms.front();
+    const auto field = std::find_if(first.fields.begin(), first.fields.end(), [](const auto& f) { return f.first == "group_size"; });
+    if (field == first.fields.end() || !field->second.value.is_string()) continue;
+    const std::string& digits = field->second.value.text;
+    const bool same = std::all_of(ms.begin(), ms.end(), [&](const edit::MarkerRef& m) {
+      const json::Value* g = m->doc.value.get("group_size");
+      return g != nullptr && g->is_string() && g->text == digits;
+    });
+    if (!same) continue;  // a later defect changed one of them: leave the prefix as it is
+    const std::optional<IntField> f = with_digit_tail(digits, src);
+    if (f && edit::set_field(s, p, "group_size", f->doc))
+      for (const edit::MarkerRef& m : ms) m->group_size = f->outcome;
+  }
+}
+
 // Choices made after everything else (so recorded inputs of earlier versions decode as before):
 // profile-neutral extras of valid scenarios, the sglang release predicted (0: the oldest), then
-// nesting at the recursion limit, the spellings and the interpreter.
+// nesting at the recursion limit, the spellings, the interpreter and the digit strings' tails.
 void finish(Scenario& s, ChoiceSource& src, bool valid, const GenConfig& cfg) {
   if (valid && src.below(4) == 3) nested_nan_duplicate(s, src);
   s.options.sglang = static_cast<upstream::Sglang>(src.below(upstream::kSglangCount));
@@ -527,6 +553,7 @@ void finish(Scenario& s, ChoiceSource& src, bool valid, const GenConfig& cfg) {
   if (cfg.recursion_boundary && src.below(16) == 15) nest_to_limit(s, src);
   draw_spellings(s, src);
   if (cfg.vary_python) draw_python(s, src);
+  if (cfg.digit_tails) draw_digit_tails(s, src);
 }
 
 Scenario generate_valid(ChoiceSource& src, const GenConfig& cfg) {

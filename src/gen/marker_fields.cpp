@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "gen/byte_order.hpp"
 #include "gen/json_spell.hpp"
@@ -134,6 +136,37 @@ IntField bad_int_field(ErrorKind kind, ChoiceSource& src) {
     }
     default: return err(jnull(), ErrorKind::PyIntBadType, "'NoneType'");
   }
+}
+
+std::optional<IntField> with_digit_tail(const std::string& digits, ChoiceSource& src) {
+  using namespace std::string_view_literals;
+  struct Tail {
+    std::string_view text;
+    DigitTail kind;
+  };
+  static constexpr Tail kTails[] = {
+      {"x"sv, DigitTail::ByVersion},
+      {" x"sv, DigitTail::ByVersion},
+      {"."sv, DigitTail::ByVersion},
+      {"+"sv, DigitTail::ByVersion},
+      {"e5"sv, DigitTail::ByVersion},
+      {"\xc3\xa9"sv, DigitTail::ByVersion},  // U+00E9
+      {"x_"sv, DigitTail::ByVersion},
+      {" "sv, DigitTail::LimitFirst},
+      {"\xe3\x80\x80"sv, DigitTail::LimitFirst},  // U+3000, which str.strip() removes
+      {"\0x"sv, DigitTail::LimitFirst},
+      {"\0\xc3\xa9"sv, DigitTail::LimitFirst},
+      {"_"sv, DigitTail::InvalidFirst},
+      {"_x"sv, DigitTail::InvalidFirst},
+  };
+  const std::uint64_t k = src.below(std::size(kTails) + 1);
+  if (k == 0) return std::nullopt;
+  const Tail& tail = kTails[k - 1];
+  const std::string lead = src.below(4) == 3 ? " \t" : "";
+  IntOutcome o{false, {}, ErrorKind::PyIntMaxStrDigits, std::to_string(digits.size()), tail.kind};
+  o.text = lead + digits + std::string(tail.text);
+  JsonDoc d = jstr(o.text);
+  return IntField{std::move(d), std::move(o)};
 }
 
 }  // namespace w4a8::gen

@@ -91,9 +91,24 @@ Error digits_error(const std::string& digits, py::Version v) {
   return make_error(ErrorKind::PyIntMaxStrDigits, {v == py::Version::Py310 ? "4300" : "4300 digits", digits});
 }
 
-// An int() failure the generator recorded (its kind and argument), as Python v raises it.
+// The first `n` code points of UTF-8 text (CPython's "%.200R" cuts the repr there).
+std::string first_code_points(const std::string& s, std::size_t n) {
+  std::size_t i = 0;
+  for (; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && n-- == 0) break;
+  return s.substr(0, i);
+}
+
+// An int() failure the generator recorded (its kind and argument), as Python v raises it. A digit
+// string with something after it: which error comes first, by the oracle's own table of measured
+// behaviour (DigitTail: 3.12 reads the whole string before it counts digits).
 Error int_failure(const IntOutcome& o, py::Version v) {
-  if (o.error == ErrorKind::PyIntMaxStrDigits) return digits_error(o.arg, v);
+  if (o.error == ErrorKind::PyIntMaxStrDigits) {
+    const bool reads_to_end = v != py::Version::Py310 && v != py::Version::Py311;
+    if (o.tail == DigitTail::InvalidFirst || (o.tail == DigitTail::ByVersion && reads_to_end))
+      return make_error(ErrorKind::PyIntInvalidLiteral, {first_code_points(oracle_py::repr_str(o.text, v), 200)});
+    return digits_error(o.arg, v);
+  }
   return o.arg.empty() ? make_error(o.error) : make_error(o.error, {o.arg});
 }
 

@@ -31,6 +31,9 @@ std::string check_single_defect(const Scenario& s);
 // 2a. The oracle's expectation for a one-defect scenario: that defect's error kind where it fires
 //     under the scenario's sglang release, acceptance where it does not ("" when consistent).
 std::string check_defect_fires(const Scenario& s, const Expectation& want);
+// Whether a lone defect d explains error kind k in s: the defect table's kind, or int()'s invalid
+// literal where GenConfig::digit_tails put junk after a GroupSizeTooManyDigits string.
+bool defect_kind_matches(const Scenario& s, Defect d, ErrorKind k);
 // 3. Writer/reader round trip: every file without a container edit parses back to the same
 //    tensors (name, dtype, shapes, bytes) and metadata.
 // mem: InMemoryCheckpoint::of(s), when the caller has it: each parsed file must also equal its

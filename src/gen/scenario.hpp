@@ -93,6 +93,9 @@ struct GenConfig {
   // limit's wording), not only the default. Only for engines judged by our model: the real sglang
   // runs under one interpreter.
   bool vary_python = false;
+  // Append junk or spaces to group_size strings that exceed int()'s digit limit (DigitTail): which
+  // error wins depends on the interpreter.
+  bool digit_tails = false;
   std::size_t max_layers = 6;
   // Layer counts from ChoiceSource::halving (mean 1.9 of 6) instead of uniform (3.5): the fuzz
   // target's scenarios, where each layer costs execution time and multi-layer cases still get half.

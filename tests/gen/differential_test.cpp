@@ -6,6 +6,8 @@
 // counted, not failed). Fails, never skips, when python3 or its packages are missing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -85,6 +87,7 @@ TEST(GenDifferential, ValidatorAgreesWithPythonSpec) {
   GenConfig cfg;
   cfg.allow_strict = false;  // the Python spec has no --strict (strict is covered by the oracle)
   cfg.differential_safe = true;
+  cfg.digit_tails = true;  // junk after > 4300 digits: judged here by the real interpreter too
   SeededChoiceSource src(seed);
   std::vector<Case> cases;
   std::ofstream jobs(root / "jobs.jsonl");
@@ -138,6 +141,11 @@ TEST(GenDifferential, ValidatorAgreesWithPythonSpec) {
   EXPECT_EQ(bad, 0u) << bad << " of " << cases.size() << " cases disagree";
   RecordProperty("cases", static_cast<int>(cases.size()));
   RecordProperty("accepted", static_cast<int>(accepted));
+  const auto tailed = std::count_if(cases.begin(), cases.end(), [](const Case& c) {
+    return std::any_of(c.scenario.markers.begin(), c.scenario.markers.end(),
+                       [](const MarkerDesc& m) { return m.group_size.tail != DigitTail::None; });
+  });
+  RecordProperty("digit_tails", static_cast<int>(tailed));
   RecordProperty("container_detail_differences", static_cast<int>(detail_differences));
   std::printf("%zu cases, %zu accepted, %zu container-error detail texts differ from Python's\n", cases.size(), accepted,
               detail_differences);

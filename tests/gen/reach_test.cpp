@@ -4,6 +4,7 @@
 // fires under some merge rules only is seen both firing and not firing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bitset>
 
 #include "gen/choice_source.hpp"
@@ -69,8 +70,44 @@ TEST(GenReach, OracleAgreesWithDefectTable) {
       continue;
     }
     ASSERT_FALSE(e.ok) << defect_name(s.defects[0]) << "\n" << describe(s);
-    ASSERT_EQ(e.error.kind, defect_kind(s.defects[0])) << defect_name(s.defects[0]) << ": " << e.error.message << "\n" << describe(s);
+    ASSERT_TRUE(defect_kind_matches(s, s.defects[0], e.error.kind)) << defect_name(s.defects[0]) << ": " << e.error.message << "\n" << describe(s);
   }
+}
+
+// GenConfig::digit_tails reaches every DigitTail, and the validator (not only the oracle) then
+// raises each error int() can: the digit limit where the interpreter checks it before the junk
+// (3.10/3.11, or a space or NUL after the digits), the invalid literal where it reads to the end
+// first (3.12+) or an underscore ends the digits.
+TEST(GenReach, DigitTailsReachBothIntErrors) {
+  SeededChoiceSource src(11);
+  std::bitset<4> tails;                // DigitTail values seen in a one-defect scenario
+  std::bitset<2> by_version_limit;     // ByVersion: [0] limit under 3.10/3.11, [1] invalid under 3.12+
+  std::bitset<2> fixed;                // [0] LimitFirst gave the limit under 3.12+, [1] InvalidFirst the literal under 3.11-
+  int runs = 0;
+  for (; runs < 200000 && !(tails.count() == 3 && by_version_limit.all() && fixed.all()); ++runs) {
+    const Scenario s = generate(src, config_variant(ConfigVariant::OneDefect));
+    if (s.defects.size() != 1 || s.defects[0] != Defect::GroupSizeTooManyDigits) continue;
+    const auto m = std::find_if(s.markers.begin(), s.markers.end(), [](const MarkerDesc& d) { return d.group_size.tail != DigitTail::None; });
+    if (m == s.markers.end()) continue;
+    const Result<validate::Report> got = run_validator(s);
+    if (got.ok()) continue;  // another layer's rule fired first, or the defect did not fire
+    const ErrorKind k = got.error().kind;
+    const bool old_python = s.options.python == py::Version::Py310 || s.options.python == py::Version::Py311;
+    tails.set(static_cast<std::size_t>(m->group_size.tail));
+    switch (m->group_size.tail) {
+      case DigitTail::ByVersion:
+        if (old_python && k == ErrorKind::PyIntMaxStrDigits) by_version_limit.set(0);
+        if (!old_python && k == ErrorKind::PyIntInvalidLiteral) by_version_limit.set(1);
+        break;
+      case DigitTail::LimitFirst: fixed[0] = fixed[0] || (!old_python && k == ErrorKind::PyIntMaxStrDigits); break;
+      case DigitTail::InvalidFirst: fixed[1] = fixed[1] || (old_python && k == ErrorKind::PyIntInvalidLiteral); break;
+      default: break;
+    }
+  }
+  EXPECT_EQ(tails.count(), 3u) << "DigitTail kinds seen: " << tails;
+  EXPECT_TRUE(by_version_limit.all()) << by_version_limit;
+  EXPECT_TRUE(fixed.all()) << fixed;
+  RecordProperty("scenarios", runs);
 }
 
 // The defect table's columns are consistent: families match kinds and the strict flag, only Merge
