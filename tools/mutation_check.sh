@@ -36,6 +36,8 @@ MUTANTS=(
   "inspect.cpp@s/kMissingMarkersShown = 5/kMissingMarkersShown = 4/@missing-marker list cut at 4"
   "../py/int.cpp@s/  const bool limit_last = interpreter_facts(pv).int_limit_after_trailing;/  const bool limit_last = false;/@int() of junk after > 4300 digits: 3.11's order under every Python"
   "../py/int.cpp@s/  const std::string_view s(ascii.c_str());/  const std::string_view s(ascii);/@int() reads past an embedded NUL"
+  "../py/version.hpp@s|/\* 3.12 \*/ {1497, |/* 3.12 */ {1498, |@json.loads under 3.12 reads one level too deep"
+  "../py/version.hpp@s|/\* 3.13 \*/ {9998, |/* 3.13 */ {9997, |@json.loads under 3.13 stops one level short"
   "inspect.cpp@s/^  State s(opt);/  Options o = opt; o.python = py::kDefaultVersion; State s(o);/@--python ignored (the default interpreter's repr and int() facts)"
   "comfy_formats.def@s/\".weight_scale\", \".weight_scale_2\"/\".weight_scale\"/@NVFP4 weight_scale_2 not required"
   "collect.cpp@s/if (!json::py_equal(previous, marker))/if (false)/@conflicting markers accepted"

@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "gen/defect_edit.hpp"
+#include "gen/marker_fields.hpp"
+#include "gen/repr_oracle.hpp"
 #include "json/parse.hpp"
 
 namespace w4a8::gen::edit {
@@ -68,7 +70,14 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
         if (editable(s.markers[i]) && !s.markers[i].fields.empty()) objs.push_back(i);
       if (objs.empty()) return false;
       MarkerDesc m = s.markers[objs[src.below(objs.size())]];
-      m.fields[src.below(m.fields.size())].second = jstr("_conflict_" + std::to_string(s.markers.size()));
+      auto& [key, value] = m.fields[src.below(m.fields.size())];
+      const std::string conflict = "_conflict_" + std::to_string(s.markers.size());
+      value = jstr(conflict);
+      // What int() makes of it, for when the conflict never comes: a later defect may replace the
+      // marker it was copied from (MarkerTooDeep, which 3.12+ may read), and the copy's value is read.
+      const IntOutcome literal{false, {}, ErrorKind::PyIntInvalidLiteral, oracle_py::repr_str(conflict)};
+      if (key == "group_size") m.group_size = literal;
+      if (key == "convrot_groupsize") m.convrot_groupsize = literal;
       m.doc = jobj(m.fields);
       m.place = src.flip() ? Place::Tensor : Place::Metadata;
       m.file = src.below(s.files.size());
@@ -137,8 +146,10 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
         m->doc = jobj(std::move(f));
         return true;
       }
-      const std::size_t depth = 3000 + src.below(3000);
-      m->doc = jraw_invalid(std::string(depth, '[') + std::string(depth, ']'), JsonDoc::Outcome::TooDeep);
+      // Arrays around an empty one, "[[...[]...]]": too deep for 3.10-3.12, a list to 3.13 (its
+      // limit is 9998), which then raises the not-an-object error.
+      const int depth = 3000 + static_cast<int>(src.below(3000));
+      m->doc = jnest(jarr({}), depth - 1, false);
       return true;
     }
     case Defect::Mxfp8Incompatible: {

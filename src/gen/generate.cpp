@@ -11,6 +11,7 @@
 #include "gen/defect_edit.hpp"
 #include "gen/marker_fields.hpp"
 #include "gen/names.hpp"
+#include "gen/oracle.hpp"
 #include "gen/scenario.hpp"
 #include "json/parse.hpp"
 #include "py/version.hpp"
@@ -456,17 +457,19 @@ void nested_nan_duplicate(Scenario& s, ChoiceSource& src) {
   s.markers.push_back(std::move(c));
 }
 
-// A marker nested to exactly Python's recursion limit where it is read, or up to two levels less
-// (json.loads accepts it): an extra member holding a chain of arrays or objects. Only a prefix's
-// single marker (two such markers would be compared near the limit: validator.md, not modelled).
-void nest_to_limit(Scenario& s, ChoiceSource& src) {
+// A marker nested to exactly `limit` where it is read, or up to two levels less (json.loads accepts
+// it), or with `past` up to one level more: an extra member holding a chain of arrays or objects.
+// Only a prefix's single marker (two such markers would be compared near the limit: validator.md,
+// not modelled). @return the chain went past the limit.
+bool nest_to_limit(Scenario& s, ChoiceSource& src, int limit = json::kPythonMaxDepth, bool past = false) {
   std::vector<std::size_t> ms;
   for (std::size_t i = 0; i < s.markers.size(); ++i)
     if (edit::editable(s.markers[i]) && edit::markers_of(s, s.markers[i].prefix).size() == 1) ms.push_back(i);
-  if (ms.empty()) return;
+  if (ms.empty()) return false;
   MarkerDesc& m = s.markers[ms[src.below(ms.size())]];
   const int above = m.place == Place::Metadata ? 2 : 0;  // the _quantization_metadata root and "layers"
-  const int total = json::kPythonMaxDepth - above - static_cast<int>(src.below(3));
+  const int total = limit + (past ? 1 : 0) - above - static_cast<int>(src.below(3));
+  const bool over = total + above > limit;
   JsonDoc inner = src.flip() ? jint(0) : jstr(any_text(src, 2));
   // The marker object is one level; the chain's innermost container holds the scalar.
   JsonDoc chain = jnest(std::move(inner), total - 1, src.flip());
@@ -480,6 +483,7 @@ void nest_to_limit(Scenario& s, ChoiceSource& src) {
   else f.emplace_back("nest", std::move(chain));
   m.doc = jobj(std::move(f));
   m.fields.clear();
+  return over;
 }
 
 // Respelling choices for markers and _quantization_metadata texts (json_spell.hpp): about half of
@@ -495,21 +499,13 @@ void draw_spellings(Scenario& s, ChoiceSource& src) {
 }
 
 // The interpreter predicted. Choice 0 (also an exhausted stream) is the default one, so recorded
-// inputs that ran out of choices before this one decode as before. Kept at the default when a JSON
-// document comes within two levels of json.loads' lowest nesting limit or is too deep for it:
-// interpreters part ways there (py::InterpreterFacts::json_max_depth: 3.13 reads the 3,000-level
-// chains of MarkerTooDeep), and the generators nest by the default's limit.
+// inputs that ran out of choices before this one decode as before. Documents nested near or past
+// the default's limit may then be read (3.12 reads 1,497 levels, 3.13 9,998): the oracle judges
+// them by the drawn interpreter's limit.
 void draw_python(Scenario& s, ChoiceSource& src) {
   constexpr auto kCount = static_cast<std::uint64_t>(py::Version::kCount);
   const std::uint64_t k = src.below(kCount);
   if (k == 0) return;
-  const auto deep = [](const JsonDoc& d) {
-    return d.outcome == JsonDoc::Outcome::TooDeep || d.depth + 2 > json::kPythonMaxDepth;
-  };
-  for (const auto& m : s.markers)
-    if (deep(m.doc)) return;
-  for (const auto& f : s.files)
-    if (f.quant_meta_override && deep(*f.quant_meta_override)) return;
   // 1, 2, ...: the other versions in order, the default skipped.
   const auto def = static_cast<std::uint64_t>(py::kDefaultVersion);
   s.options.python = static_cast<py::Version>(k <= def ? k - 1 : k);
@@ -554,6 +550,13 @@ void finish(Scenario& s, ChoiceSource& src, bool valid, const GenConfig& cfg) {
   draw_spellings(s, src);
   if (cfg.vary_python) draw_python(s, src);
   if (cfg.digit_tails) draw_digit_tails(s, src);
+  // One in 16 again, under another interpreter: a chain at its own limit (3.12's 1,497 levels,
+  // 3.13's 9,998), one past it or just under.
+  // Past it only where a scenario has several defects already (it is one more: MarkerTooDeep).
+  if (cfg.recursion_boundary && s.options.python != py::kDefaultVersion && src.below(16) == 15) {
+    const bool past = !valid && s.defects.size() >= 2;
+    if (nest_to_limit(s, src, json_max_depth(s.options.python), past)) s.defects.push_back(Defect::MarkerTooDeep);
+  }
 }
 
 Scenario generate_valid(ChoiceSource& src, const GenConfig& cfg) {

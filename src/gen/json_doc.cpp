@@ -103,8 +103,8 @@ JsonDoc jnest(JsonDoc inner, int levels, bool objects) {
   return d;
 }
 
-JsonDoc::Outcome loads_outcome(const JsonDoc& d, int above) {
-  if (d.outcome == JsonDoc::Outcome::Ok && d.depth + above > json::kPythonMaxDepth) return JsonDoc::Outcome::TooDeep;
+JsonDoc::Outcome loads_outcome(const JsonDoc& d, int above, int max_depth) {
+  if (d.outcome == JsonDoc::Outcome::Ok && d.depth + above > max_depth) return JsonDoc::Outcome::TooDeep;
   return d.outcome;
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "json/parse.hpp"
 #include "json/value.hpp"
 
 namespace w4a8::gen {
@@ -48,8 +49,9 @@ JsonDoc jnest(JsonDoc inner, int levels, bool objects);
 JsonDoc jraw_invalid(std::string text, JsonDoc::Outcome outcome = JsonDoc::Outcome::Invalid);
 // json.loads' outcome for d read as a document nested inside `above` containers (0: d is the whole
 // document; 2: a marker inside _quantization_metadata's "layers"): TooDeep when the nesting passes
-// Python's recursion limit (json::kPythonMaxDepth), else d's own outcome.
-JsonDoc::Outcome loads_outcome(const JsonDoc& d, int above);
+// `max_depth` (the interpreter's limit; by default the default interpreter's, json::kPythonMaxDepth,
+// the lowest of them), else d's own outcome.
+JsonDoc::Outcome loads_outcome(const JsonDoc& d, int above, int max_depth = json::kPythonMaxDepth);
 // A JSON string literal of a WTF-8 string, escaping only what JSON requires (plus DEL and lone
 // surrogates), so the other non-ASCII characters reach the parser as raw UTF-8.
 std::string json_literal(std::string_view utf8);

@@ -200,9 +200,18 @@ bool py_eq(const json::Value& a, const json::Value& b, bool top) {
   }
 }
 
+// The oracle's own table (docs/validator.md, "Per-Python facts"), not py::InterpreterFacts.
+int json_max_depth_of(py::Version v) {
+  switch (v) {
+    case py::Version::Py310: case py::Version::Py311: return 990;  // the recursion limit less the caller's frames
+    case py::Version::Py312: return 1497;                          // a C counter of 1500
+    default: return 9998;                                          // 3.13's counter of 10000 (3.14 assumed)
+  }
+}
+
 class Simulation {
  public:
-  explicit Simulation(const Scenario& s) : s_(s) {}
+  explicit Simulation(const Scenario& s) : s_(s), limit_(json_max_depth_of(s.options.python)) {}
 
   Expectation run() {
     Expectation x;
@@ -343,15 +352,15 @@ class Simulation {
       const Error invalid = make_error(ErrorKind::SgInvalidQuantMetadata, {f.path});
       if (f.quant_meta_override) {
         const JsonDoc& d = *f.quant_meta_override;
-        if (const auto o = loads_outcome(d, 0); o != JsonDoc::Outcome::Ok) return json_failure(d, o, invalid, s_.options.python);
+        if (const auto o = loads_outcome(d, 0, limit_); o != JsonDoc::Outcome::Ok) return json_failure(d, o, invalid, s_.options.python);
         if (!d.value.is_object()) return make_error(ErrorKind::SgQuantMetadataNotObject, {f.path});
         const json::Value* layers = d.value.get("layers");
         if (!layers || !layers->is_object()) return make_error(ErrorKind::SgQuantMetadataNoLayers, {f.path});
         // Overrides carry no markers of their own (generated overrides never have members).
       } else {
         for (const auto& m : s_.markers)
-          if (m.place == Place::Metadata && m.file == i && loads_outcome(m.doc, 2) != JsonDoc::Outcome::Ok)
-            return json_failure(m.doc, loads_outcome(m.doc, 2), invalid, s_.options.python);
+          if (m.place == Place::Metadata && m.file == i && loads_outcome(m.doc, 2, limit_) != JsonDoc::Outcome::Ok)
+            return json_failure(m.doc, loads_outcome(m.doc, 2, limit_), invalid, s_.options.python);
         for (const auto& m : s_.markers) {
           if (m.place != Place::Metadata || m.file != i) continue;
           if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMetadataMarkerNotObject, {py::repr_str(m.prefix, s_.options.python)});
@@ -375,7 +384,7 @@ class Simulation {
         if (!torch_name(m.dtype).empty()) return make_error(ErrorKind::TorchUnsupportedScalarType, {torch_name(m.dtype)});
         const Error invalid = make_error(ErrorKind::SgInvalidMarker, {py::repr_str(name, s_.options.python), f.path});
         if (m.undecodable) return invalid;
-        if (const auto o = loads_outcome(m.doc, 0); o != JsonDoc::Outcome::Ok) return json_failure(m.doc, o, invalid, s_.options.python);
+        if (const auto o = loads_outcome(m.doc, 0, limit_); o != JsonDoc::Outcome::Ok) return json_failure(m.doc, o, invalid, s_.options.python);
         if (!m.doc.value.is_object()) return make_error(ErrorKind::SgMarkerNotObject, {py::repr_str(name, s_.options.python)});
         if (auto e = record(m)) return e;
       }
@@ -468,6 +477,7 @@ class Simulation {
   std::optional<Error> check_strict(const std::string& p, Record& rec);
 
   const Scenario& s_;
+  int limit_;  // json.loads' nesting limit under the scenario's interpreter
   // Byte-order containers (byte_order.hpp: no memcmp under libFuzzer).
   std::unordered_map<std::string, Meta> meta_;
   std::set<std::string, BytesLess> quantized_;  // sorted: the order sorted(missing) and MXFP8 use
@@ -552,5 +562,16 @@ std::string float_repr(float f) {
 }  // namespace
 
 Expectation expect(const Scenario& s) { return Simulation(s).run(); }
+
+int json_max_depth(py::Version v) { return json_max_depth_of(v); }
+
+bool too_deep_for_python(const Scenario& s) {
+  const int limit = json_max_depth(s.options.python);
+  for (const auto& m : s.markers)
+    if (loads_outcome(m.doc, m.place == Place::Metadata ? 2 : 0, limit) == JsonDoc::Outcome::TooDeep) return true;
+  for (const auto& f : s.files)
+    if (f.quant_meta_override && loads_outcome(*f.quant_meta_override, 0, limit) == JsonDoc::Outcome::TooDeep) return true;
+  return false;
+}
 
 }  // namespace w4a8::gen

@@ -11,6 +11,7 @@
 #include "core/result.hpp"
 #include "gen/scenario.hpp"
 #include "json/value.hpp"
+#include "py/version.hpp"
 
 namespace w4a8::gen {
 
@@ -23,6 +24,12 @@ struct Expectation {
 };
 
 Expectation expect(const Scenario& s);
+
+// The nesting json.loads accepts under Python v, by the oracle's own table (measured with each
+// interpreter: docs/validator.md, "Per-Python facts"; 3.14 assumed as 3.13).
+int json_max_depth(w4a8::py::Version v);
+// Some marker or _quantization_metadata document of s is too deeply nested for s's interpreter.
+bool too_deep_for_python(const Scenario& s);
 
 // The tensor the safetensors crate reports for an OffsetGap edit of file i (the last one laid out).
 std::string offset_gap_name(const Scenario& s, std::size_t file);

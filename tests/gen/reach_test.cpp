@@ -8,7 +8,10 @@
 #include <bitset>
 
 #include "gen/choice_source.hpp"
+#include "gen/oracle.hpp"
 #include "gen/properties.hpp"
+#include "json/parse.hpp"
+#include "py/version.hpp"
 
 namespace w4a8::gen {
 namespace {
@@ -65,6 +68,7 @@ TEST(GenReach, OracleAgreesWithDefectTable) {
     const Scenario s = generate(src, config_variant(ConfigVariant::OneDefect));
     if (s.defects.size() != 1) continue;
     const Expectation e = expect(s);
+    if (s.defects[0] == Defect::MarkerTooDeep && !too_deep_for_python(s)) continue;  // a later Python reads it
     if (!fires_under(s.defects[0], s.options.sglang)) {
       ASSERT_TRUE(e.ok) << defect_name(s.defects[0]) << ": " << e.error.message << "\n" << describe(s);
       continue;
@@ -107,6 +111,62 @@ TEST(GenReach, DigitTailsReachBothIntErrors) {
   EXPECT_EQ(tails.count(), 3u) << "DigitTail kinds seen: " << tails;
   EXPECT_TRUE(by_version_limit.all()) << by_version_limit;
   EXPECT_TRUE(fixed.all()) << fixed;
+  RecordProperty("scenarios", runs);
+}
+
+// Documents nested past 3.11's limit reach the later interpreters' (GenConfig::vary_python), and
+// the validator reads them by each one's own limit: a MarkerTooDeep chain of 3,000-6,000 arrays is a
+// RecursionError under 3.12 and a list (not an object) under 3.13+; one or two levels past 990
+// inside a marker is read from 3.12 on.
+TEST(GenReach, DeepMarkersMeetEachInterpretersLimit) {
+  SeededChoiceSource src(13);
+  bool long_chain_deep = false, long_chain_list = false, boundary_read = false, boundary_deep = false;
+  int runs = 0;
+  for (; runs < 200000 && !(long_chain_deep && long_chain_list && boundary_read && boundary_deep); ++runs) {
+    const Scenario s = generate(src, config_variant(ConfigVariant::OneDefect));
+    if (s.defects.size() != 1 || s.defects[0] != Defect::MarkerTooDeep) continue;
+    int depth = 0;
+    for (const auto& m : s.markers) depth = std::max(depth, m.doc.depth);
+    const Result<validate::Report> got = run_validator(s);
+    const ErrorKind k = got.ok() ? ErrorKind::UsageError : got.error().kind;  // (UsageError: accepted)
+    const py::Version v = s.options.python;
+    const bool old_python = v == py::Version::Py310 || v == py::Version::Py311;
+    if (depth >= 3000) {
+      long_chain_deep = long_chain_deep || (v == py::Version::Py312 && k == ErrorKind::PyRecursion);
+      long_chain_list = long_chain_list || (!old_python && v != py::Version::Py312 && k == ErrorKind::SgMarkerNotObject);
+    } else if (depth > json::kPythonMaxDepth) {
+      boundary_deep = boundary_deep || (old_python && k == ErrorKind::PyRecursion);
+      boundary_read = boundary_read || (!old_python && k != ErrorKind::PyRecursion);
+    }
+  }
+  EXPECT_TRUE(long_chain_deep) << "no 3,000+ chain rejected as too deep under 3.12";
+  EXPECT_TRUE(long_chain_list) << "no 3,000+ chain read as a list under 3.13+";
+  EXPECT_TRUE(boundary_deep) << "no chain past 990 rejected under 3.10/3.11";
+  EXPECT_TRUE(boundary_read) << "no chain past 990 read under 3.12+";
+  RecordProperty("scenarios", runs);
+}
+
+// Scenarios under 3.12 and 3.13 carry chains at those interpreters' own limits (1,497 and 9,998
+// levels where read; valid scenarios) and one level past them (with several defects): the
+// validator accepts the first and raises RecursionError for the second.
+TEST(GenReach, ChainsAtLaterInterpretersLimits) {
+  SeededChoiceSource src(17);
+  std::bitset<4> seen;  // [2 * (3.13) + (past)]
+  int runs = 0;
+  for (; runs < 100000 && !seen.all(); ++runs) {
+    const bool valid = runs % 2 == 0;
+    const Scenario s = generate(src, config_variant(valid ? ConfigVariant::Valid : ConfigVariant::Several));
+    const py::Version v = s.options.python;
+    if (v != py::Version::Py312 && v != py::Version::Py313) continue;
+    const int limit = json_max_depth(v);
+    for (const auto& m : s.markers) {
+      const int read = m.doc.depth + (m.place == Place::Metadata ? 2 : 0);
+      if (read != limit + (valid ? 0 : 1)) continue;
+      const Result<validate::Report> got = run_validator(s);
+      if (valid ? got.ok() : !got.ok() && got.error().kind == ErrorKind::PyRecursion) seen.set(2 * (v == py::Version::Py313) + !valid);
+    }
+  }
+  EXPECT_TRUE(seen.all()) << "reached [3.12 at, 3.12 past, 3.13 at, 3.13 past]: " << seen;
   RecordProperty("scenarios", runs);
 }
 
