@@ -146,10 +146,10 @@ bool inject_collection(Scenario& s, Defect d, ChoiceSource& src, const GenConfig
         m->doc = jobj(std::move(f));
         return true;
       }
-      // Arrays around an empty one, "[[...[]...]]": too deep for 3.10-3.12, a list to 3.13 (its
-      // limit is 9998), which then raises the not-an-object error.
-      const int depth = 3000 + static_cast<int>(src.below(3000));
-      m->doc = jnest(jarr({}), depth - 1, false);
+      // Deeper than every interpreter reads (3.13's limit is 9,998), so no value is built: a chain
+      // of values costs an allocation a level in every copy of the scenario.
+      const std::size_t depth = 10000 + src.below(3000);
+      m->doc = jraw_invalid(std::string(depth, '[') + std::string(depth, ']'), JsonDoc::Outcome::TooDeep);
       return true;
     }
     case Defect::Mxfp8Incompatible: {

@@ -8,8 +8,19 @@
 
 namespace w4a8::gen {
 
+namespace {
+
+// Whether m's text is respelled from its value. The speller recurses once a level, so documents
+// nested deeper than 3.11 reads (the chains later interpreters read: up to 9,998 levels) keep their
+// text as built; under AddressSanitizer's larger frames the recursion overflowed the stack.
+bool respelled(const MarkerDesc& m) {
+  return !m.spelling.empty() && m.doc.outcome == JsonDoc::Outcome::Ok && m.raw.empty() && m.doc.depth <= json::kPythonMaxDepth;
+}
+
+}  // namespace
+
 std::string marker_text(const MarkerDesc& m) {
-  if (m.spelling.empty() || m.doc.outcome != JsonDoc::Outcome::Ok || !m.raw.empty()) return m.doc.text;
+  if (!respelled(m)) return m.doc.text;
   return spell_tape(m.doc.value, m.spelling);
 }
 
@@ -25,7 +36,7 @@ std::optional<std::string> quant_metadata_text(const Scenario& s, std::size_t fi
   const FileDesc& f = s.files[file];
   if (f.quant_meta_override) {
     const JsonDoc& d = *f.quant_meta_override;
-    if (f.meta_spelling.empty() || d.outcome != JsonDoc::Outcome::Ok) return d.text;
+    if (f.meta_spelling.empty() || d.outcome != JsonDoc::Outcome::Ok || d.depth > json::kPythonMaxDepth) return d.text;
     return spell_tape(d.value, f.meta_spelling);
   }
   if (!has_quant_metadata(s, file)) return std::nullopt;
@@ -57,7 +68,7 @@ std::vector<std::uint8_t> marker_bytes(const MarkerDesc& m) {
   // The document's own text is encoded in place (marker_text would copy it first: markers nested to
   // the recursion limit are kilobytes, and every in-memory build and lowering encodes each marker).
   std::string spelled;
-  const bool respell = !m.spelling.empty() && m.doc.outcome == JsonDoc::Outcome::Ok;
+  const bool respell = respelled(m);
   if (respell) spelled = marker_text(m);
   const std::string& text = respell ? spelled : m.doc.text;
   std::vector<std::uint8_t> b = encode(text, m.encoding);
