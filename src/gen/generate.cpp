@@ -522,15 +522,14 @@ void draw_digit_tails(Scenario& s, ChoiceSource& src) {
       prefixes.push_back(m.prefix);
   for (const std::string& p : prefixes) {
     const std::vector<edit::MarkerRef> ms = edit::markers_of(s, p);
-    const MarkerDesc& first = *ms.front();
-    const auto field = std::find_if(first.fields.begin(), first.fields.end(), [](const auto& f) { return f.first == "group_size"; });
-    if (field == first.fields.end() || !field->second.value.is_string()) continue;
-    const std::string& digits = field->second.value.text;
+    const json::Value* g0 = ms.front()->doc.value.get("group_size");
+    if (g0 == nullptr || !g0->is_string()) continue;
+    const std::string digits = g0->text;  // (set_field below replaces the documents)
     const bool same = std::all_of(ms.begin(), ms.end(), [&](const edit::MarkerRef& m) {
       const json::Value* g = m->doc.value.get("group_size");
-      return g != nullptr && g->is_string() && g->text == digits;
+      return !m->fields.empty() && g != nullptr && g->is_string() && g->text == digits;  // (set_field's rule)
     });
-    if (!same) continue;  // a later defect changed one of them: leave the prefix as it is
+    if (!same) continue;  // a later defect changed or replaced one of them: leave the prefix as it is
     const std::optional<IntField> f = with_digit_tail(digits, src);
     if (f && edit::set_field(s, p, "group_size", f->doc))
       for (const edit::MarkerRef& m : ms) m->group_size = f->outcome;

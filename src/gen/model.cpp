@@ -10,12 +10,13 @@ namespace w4a8::gen {
 
 namespace {
 
-// Whether m's text is respelled from its value. The speller recurses once a level, so documents
-// nested deeper than 3.11 reads (the chains later interpreters read: up to 9,998 levels) keep their
-// text as built; under AddressSanitizer's larger frames the recursion overflowed the stack.
-bool respelled(const MarkerDesc& m) {
-  return !m.spelling.empty() && m.doc.outcome == JsonDoc::Outcome::Ok && m.raw.empty() && m.doc.depth <= json::kPythonMaxDepth;
-}
+// Whether a document may be respelled from its value: json.loads accepts it, and it is nested no
+// deeper than 3.11 reads. The speller recurses once a level, so the chains later interpreters read
+// (up to 9,998 levels) keep their text as built; under AddressSanitizer's larger frames the
+// recursion overflowed the stack.
+bool spellable(const JsonDoc& d) { return d.outcome == JsonDoc::Outcome::Ok && d.depth <= json::kPythonMaxDepth; }
+
+bool respelled(const MarkerDesc& m) { return !m.spelling.empty() && m.raw.empty() && spellable(m.doc); }
 
 }  // namespace
 
@@ -36,7 +37,7 @@ std::optional<std::string> quant_metadata_text(const Scenario& s, std::size_t fi
   const FileDesc& f = s.files[file];
   if (f.quant_meta_override) {
     const JsonDoc& d = *f.quant_meta_override;
-    if (f.meta_spelling.empty() || d.outcome != JsonDoc::Outcome::Ok || d.depth > json::kPythonMaxDepth) return d.text;
+    if (f.meta_spelling.empty() || !spellable(d)) return d.text;
     return spell_tape(d.value, f.meta_spelling);
   }
   if (!has_quant_metadata(s, file)) return std::nullopt;

@@ -200,18 +200,9 @@ bool py_eq(const json::Value& a, const json::Value& b, bool top) {
   }
 }
 
-// The oracle's own table (docs/validator.md, "Per-Python facts"), not py::InterpreterFacts.
-int json_max_depth_of(py::Version v) {
-  switch (v) {
-    case py::Version::Py310: case py::Version::Py311: return 990;  // the recursion limit less the caller's frames
-    case py::Version::Py312: return 1497;                          // a C counter of 1500
-    default: return 9998;                                          // 3.13's counter of 10000 (3.14 assumed)
-  }
-}
-
 class Simulation {
  public:
-  explicit Simulation(const Scenario& s) : s_(s), limit_(json_max_depth_of(s.options.python)) {}
+  explicit Simulation(const Scenario& s) : s_(s), limit_(json_max_depth(s.options.python)) {}
 
   Expectation run() {
     Expectation x;
@@ -563,7 +554,14 @@ std::string float_repr(float f) {
 
 Expectation expect(const Scenario& s) { return Simulation(s).run(); }
 
-int json_max_depth(py::Version v) { return json_max_depth_of(v); }
+// The oracle's own table (docs/validator.md, "Per-Python facts"), not py::InterpreterFacts.
+int json_max_depth(py::Version v) {
+  switch (v) {
+    case py::Version::Py310: case py::Version::Py311: return 990;  // the recursion limit less the caller's frames
+    case py::Version::Py312: return 1497;                          // a C counter of 1500
+    default: return 9998;                                          // 3.13's counter of 10000 (3.14 assumed)
+  }
+}
 
 bool too_deep_for_python(const Scenario& s) {
   const int limit = json_max_depth(s.options.python);

@@ -101,8 +101,8 @@ std::string check_defect_fires(const Scenario& s, const Expectation& want) {
   if (s.defects.size() != 1) return "";
   const Defect d = s.defects[0];
   const std::string under = " under sglang " + std::string(upstream::profile(s.options.sglang).version);
-  // A chain too deep for 3.11 may be read by a later interpreter: then its fate is the marker's
-  // content's (a list, or a marker with one more member), which check_verdict judges.
+  // A chain too deep for 3.11 may be read by a later interpreter: the marker is then checked with
+  // its extra member, and check_verdict judges what follows.
   if (d == Defect::MarkerTooDeep && !too_deep_for_python(s)) return "";
   if (fires_under(d, s.options.sglang)) {
     if (want.ok || !defect_kind_matches(s, d, want.error.kind))
