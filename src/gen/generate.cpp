@@ -547,7 +547,8 @@ void finish(Scenario& s, ChoiceSource& src, bool valid, const GenConfig& cfg) {
   // chain: 28 % of a grown corpus, three times the cost of the rest each.
   if (cfg.recursion_boundary && src.below(16) == 15) nest_to_limit(s, src);
   draw_spellings(s, src);
-  if (cfg.vary_python) draw_python(s, src);
+  if (cfg.python) s.options.python = *cfg.python;
+  else if (cfg.vary_python) draw_python(s, src);
   if (cfg.digit_tails) draw_digit_tails(s, src);
   // One in 16 again, under another interpreter: a chain at its own limit (3.12's 1,497 levels,
   // 3.13's 9,998), one past it or just under.

@@ -14,6 +14,7 @@
 #include "gen/defect.hpp"
 #include "gen/json_doc.hpp"
 #include "gen/marker_fields.hpp"
+#include "py/version.hpp"
 #include "safetensors/dtype.hpp"
 #include "validate/inspect.hpp"
 
@@ -93,6 +94,9 @@ struct GenConfig {
   // limit's wording), not only the default. Only for engines judged by our model: the real sglang
   // runs under one interpreter.
   bool vary_python = false;
+  // Predict every scenario under this interpreter instead (no choice is drawn for it): for a
+  // differential against that real interpreter (tools/upstream/sglang_drift.py run by it).
+  std::optional<py::Version> python;
   // Append junk or spaces to group_size strings that exceed int()'s digit limit (DigitTail): which
   // error wins depends on the interpreter.
   bool digit_tails = false;

@@ -3,6 +3,9 @@
 //   gen_drift_cases generate N SEED OUT_DIR   N seeded generated scenarios (any defects, no --strict)
 //                                             written under OUT_DIR/case-<i>/
 //   gen_drift_cases judge CATALOGUE_DIR       the catalogue's cases (corpus/validator/*/case.json)
+//   --python X.Y first: our verdicts predicted under that interpreter (default 3.11), as
+//   sglang_drift.py asks for the one it runs under; generated group_size strings past int()'s digit
+//   limit then get the tails whose error depends on it (GenConfig::digit_tails).
 // Either way one JSON line a case goes to OUT_DIR/cases.jsonl (generate) or stdout (judge):
 //   {"dir": D, "files": [...], "verdicts": {"<version>": {"ok", "type", "message", "layers"}, ...}}
 // with the validator's verdict under every profile of src/core/sglang_versions.def (layers: the
@@ -28,6 +31,8 @@ namespace {
 using namespace w4a8;
 namespace fs = std::filesystem;
 
+py::Version python = py::kDefaultVersion;  // --python: the interpreter sglang is run under
+
 std::string verdict_json(const Result<validate::Report>& r) {
   if (!r.ok())
     return "{\"ok\": false, \"type\": " + json::dump_string(r.error().type()) +
@@ -49,6 +54,7 @@ std::string line(const std::string& dir, const std::vector<std::string>& names,
   for (std::size_t v = 0; v < upstream::kSglangCount; ++v) {
     validate::Options opt;
     opt.sglang = upstream::kSglangProfiles[v].id;
+    opt.python = python;
     out += (v ? ", " : "") + json::dump_string(upstream::kSglangProfiles[v].version) + ": " +
            verdict_json(validate::inspect(in, opt));
   }
@@ -68,6 +74,8 @@ std::vector<std::uint8_t> read_file(const fs::path& p) {
 int write_generated(std::uint64_t n, std::uint64_t seed, const fs::path& out) {
   gen::GenConfig cfg;
   cfg.allow_strict = false;  // sglang has no --strict
+  cfg.python = python;
+  cfg.digit_tails = true;
   gen::SeededChoiceSource src(seed);
   fs::create_directories(out);
   std::ofstream jobs(out / "cases.jsonl", std::ios::binary);
@@ -116,10 +124,19 @@ int judge_catalogue(const fs::path& catalogue) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string> a(argv + 1, argv + argc);
+  std::vector<std::string> a(argv + 1, argv + argc);
+  if (a.size() >= 2 && a[0] == "--python") {
+    const auto v = py::version_from_name(a[1]);
+    if (!v) {
+      std::fprintf(stderr, "gen_drift_cases: Python %s is not one the validator models (src/py/version.hpp)\n", a[1].c_str());
+      return 2;
+    }
+    python = *v;
+    a.erase(a.begin(), a.begin() + 2);
+  }
   if (a.size() == 4 && a[0] == "generate") return write_generated(std::strtoull(a[1].c_str(), nullptr, 10),
                                                                  std::strtoull(a[2].c_str(), nullptr, 10), a[3]);
   if (a.size() == 2 && a[0] == "judge") return judge_catalogue(a[1]);
-  std::fprintf(stderr, "usage: gen_drift_cases generate N SEED OUT_DIR | judge CATALOGUE_DIR\n");
+  std::fprintf(stderr, "usage: gen_drift_cases [--python X.Y] generate N SEED OUT_DIR | judge CATALOGUE_DIR\n");
   return 2;
 }

@@ -13,6 +13,11 @@ and each verdict is compared with OUR validator's verdict for that profile (gen_
 them): accepted or not, exception type, message, and the full result dict (prefix order, every
 marker key in order, derived keys, value types: bool/int/float/str kept apart, NaN == NaN).
 
+Our verdicts are predicted for the interpreter that runs this script (gen_drift_cases --python X.Y),
+which runs sglang's function too: run it with another Python (tools/upstream/drift_pythons.sh does,
+for every interpreter it finds) to hold that interpreter's json.loads, int() and repr() facts
+against the real thing.
+
 Usage:
   sglang_drift.py --cases-exe BUILD/tests/gen/gen_drift_cases [--n 2000] [--metadata-n 500] [--seed S]
                   [--versions 0.5.19,0.5.23] [--wheel VERSION --profile VERSION] [--real-torch]
@@ -43,16 +48,27 @@ SHOWN = 8  # differences printed per source and release
 
 
 def same(a, b):
-    """Exact equality of JSON-built Python values: types kept apart, NaN equal to NaN, dict order."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return (math.isnan(a) and math.isnan(b)) or a == b
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    return a == b
+    """Exact equality of JSON-built Python values: types kept apart, NaN equal to NaN, dict order.
+    Iterative: Python 3.13 reads markers nested 9,998 deep, past this interpreter's call depth."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, float):
+            if not ((math.isnan(x) and math.isnan(y)) or x == y):
+                return False
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            todo.extend(zip(x, y))
+        elif isinstance(x, dict):
+            if list(x) != list(y):
+                return False
+            todo.extend((x[k], y[k]) for k in x)
+        elif x != y:
+            return False
+    return True
 
 
 def difference(ours, theirs):
@@ -185,12 +201,14 @@ def main(argv):
         return 1
 
     seed = a.seed if a.seed is not None else int(time.time()) % 1000000
+    python = "%d.%d" % sys.version_info[:2]
+    exe = [a.cases_exe, "--python", python]
     t0 = time.time()
     work = tempfile.mkdtemp(prefix="w4a8-sglang-drift-")
     failed = False
     try:
-        catalogue = [json.loads(l) for l in run_exe([a.cases_exe, "judge", a.catalogue]).splitlines() if l.strip()]
-        run_exe([a.cases_exe, "generate", str(a.n), str(seed), work])
+        catalogue = [json.loads(l) for l in run_exe(exe + ["judge", a.catalogue]).splitlines() if l.strip()]
+        run_exe(exe + ["generate", str(a.n), str(seed), work])
         with open(os.path.join(work, "cases.jsonl"), encoding="ascii") as f:
             generated = [json.loads(l) for l in f if l.strip()]
         if len(generated) != a.n:
@@ -198,7 +216,7 @@ def main(argv):
         meta_dir = os.path.join(work, "metadata")
         os.makedirs(meta_dir)
         metadata_cases(a.metadata_n, seed, meta_dir)
-        metadata = [json.loads(l) for l in run_exe([a.cases_exe, "judge", meta_dir]).splitlines() if l.strip()]
+        metadata = [json.loads(l) for l in run_exe(exe + ["judge", meta_dir]).splitlines() if l.strip()]
         if len(metadata) != a.metadata_n:
             sys.exit("gen_drift_cases judged %d metadata cases, not %d" % (len(metadata), a.metadata_n))
         for wheel, profile in pairs:
@@ -217,8 +235,9 @@ def main(argv):
             shutil.rmtree(work, ignore_errors=True)
         else:
             print("generated cases kept in %s (seed %d)" % (work, seed))
-    print("%s: %d catalogue cases + %d generated checkpoints + %d metadata texts (seed %d) x %d release(s), %.1f s" %
-          ("FAIL" if failed else "ok", len(catalogue), a.n, a.metadata_n, seed, len(pairs), time.time() - t0))
+    print("%s: %d catalogue cases + %d generated checkpoints + %d metadata texts (seed %d) x %d release(s), "
+          "Python %s, %.1f s" % ("FAIL" if failed else "ok", len(catalogue), a.n, a.metadata_n, seed, len(pairs),
+                                 sys.version.split()[0], time.time() - t0))
     return 1 if failed else 0
 
 
