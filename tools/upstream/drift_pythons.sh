@@ -58,6 +58,7 @@ for py in "${candidates[@]}"; do
   if [ "$m" = "$skip_minor" ]; then results+=("Python $v ($py): the configured interpreter (upstream_sglang_drift)"); continue; fi
   modelled "$m" || { results+=("Python $v ($py): not a version the validator models"); continue; }
   venv=$cache/py-$v
+  mkdir -p "$cache"
   if ! "$venv/bin/python" -c 'import safetensors, numpy' 2>/dev/null; then
     echo "== Python $v: making $venv (safetensors, numpy)"
     if ! { "$py" -m venv "$venv" && "$venv/bin/python" -m pip install -q --disable-pip-version-check safetensors numpy; } >"$cache/py-$v.log" 2>&1; then
