@@ -3,6 +3,7 @@
 //   gen_drift_cases generate N SEED OUT_DIR   N seeded generated scenarios (any defects, no --strict)
 //                                             written under OUT_DIR/case-<i>/
 //   gen_drift_cases judge CATALOGUE_DIR       the catalogue's cases (corpus/validator/*/case.json)
+//   gen_drift_cases pythons                   the interpreters the validator models, one "X.Y" a line
 //   --python X.Y first: our verdicts predicted under that interpreter (default 3.11), as
 //   sglang_drift.py asks for the one it runs under; generated group_size strings past int()'s digit
 //   limit then get the tails whose error depends on it (GenConfig::digit_tails).
@@ -137,6 +138,11 @@ int main(int argc, char** argv) {
   if (a.size() == 4 && a[0] == "generate") return write_generated(std::strtoull(a[1].c_str(), nullptr, 10),
                                                                  std::strtoull(a[2].c_str(), nullptr, 10), a[3]);
   if (a.size() == 2 && a[0] == "judge") return judge_catalogue(a[1]);
-  std::fprintf(stderr, "usage: gen_drift_cases [--python X.Y] generate N SEED OUT_DIR | judge CATALOGUE_DIR\n");
+  if (a.size() == 1 && a[0] == "pythons") {
+    for (std::size_t v = 0; v < static_cast<std::size_t>(py::Version::kCount); ++v)
+      std::printf("%s\n", std::string(py::version_name(static_cast<py::Version>(v))).c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "usage: gen_drift_cases [--python X.Y] generate N SEED OUT_DIR | judge CATALOGUE_DIR | pythons\n");
   return 2;
 }

@@ -34,7 +34,9 @@ done
 # "X.Y.Z" of an interpreter, empty when it does not run.
 full_version() { "$1" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null; }
 minor() { echo "${1%.*}"; }
-modelled() { case $1 in 3.10|3.11|3.12|3.13|3.14) return 0 ;; *) return 1 ;; esac; }
+# The minor versions the validator models, from the validator itself (src/py/version.hpp).
+models=$("$exe" pythons) || { echo "drift_pythons: $exe pythons failed" >&2; exit 2; }
+modelled() { grep -qxF "$1" <<<"$models"; }
 
 candidates=("${given[@]}")
 if ((${#given[@]} == 0)); then
