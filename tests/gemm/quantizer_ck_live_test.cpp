@@ -35,6 +35,7 @@ struct Case {
   std::int64_t g = 0, r = 0;
   int bits = 0, codebook = 0;
   long mismatches = 0;
+  double rot_tol = 0;  // F32 weights: what float32 rotation rounding can move a scale (ck_quantize_cases.py)
 };
 
 std::vector<std::uint8_t> bytes_of(const st::File& f, const char* name) {
@@ -77,7 +78,7 @@ TEST(QuantizerCkLive, MatchesComfyKitchenOnBf16F16AndHugeWeights) {
   for (std::string line; std::getline(list, line);) {
     std::istringstream in(line);
     Case c;
-    in >> c.name >> c.dtype >> c.n >> c.k >> c.g >> c.r >> c.bits >> c.scales >> c.codebook >> c.expect >> c.mismatches;
+    in >> c.name >> c.dtype >> c.n >> c.k >> c.g >> c.r >> c.bits >> c.scales >> c.codebook >> c.expect >> c.mismatches >> c.rot_tol;
     ASSERT_FALSE(in.fail()) << line;
     cases.push_back(c);
   }
@@ -126,15 +127,26 @@ TEST(QuantizerCkLive, MatchesComfyKitchenOnBf16F16AndHugeWeights) {
     if (c.dtype != "f32") ++bf16_f16;
     // Codes and FP8 scales: byte for byte. Float32 scales: bit for bit where no float32 sum is
     // involved, that is BF16/F16 weights (their rotation is modelled exactly) at 4-bit uniform. The
-    // ALS variants' least-squares sums are float64 here, float32 in torch, and F32 weights' rotation
-    // is our butterfly, not torch's matmul (docs/gemm.md): float32 values may differ in the last bits.
+    // ALS variants' least-squares sums are float64 here, float32 in torch (1e-6 allowed), and F32
+    // weights' rotation is our butterfly, not torch's matmul, whose summation order depends on the
+    // CPU's kernel (docs/gemm.md): there the case's derived rotation bound is allowed on top.
     EXPECT_EQ(l->weight, bytes_of(*f, "weight"));
     const auto s_rel = bytes_of(*f, "weight_s_rel");
     const auto s_ch = f32_of(bytes_of(*f, "weight_s_channel"));
     const bool last_bits = c.bits == 6 || c.codebook || c.dtype == "f32";
-    if (o.scale_dtype == ScaleDtype::Fp8E4M3 || !last_bits) EXPECT_EQ(l->s_rel, s_rel);
-    else EXPECT_LE(max_rel(f32_of(l->s_rel), f32_of(s_rel)), 1e-6);
-    if (last_bits) EXPECT_LE(max_rel(l->s_channel, s_ch), 1e-6);
+    const double tol = 1e-6 + (c.dtype == "f32" ? c.rot_tol : 0.0);
+    if (c.dtype == "f32") EXPECT_GT(c.rot_tol, 0.0);  // (a missing column would read 0: no silent 1e-6)
+    const double rel_s_ch = max_rel(l->s_channel, s_ch);
+    if (o.scale_dtype == ScaleDtype::Fp8E4M3 || !last_bits) {
+      EXPECT_EQ(l->s_rel, s_rel);
+    } else {
+      const double rel = max_rel(f32_of(l->s_rel), f32_of(s_rel));
+      EXPECT_LE(rel, tol);
+      if (c.dtype == "f32")
+        std::printf("[quantizer-live] %s: F32 scales differ by at most %.3g relative (s_rel), %.3g (s_channel); "
+                    "rotation bound %.3g\n", c.name.c_str(), rel, rel_s_ch, tol);
+    }
+    if (last_bits) EXPECT_LE(rel_s_ch, tol);
     else EXPECT_EQ(l->s_channel, s_ch);
     if (c.codebook) EXPECT_LE(max_rel(l->codebook, f32_of(bytes_of(*f, "weight_codebook"))), 1e-5);
     else EXPECT_TRUE(l->codebook.empty());
