@@ -135,7 +135,9 @@ TEST(QuantizerCkLive, MatchesComfyKitchenOnBf16F16AndHugeWeights) {
     const auto s_ch = f32_of(bytes_of(*f, "weight_s_channel"));
     const bool last_bits = c.bits == 6 || c.codebook || c.dtype == "f32";
     const double tol = 1e-6 + (c.dtype == "f32" ? c.rot_tol : 0.0);
-    if (c.dtype == "f32") EXPECT_GT(c.rot_tol, 0.0);  // (a missing column would read 0: no silent 1e-6)
+    if (c.dtype == "f32") {
+      EXPECT_GT(c.rot_tol, 0.0);  // (a missing column would read 0: no silent 1e-6)
+    }
     const double rel_s_ch = max_rel(l->s_channel, s_ch);
     if (o.scale_dtype == ScaleDtype::Fp8E4M3 || !last_bits) {
       EXPECT_EQ(l->s_rel, s_rel);
