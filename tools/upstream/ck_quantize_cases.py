@@ -47,16 +47,17 @@ def exact_rotation(w, r):
     return (w.double().view(n, k // r, r) @ h.T).view(n, k)
 
 
-def rotation_tolerance(w, r, g):
+def rotation_tolerance(w, r, g, ex):
     """ROT_TOL (module docstring): the largest relative change of a scale ratio that float32
-    rotation rounding can explain, over every row and group. 0 when the exact rotation is not finite."""
+    rotation rounding can explain, over every row and group. 0 when the exact rotation ex
+    (exact_rotation(w, r)) is not finite."""
     u = 2.0 ** -24
 
     def gamma(n):
         return n * u / (1 - n * u)
 
     n, k = w.shape
-    y = exact_rotation(w, r).abs()
+    y = ex.abs()
     if not bool(torch.isfinite(y).all()):
         return 0.0
     # |h| = 1/sqrt(R) everywhere: each rotated weight's error bound is gamma * (sum of |w| over its block) / sqrt(R)
@@ -69,9 +70,8 @@ def rotation_tolerance(w, r, g):
     return float(rel.max()) + 8 * u
 
 
-def rotation_mismatches(w, r):
-    """Weights where upstream's rotation differs from the exact one rounded to f32, then to w.dtype."""
-    ex = exact_rotation(w, r)
+def rotation_mismatches(w, r, ex):
+    """Weights where upstream's rotation differs from the exact one (ex) rounded to f32, then to w.dtype."""
     model = ex.clamp(-F32_MAX * 2, F32_MAX * 2).float().to(w.dtype)  # (past FLT_MAX: inf)
     up = rotate_int8_convrot_weight(w, r)
     same = (model == up) | (torch.isnan(model) & torch.isnan(up))
@@ -145,7 +145,8 @@ def main():
         finite = bool(torch.isfinite(s_rel.float()).all()) and bool(torch.isfinite(s_ch).all())
         if book is not None:
             finite = finite and bool(torch.isfinite(book).all())
-        mism, exact_finite = rotation_mismatches(w, r)
+        ex = exact_rotation(w, r)  # (one float64 product per case, shared by both uses)
+        mism, exact_finite = rotation_mismatches(w, r, ex)
         if not exact_finite:
             expect = "refuse"
         elif not finite:
@@ -159,7 +160,7 @@ def main():
             t["weight_codebook"] = book
         save_file(t, os.path.join(a.out, name + ".safetensors"))
         n, k = w.shape
-        tol = rotation_tolerance(w, r, gs) if dt == "f32" else 0.0
+        tol = rotation_tolerance(w, r, gs, ex) if dt == "f32" else 0.0
         lines.append(f"{name} {dt} {n} {k} {gs} {r} {bits} {sd} {int(cb)} {expect} {mism} {tol:.6e}")
     with open(os.path.join(a.out, "cases.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
