@@ -15,6 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/heap_pages.hpp"
+#include "cli/options.hpp"
 #include "cli/report.hpp"
 #include "core/version.hpp"
 #include "io/atomic_file.hpp"
@@ -64,6 +65,7 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
       "(plus --strict kernel checks), quantize float checkpoints, and run the W4A8 GEMM on their layers.\n"
       "Exit status: 0 success/accepted, 1 rejected, 2 usage, I/O or environment error.",
       "w4a8check"};
+  w4a8::cli::use_help_format(app);  // before the subcommands: they copy it
   app.require_subcommand(1);
   app.set_version_flag("--version", "w4a8check " W4A8CHECK_VERSION);
   // A command line that starts with a subcommand's name gets that subcommand alone: building the

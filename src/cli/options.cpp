@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <memory>
+#include <set>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -175,6 +178,55 @@ unsigned resolve_threads(unsigned requested, Reporter& report) {
     return hw;
   }
   return requested;
+}
+
+namespace {
+
+// The options' names, sorted (the sets are ordered by address), as "--a", "--a <last> --b",
+// "--a, --b <last> --c".
+std::string join_names(const std::set<CLI::Option*>& opts, const char* last) {
+  std::vector<std::string> names;
+  names.reserve(opts.size());
+  for (const CLI::Option* o : opts) names.push_back(o->get_name());
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? last : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+// CLI11's option line, its constraint lists left out of the name column (the description states them).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    if (!opt->get_option_text().empty()) return " " + opt->get_option_text();
+    std::string out;
+    if (opt->get_type_size() != 0) {
+      if (!opt->get_type_name().empty()) out += " " + get_label(opt->get_type_name());
+      if (!opt->get_default_str().empty()) out += "=" + opt->get_default_str();
+      if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) out += " ...";
+      else if (opt->get_expected_min() > 1) out += " x " + std::to_string(opt->get_expected());
+      if (opt->get_required()) out += " " + get_label("REQUIRED");
+    }
+    if (!opt->get_envname().empty()) out += " (" + get_label("Env") + ":" + opt->get_envname() + ")";
+    return out;
+  }
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    return opt->get_description() + constraint_note(*opt);
+  }
+};
+
+}  // namespace
+
+void use_help_format(CLI::App& app) { app.formatter(std::make_shared<HelpFormatter>()); }
+
+std::string constraint_note(const CLI::Option& opt) {
+  std::string note;
+  if (!opt.get_excludes().empty()) note += "not with " + join_names(opt.get_excludes(), " or ");
+  if (!opt.get_needs().empty()) note += (note.empty() ? "" : "; ") + std::string("needs ") + join_names(opt.get_needs(), " and ");
+  return note.empty() ? note : " (" + note + ")";
 }
 
 }  // namespace w4a8::cli

@@ -1,6 +1,6 @@
 // Options as data: each enum option is one table of (name, value), used to parse (once, straight to
 // the enum: commands never compare strings), to print --help's choices and to name a value back in
-// output. Also the shared --threads policy.
+// output. Also the shared --threads policy and --help's option lines.
 #pragma once
 
 #include <cstdint>
@@ -119,5 +119,15 @@ CLI::Option* require_decimal(CLI::Option* option) {
 // --threads N: 0 means every hardware thread; more than the hardware has is capped there, with a
 // note on stderr (thousands of threads only cost memory and can hit the process limit).
 unsigned resolve_threads(unsigned requested, Reporter& report);
+
+// --help's option lines for `app` and the subcommands added to it afterwards (they copy it). CLI11
+// lists an option's constraints ("Excludes: --quiet", "Needs: --key") in the name column, where a
+// short list runs straight into the description ("--summary Excludes: --quiet print layer counts")
+// and a long one pushes it to the next line: here the name column keeps the name, type and default,
+// and the constraints end the description in words (constraint_note).
+void use_help_format(CLI::App& app);
+// `opt`'s constraints as they end its description, names sorted: " (not with --a or --b; needs
+// --c)", or empty when it has none.
+std::string constraint_note(const CLI::Option& opt);
 
 }  // namespace w4a8::cli

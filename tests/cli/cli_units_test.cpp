@@ -1,7 +1,8 @@
 // Pieces of the CLI: the reporter's exit statuses (from the error table's exit column) and formats,
 // the streaming JSON writer against Python's json.dumps, enum option tables, the banded "did you
 // mean" distance against a plain dynamic program, --max-shard-size parsing, the --threads cap, the
-// heap's huge pages.
+// heap's huge pages, --help's constraint notes.
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -24,6 +26,33 @@
 
 namespace w4a8::cli {
 namespace {
+
+// The constraints are written out in words after the description, names sorted whatever the order
+// the options were made in (CLI11 keeps them in sets ordered by address); the name column keeps the
+// type and default only.
+TEST(HelpFormat, ConstraintsEndTheDescriptionInWords) {
+  CLI::App app{"t"};
+  use_help_format(app);
+  std::string s;
+  bool a = false, b = false, c = false;
+  CLI::Option* zeta = app.add_flag("--zeta", a, "z");
+  CLI::Option* alpha = app.add_flag("--alpha", b, "a");
+  CLI::Option* mid = app.add_flag("--mid", c, "m");
+  CLI::Option* key = app.add_option("--key", s, "k")->default_str("x");
+  mid->excludes(zeta)->excludes(alpha)->needs(key);
+  EXPECT_EQ(constraint_note(*mid), " (not with --alpha or --zeta; needs --key)");
+  EXPECT_EQ(constraint_note(*zeta), " (not with --mid)");  // excludes() binds both ways
+  EXPECT_EQ(constraint_note(*key), "");
+  zeta->excludes(alpha);
+  EXPECT_EQ(constraint_note(*zeta), " (not with --alpha or --mid)");
+  alpha->excludes(key);
+  EXPECT_EQ(constraint_note(*alpha), " (not with --key, --mid or --zeta)");
+  const std::string help = app.help();
+  EXPECT_EQ(help.find("Excludes"), std::string::npos) << help;
+  EXPECT_EQ(help.find("Needs"), std::string::npos) << help;
+  EXPECT_NE(help.find("m (not with --alpha or --zeta; needs --key)\n"), std::string::npos) << help;
+  EXPECT_NE(help.find("--key TEXT=x"), std::string::npos) << help;
+}
 
 long minor_faults() {
   rusage ru{};

@@ -91,6 +91,15 @@ TEST(ValidateCli, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_EQ(h.rc, 0);
   EXPECT_NE(h.out.find("--strict"), std::string::npos) << h.out;
   EXPECT_NE(h.out.find("--json"), std::string::npos) << h.out;
+  // Constraints in words after the description, not run into it from the name column.
+  EXPECT_NE(h.out.find("  --summary                   print layer counts"), std::string::npos) << h.out;
+  EXPECT_NE(h.out.find("(not with --quiet)\n"), std::string::npos) << h.out;
+  for (const char* cmd : {"validate", "gemm", "quantize", "audit check", "audit make", "compare", "versions"}) {
+    auto c = run_cli(std::string(cmd) + " --help");
+    EXPECT_EQ(c.rc, 0) << cmd;
+    EXPECT_EQ(c.out.find("Excludes:"), std::string::npos) << cmd << ":\n" << c.out;
+    EXPECT_EQ(c.out.find("Needs:"), std::string::npos) << cmd << ":\n" << c.out;
+  }
 }
 
 // With --json, stdout is JSON even for a usage error (CLI11's message also goes to stderr).
