@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <unordered_set>
 
 #include <dirent.h>
 #include <fnmatch.h>
@@ -388,24 +389,56 @@ class QuantizeRun {
   }
 
   // Input __metadata__ (first value of each key wins) and the input's own _quantization_metadata layers.
+  // An input entry for a layer this run quantizes is dropped: the new marker replaces it (kept, an
+  // old {"format": "bf16"} conflicts with the new tensor marker in sglang, or repeats its key in the
+  // metadata). Tensor markers keep the input's text as it is spelled unless an entry goes.
   bool read_input_metadata() {
+    std::optional<json::Value> tensor_mode_doc;  // the kept text, parsed, when it has a "layers" object
     for (const st::File& f : ck_->files())
       for (const auto& [k, v] : f.header().metadata) {
         if (k == kQuantMetaKey) {
+          auto doc = json::loads_str(v);
+          const json::Value* layers = doc.ok() && doc->is_object() ? doc->get("layers") : nullptr;
+          const bool readable = layers != nullptr && layers->is_object();
           if (job_.markers == MarkerChoice::Tensor) {
-            if (!raw_quant_meta_) raw_quant_meta_ = v;
+            if (!raw_quant_meta_) {
+              raw_quant_meta_ = v;
+              if (readable) tensor_mode_doc = std::move(*doc);
+            }
             continue;
           }
-          const auto doc = json::loads_str(v);
-          const json::Value* layers = doc.ok() && doc->is_object() ? doc->get("layers") : nullptr;
-          if (!layers || !layers->is_object())
-            return fail(make_error(ErrorKind::SgInvalidQuantMetadata, {f.path()})), false;
-          for (const auto& m : layers->members) kept_layers_.push_back(m);
+          if (!readable) return fail(make_error(ErrorKind::SgInvalidQuantMetadata, {f.path()})), false;
+          for (const auto& m : layers->members) {  // shards repeating a layer: one entry, as a dict merge
+            auto same = std::find_if(kept_layers_.begin(), kept_layers_.end(), [&](const auto& e) { return e.first == m.first; });
+            if (same == kept_layers_.end()) kept_layers_.push_back(m);
+            else same->second = m.second;
+          }
           continue;
         }
         const std::string& key = k;  // clang < 16 cannot capture a structured binding
         if (std::none_of(meta_.begin(), meta_.end(), [&](const auto& e) { return e.first == key; })) meta_.emplace_back(k, v);
       }
+    std::unordered_set<std::string_view> quantized;
+    for (const Item& it : items_)
+      if (it.quantize) quantized.insert(it.prefix);
+    const auto replaced = [&](const auto& member) { return quantized.count(member.first) != 0; };
+    std::size_t dropped = std::erase_if(kept_layers_, replaced);
+    if (tensor_mode_doc) {
+      json::Value* layers = tensor_mode_doc->get("layers");
+      json::Members kept;
+      for (auto& m : layers->members)
+        if (!replaced(m)) kept.push_back(std::move(m));
+      if (kept.size() != layers->members.size()) {
+        dropped += layers->members.size() - kept.size();
+        layers->members = std::move(kept);
+        std::ostringstream text;
+        JsonWriter(text).value(*tensor_mode_doc, json::NonFinite::PythonToken);
+        raw_quant_meta_ = text.str();
+      }
+    }
+    if (dropped > 0)
+      report_.note("the input's _quantization_metadata named " + std::to_string(dropped) +
+                   " of the layers quantized here; their new markers replace those entries");
     return true;
   }
 

@@ -107,6 +107,57 @@ TEST_F(QuantizeCli, MarkersInTheHeaderOrBoth) {
   }
 }
 
+// A float checkpoint whose _quantization_metadata already names a layer being quantized (here 'a',
+// as bf16): the new marker replaces that entry in every marker mode. Kept, it conflicts with the new
+// tensor marker under sglang, or repeats the key "a" in the metadata. Other entries and members stay.
+TEST_F(QuantizeCli, InputMetadataEntriesOfQuantizedLayersAreReplaced) {
+  const CliRun mk = run_command(kPy + " - " + p("m.safetensors") + R"( <<'EOF'
+import json, struct, sys
+meta = {"format_version": "1.0", "extra": [1, 2], "layers": {"a": {"format": "bf16"}, "keep": {"format": "later_fmt"}}}
+tensors, data = {}, b""
+for name in ("a.weight", "b.weight"):
+    blob = struct.pack("<4096f", *[((i * 7919) % 113 - 56) / 50.0 for i in range(4096)])
+    tensors[name] = {"dtype": "F32", "shape": [16, 256], "data_offsets": [len(data), len(data) + len(blob)]}
+    data += blob
+tensors["__metadata__"] = {"_quantization_metadata": json.dumps(meta)}
+h = json.dumps(tensors).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + data)
+EOF)");
+  ASSERT_EQ(mk.rc, 0) << mk.out;
+  // The output's layers entries in order, and any key the layers object repeats.
+  const auto layers_of = [&](const std::string& file) {
+    return run_command(kPy + " - " + file + R"( <<'EOF'
+import json, struct, sys
+f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]
+q = json.loads(f.read(n))["__metadata__"]["_quantization_metadata"]
+def pairs(ps):
+    keys = [k for k, _ in ps]
+    if len(set(keys)) != len(keys): print("REPEATED", keys)
+    return dict(ps)
+d = json.loads(q, object_pairs_hook=pairs)
+print(sorted(k for k in d if k != "layers"), [(k, v["format"]) for k, v in d["layers"].items()])
+EOF)");
+  };
+  const std::string two_layers = "('a', 'asym_w4a8_int8'), ('b', 'asym_w4a8_int8')]";
+  const std::map<std::string, std::string> want = {
+      {"tensor", "['extra', 'format_version'] [('keep', 'later_fmt')]\n"},  // the rest as the input has it
+      {"metadata", "['format_version'] [('keep', 'later_fmt'), " + two_layers + "\n"},
+      {"both", "['format_version'] [('keep', 'later_fmt'), " + two_layers + "\n"}};
+  for (const auto& [mode, layers] : want) {
+    const std::string out = "mq_" + mode;
+    const CliRun r = cli("quantize --weights " + p("m.safetensors") + " --out " + p(out) + " --markers " + mode +
+                         " --threads 1 --quiet");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("note: the input's _quantization_metadata named 1 of the layers quantized here"),
+              std::string::npos)
+        << r.out;
+    const CliRun v = cli("validate --strict " + p(out));
+    EXPECT_EQ(v.rc, 0) << mode << ": " << v.out;
+    EXPECT_NE(v.out.find("OK: 2 quantized layer(s) accepted"), std::string::npos) << mode << ": " << v.out;
+    EXPECT_EQ(layers_of(p(out + "/model.safetensors")).out, layers) << mode;
+  }
+}
+
 TEST_F(QuantizeCli, KeysSelectLayersAndThreadsDoNotChangeBytes) {
   CliRun r = cli("quantize --weights " + p("f") + " --out " + p("a.safetensors") + " --keys '*.mlp.*' --quiet --threads 1");
   ASSERT_EQ(r.rc, 0) << r.out;
