@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/read_file.hpp"
+
 namespace w4a8::io {
 namespace {
 
@@ -252,8 +254,34 @@ AtomicFile::~AtomicFile() = default;
 const std::string& AtomicFile::path() const { return s_->target; }
 std::uint64_t AtomicFile::bytes_written() const { return s_->written; }
 
+namespace {
+
+// Refuses a target that is not a file in a directory, judged where every link leads, /proc's
+// magic fd links (/dev/stdout -> /proc/self/fd/1) included, which the name-based resolution below
+// cannot follow to a pipe: a FIFO or socket has no name to rename over; and the file this
+// process's standard output or error is writing, as after `--out /dev/stdout >> run.log`: the new
+// file would replace the log, dropping what was in it and what the command then reports there.
+Status check_target(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Ok{};  // nothing there yet (or unreadable: create() says)
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode))
+    return write_error(path, (std::string(file_type_name(st.st_mode)) + ", not a regular file").c_str());
+  if (!S_ISREG(st.st_mode)) return Ok{};
+  for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat stream {};
+    if (::fstat(fd, &stream) != 0 || stream.st_dev != st.st_dev || stream.st_ino != st.st_ino) continue;
+    const std::string why = std::string("the file this command's standard ") + (fd == STDOUT_FILENO ? "output" : "error") +
+                            " is writing (replacing it would lose what was written there); name another file";
+    return write_error(path, why.c_str());
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 Result<AtomicFile> AtomicFile::create(const std::string& path) {
   if (path.empty()) return write_error(path, "empty path");
+  if (auto t = check_target(path); !t.ok()) return std::move(t).error();
   auto s = std::make_unique<State>();
   s->target = path;
   s->real = path;

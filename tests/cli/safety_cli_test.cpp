@@ -4,6 +4,7 @@
 // non-finite activations are reported by row, and every error names its file.
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -117,6 +118,38 @@ TEST_F(SafetyCli, WriteFailingUnderUlimitKeepsTheOldFileAndNoTemporary) {
                       " --max-shard-size 150KB --quiet");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_FALSE(fs::exists(p("q"))) << "partial shards published, or the directory the run made left behind";
+}
+
+// --out through /dev/stdout or /dev/stderr (links into /proc/self/fd) names the stream, not a file in
+// a directory. A log the shell opened for appending is not replaced by the safetensors file (that
+// lost the log's lines and the command's own report, exit 0); a pipe is called one (it was "No such
+// file or directory"); naming the redirected file itself is refused too. /dev/null still works.
+TEST_F(SafetyCli, OutputThatIsTheCommandsOwnStreamIsRefused) {
+  const std::string log = p("run.log");
+  const std::string before = "line1\n";
+  const auto write_log = [&] { std::ofstream(log, std::ios::binary) << before; };
+  const std::string stdout_msg = "the file this command's standard output is writing";
+  const std::string stderr_msg = "the file this command's standard error is writing";
+  struct Case {
+    std::string cmd, why;
+  };
+  for (const Case& c : {Case{gemm_args("/dev/stdout") + " >> " + log + " 2>" + p("err"), stdout_msg},
+                        // (quantize takes FILE.safetensors or a directory: refused before that)
+                        Case{quantize_args("/dev/stdout") + " >> " + log + " 2>" + p("err"), "not a directory"},
+                        Case{quantize_args(p("q.safetensors")) + " >> " + p("q.safetensors") + " 2>" + p("err"), stdout_msg},
+                        Case{gemm_args("/dev/stderr") + " 2>> " + log + " >" + p("err"), stderr_msg},
+                        Case{gemm_args(log) + " >> " + log + " 2>" + p("err"), stdout_msg}}) {
+    write_log();
+    const CliRun r = sh("exec " + kBin + " " + c.cmd);  // NOLINT(performance-inefficient-string-concatenation)
+    EXPECT_EQ(r.rc, 2) << c.cmd;
+    const std::string log_now = slurp(log);
+    EXPECT_EQ(log_now.substr(0, before.size()), before) << c.cmd << ": the log was replaced";
+    EXPECT_NE((log_now + slurp(p("err"))).find(c.why), std::string::npos) << c.cmd << "\n" << log_now << slurp(p("err"));
+    for (const std::string& n : names()) EXPECT_EQ(n.find(".w4a8tmp-"), std::string::npos) << "temporary left: " << n;
+  }
+  const CliRun piped = sh("exec " + kBin + " " + gemm_args("/dev/stdout") + " 2>&1 | cat");
+  EXPECT_NE(piped.out.find("cannot write /dev/stdout: a FIFO, not a regular file"), std::string::npos) << piped.out;
+  EXPECT_EQ(cli(gemm_args("/dev/null")).rc, 0);
 }
 
 // A failed whole-model run removes the output directory it made (empty: nothing was published), never
