@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "io/read_file.hpp"
+#include "safetensors/reader.hpp"
 
 namespace w4a8::io {
 namespace {
@@ -50,12 +52,66 @@ void unregister_temp(int slot) {
 // The output directory this run made (make_output_dir), for the signal handler: malloc'd, or null.
 std::atomic<char*> g_made_dir{nullptr};
 
-extern "C" void cleanup_on_signal(int sig) {
+void remove_live_outputs() {
   for (auto& slot : g_live)
     if (char* p = slot.load()) ::unlink(p);
   if (char* d = g_made_dir.load()) ::rmdir(d);  // after its temporaries; only if nothing else is there
+}
+
+extern "C" void cleanup_on_signal(int sig) {
+  remove_live_outputs();
   ::signal(sig, SIG_DFL);
   ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
+}
+
+// The read-fault report, rendered from the error table when the handler is installed (a handler may
+// not format): "w4a8check: " + kind's message up to the path, the path, the rest + "\n  [CODE]\n",
+// the layout of the CLI reporter's I/O errors.
+char g_fault_head[128];
+char g_fault_tail[256];
+
+void write_fd(int fd, const char* s) {
+  for (std::size_t n = std::strlen(s); n > 0;) {
+    const ssize_t w = ::write(fd, s, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    s += w;
+    n -= std::size_t(w);
+  }
+}
+
+// SIGBUS from a read of a mapped input past its end: another process truncated the file while it
+// was read (a checkpoint still being copied or rewritten in place). Ends the run like an I/O error
+// naming the file, exit status 2, after the cleanup above; stdout gets nothing, even with --json.
+// Any other SIGBUS (no mapped input there) keeps its default action.
+extern "C" void read_fault(int sig, siginfo_t* info, void* /*context*/) {
+  static std::atomic<bool> reporting{false};
+  if (reporting.exchange(true)) {  // another thread faulted too: the first one reports and exits
+    for (;;) ::pause();
+  }
+  // (si_code > 0: the kernel's fault, not a kill(): only then is si_addr an address)
+  const char* path = info != nullptr && info->si_code > 0 ? st::mapped_file_at(info->si_addr) : nullptr;
+  remove_live_outputs();
+  if (path == nullptr) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  write_fd(STDERR_FILENO, g_fault_head);
+  write_fd(STDERR_FILENO, path);
+  write_fd(STDERR_FILENO, g_fault_tail);
+  ::_exit(2);
+}
+
+void render_fault_report() {
+  constexpr std::string_view kMark = "\x01";
+  const Error e = make_error(ErrorKind::IoReadFailed,
+                             {std::string(kMark), "the file shrank while it was being read (another process truncated or rewrote it)"});
+  const std::size_t at = e.message.find(kMark);
+  const std::string head = "w4a8check: " + e.message.substr(0, at);
+  const std::string tail = e.message.substr(at + kMark.size()) + "\n  [" + std::string(e.code()) + "]\n";
+  std::snprintf(g_fault_head, sizeof g_fault_head, "%s", head.c_str());
+  std::snprintf(g_fault_tail, sizeof g_fault_tail, "%s", tail.c_str());
 }
 
 Error write_error(const std::string& path, int err) { return make_error(ErrorKind::IoWriteFailed, {path, std::strerror(err)}); }
@@ -189,6 +245,15 @@ void install_output_cleanup() {
     sa.sa_handler = cleanup_on_signal;
     sigemptyset(&sa.sa_mask);
     ::sigaction(sig, &sa, nullptr);
+  }
+  struct sigaction old {};
+  if (::sigaction(SIGBUS, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {  // (a sanitizer's stays)
+    render_fault_report();
+    struct sigaction sa {};
+    sa.sa_sigaction = read_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, nullptr);
   }
   (void)process_umask();  // read once now, while the process has one thread
 }

@@ -16,7 +16,9 @@ namespace w4a8::io {
 
 // Process-wide set-up, once, before any output is created: SIGXFSZ is ignored (a write past
 // `ulimit -f` then fails with EFBIG instead of killing the process), and SIGINT, SIGTERM, SIGHUP
-// and SIGQUIT remove every live temporary file before the process dies of the signal.
+// and SIGQUIT remove every live temporary file before the process dies of the signal. A SIGBUS from
+// reading a mapped input that another process truncated ends the run as an I/O error naming the file
+// (stderr, exit status 2), after the same cleanup.
 void install_output_cleanup();
 
 // Makes directory `path` for a run's outputs unless it exists (made = false then). Until

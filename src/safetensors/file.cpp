@@ -1,10 +1,14 @@
 // File::open: the whole file is mapped read-only; only the header pages are ever touched by parse().
+// Live mappings are listed (mapped_file_at) so a SIGBUS, a read past the end of a file another
+// process truncated, can be reported naming the file.
 // A large header's pages are released after parsing (its names copied out first).
 // Opened with O_NONBLOCK and fstat'ed before any read, so a FIFO or device given as a checkpoint is
 // refused at once instead of blocking.
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include <fcntl.h>
@@ -29,6 +33,34 @@ const char* non_regular_kind(mode_t m) {
   if (S_ISBLK(m)) return "a block device";
   if (S_ISSOCK(m)) return "a socket";
   return "a special file";
+}
+
+// Live mappings for mapped_file_at: one immutable record each, published in lock-free slots.
+struct Mapped {
+  const std::uint8_t* base;
+  std::size_t len;
+  char path[1];  // NUL-terminated, allocated to fit
+};
+constexpr int kMappedSlots = 256;
+std::atomic<Mapped*> g_mapped[kMappedSlots];
+
+// @return the slot, or -1 when every slot is taken (the file is then not named: the lookup misses).
+int register_mapping(const void* base, std::size_t len, const std::string& path) {
+  auto* m = static_cast<Mapped*>(std::malloc(sizeof(Mapped) + path.size()));
+  if (m == nullptr) return -1;
+  m->base = static_cast<const std::uint8_t*>(base);
+  m->len = len;
+  std::memcpy(m->path, path.c_str(), path.size() + 1);
+  for (int i = 0; i < kMappedSlots; ++i) {
+    Mapped* expected = nullptr;
+    if (g_mapped[i].compare_exchange_strong(expected, m)) return i;
+  }
+  std::free(m);
+  return -1;
+}
+
+void unregister_mapping(int slot) {
+  if (slot >= 0) std::free(g_mapped[slot].exchange(nullptr));
 }
 
 // Closes the descriptor on every path out of open().
@@ -61,6 +93,15 @@ constexpr std::uint64_t kReleaseHeaderFrom = std::uint64_t{4} << 20;
 
 }  // namespace
 
+const char* mapped_file_at(const void* addr) noexcept {
+  const auto* a = static_cast<const std::uint8_t*>(addr);
+  for (const auto& slot : g_mapped) {
+    const Mapped* m = slot.load();
+    if (m != nullptr && a >= m->base && a < m->base + m->len) return m->path;
+  }
+  return nullptr;
+}
+
 void release_pages(std::span<const std::uint8_t> region) {
   w4a8::release_pages(const_cast<std::uint8_t*>(region.data()), region.size());
 }
@@ -86,7 +127,11 @@ Result<File> File::open(const std::string& path, const BeforeParse& before_parse
     const auto len = static_cast<std::size_t>(f.size_);
     void* p = ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd.fd, 0);
     if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
-    f.mapping_ = std::shared_ptr<const void>(p, [len](const void* q) { ::munmap(const_cast<void*>(q), len); });
+    const int slot = register_mapping(p, len, path);
+    f.mapping_ = std::shared_ptr<const void>(p, [len, slot](const void* q) {
+      unregister_mapping(slot);
+      ::munmap(const_cast<void*>(q), len);
+    });
     if (len >= 8) {
       const std::uint64_t header_len =
           std::min<std::uint64_t>(declared_header_len({static_cast<const std::uint8_t*>(p), 8}), len - 8);

@@ -71,6 +71,12 @@ void release_pages(std::span<const std::uint8_t> region);
 // a caller prepare for what a large header allocates.
 using BeforeParse = std::function<void(std::uint64_t declared_header_len)>;
 
+// The path of the live File mapping that holds `addr`, or nullptr. Async-signal-safe (lock-free
+// loads, no allocation): for a SIGBUS handler to name the file another process truncated under a
+// mapping (the io module's cleanup reports it). Lookups made while a mapping is being released may
+// miss it.
+const char* mapped_file_at(const void* addr) noexcept;
+
 // A file opened read-only and memory-mapped; tensor bytes are views into the mapping.
 class File {
  public:

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <span>
 
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "io/atomic_file.hpp"
+#include "safetensors/reader.hpp"
 #include "io_test_util.hpp"
 
 namespace w4a8::io {
@@ -180,6 +182,59 @@ TEST(AtomicFile, FatalSignalRemovesTheEmptyOutputDirectoryItMade) {
           inside == Inside::PublishedFile ? std::vector<std::string>{"done.safetensors"} : std::vector<std::string>{};
       EXPECT_EQ(left, expect) << "the temporary is removed, anything else stays";
     }
+  }
+}
+
+// A mapped input that another process truncates while it is read (a checkpoint still being copied):
+// the read past its new end raises SIGBUS, which ends the run as an I/O error naming the file
+// (stderr, exit status 2) after removing the run's temporaries and the directory it made, instead of
+// dying of "Bus error". A SIGBUS sent by kill() (no mapped input there) still kills.
+TEST(AtomicFile, ReadingATruncatedMappedInputIsAnIoErrorNamingIt) {
+  struct sigaction current {};
+  ASSERT_EQ(::sigaction(SIGBUS, nullptr, &current), 0);
+  if (current.sa_handler != SIG_DFL) GTEST_SKIP() << "a sanitizer's runtime handles SIGBUS in this build (it is kept)";
+  for (const bool truncate : {true, false}) {
+    TempDir d("sigbus");
+    const std::string in = d / "in.safetensors";
+    const std::string header = R"({"t":{"dtype":"U8","shape":[16384],"data_offsets":[0,16384]}})";
+    std::string file(8, '\0');
+    file[0] = static_cast<char>(header.size());
+    spit(in, file + header + std::string(16384, 'd'));
+    const std::string err = d / "stderr";
+    const std::string out = d / "out";
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0) ::_exit(3);
+      install_output_cleanup();
+      bool made = false;
+      if (make_output_dir(out, made) != 0 || !made) ::_exit(4);
+      auto o = AtomicFile::create(out + "/model.safetensors");
+      if (!o.ok() || !o->write(as_bytes(std::string(100, 'o'))).ok()) ::_exit(5);
+      auto f = st::File::open(in);
+      if (!f.ok()) ::_exit(6);
+      const auto bytes = f->data(f->header().tensors.at(0));
+      if (!truncate) ::raise(SIGBUS);
+      if (::truncate(in.c_str(), 8 + std::int64_t(header.size())) != 0) ::_exit(7);
+      volatile std::uint8_t sink = 0;
+      for (std::size_t i = 0; i < bytes.size(); i += 4096) sink = sink + bytes[bytes.size() - 1 - i];
+      ::_exit(8);  // every page read: the truncation did not reach the mapping
+    }
+    int st = 0;
+    ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    if (truncate) {
+      ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << WTERMSIG(st);
+      EXPECT_EQ(WEXITSTATUS(st), 2);
+      EXPECT_EQ(slurp(err), "w4a8check: cannot read " + in +
+                                ": the file shrank while it was being read (another process truncated or rewrote it)\n"
+                                "  [io.read_failed]\n");
+    } else {
+      ASSERT_TRUE(WIFSIGNALED(st)) << "exit " << WEXITSTATUS(st);
+      EXPECT_EQ(WTERMSIG(st), SIGBUS);
+    }
+    struct stat sb {};
+    EXPECT_NE(::stat(out.c_str(), &sb), 0) << "the directory the run made (and its temporary) is left behind";
   }
 }
 
