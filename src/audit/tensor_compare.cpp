@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "audit/fp8_values.hpp"
 #include "gemm/tensor_io.hpp"
 
 namespace w4a8::audit {
@@ -34,6 +35,12 @@ std::int64_t ordered(float v, gemm::FloatDtype d) {
   }
   const std::int64_t mag = std::int64_t(bits & (sign - 1));
   return (bits & sign) ? -mag : mag;
+}
+// An 8-bit float code on a monotone signed scale: sign and magnitude (+0 and -0 both 0), or the
+// code itself for unsigned codes (F8_E8M0).
+std::int64_t ordered_code(std::uint8_t c, bool signed_codes) {
+  if (!signed_codes) return c;
+  return (c & 0x80) != 0 ? -std::int64_t(c & 0x7F) : std::int64_t(c & 0x7F);
 }
 }  // namespace
 
@@ -92,19 +99,24 @@ Result<std::vector<TensorData>> read_tensors(const st::File& f) {
   for (const auto& t : f.header().tensors) {
     TensorData d;
     d.name = t.name, d.shape = t.shape, d.dtype = std::string(st::dtype_name(t.dtype));
+    const auto bytes = f.data(t);
     if (gemm::float_dtype_of(t.dtype, d.fdtype)) {
       auto v = gemm::read_floats(f, t, t.name);
       if (!v.ok()) return std::move(v).error();
       d.f = std::move(*v);
+    } else if (const Fp8Decoder decode = fp8_decoder(t.dtype)) {
+      d.codes.assign(bytes.begin(), bytes.end());
+      d.signed_codes = fp8_signed(t.dtype);
+      d.f.resize(bytes.size());
+      for (std::size_t k = 0; k < bytes.size(); ++k) d.f[k] = decode(bytes[k]);
     } else {
       d.is_float = false;
-      const auto bytes = f.data(t);
-      const unsigned w = st::dtype_bits(t.dtype) / 8;
       const bool is_signed = t.dtype == st::Dtype::I8 || t.dtype == st::Dtype::I16 || t.dtype == st::Dtype::I32 ||
                              t.dtype == st::Dtype::I64;
-      const bool ok = t.dtype == st::Dtype::BOOL || t.dtype == st::Dtype::U8 || t.dtype == st::Dtype::F8_E4M3 ||
-                      t.dtype == st::Dtype::U16 || t.dtype == st::Dtype::U32 || is_signed;
-      if (!ok) return make_error(ErrorKind::AuditTensorDtype, {"'" + t.name + "'", d.dtype});
+      d.unsigned64 = t.dtype == st::Dtype::U64;
+      d.bytewise = !(is_signed || d.unsigned64 || t.dtype == st::Dtype::BOOL || t.dtype == st::Dtype::U8 ||
+                     t.dtype == st::Dtype::U16 || t.dtype == st::Dtype::U32);
+      const unsigned w = d.bytewise ? 1 : st::dtype_bits(t.dtype) / 8;
       d.i.resize(bytes.size() / w);
       for (std::size_t k = 0; k < d.i.size(); ++k) {
         std::uint64_t raw = 0;
@@ -153,7 +165,7 @@ std::string index_text(const std::vector<std::uint64_t>& idx) {
 
 TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
   TensorStats s;
-  s.name = e.name, s.dtype = e.dtype, s.shape = e.shape, s.is_float = e.is_float;
+  s.name = e.name, s.dtype = e.dtype, s.shape = e.shape, s.is_float = e.is_float, s.bytewise = e.bytewise;
   s.count = e.size();
   // Same dtype and same shape, not merely as many elements: a transposed output, or one written in
   // another dtype than the case asks for, is wrong however its values compare.
@@ -165,7 +177,7 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
   // Tile map over the last two dimensions folded to rows x columns.
   const std::uint64_t cols = e.shape.empty() ? 1 : e.shape.back();
   const std::uint64_t rows = cols ? s.count / cols : 0;
-  if (e.shape.size() >= 2 && rows && cols) {
+  if (e.shape.size() >= 2 && rows && cols && !e.bytewise) {
     s.tile_m = (rows + kMaxTilesPerSide - 1) / kMaxTilesPerSide;
     s.tile_n = (cols + kMaxTilesPerSide - 1) / kMaxTilesPerSide;
     s.tiles_m = (rows + s.tile_m - 1) / s.tile_m;
@@ -173,6 +185,7 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
     s.tiles.assign(s.tiles_m * s.tiles_n, 0);
   }
   auto unravel = [&](std::uint64_t flat) {
+    if (e.bytewise) return std::vector<std::uint64_t>{flat};  // a byte offset
     std::vector<std::uint64_t> idx(e.shape.size(), 0);
     for (std::size_t d = e.shape.size(); d-- > 0;) {
       const std::uint64_t dim = std::max<std::uint64_t>(e.shape[d], 1);
@@ -188,10 +201,18 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
     if (e.is_float) {
       ev = e.f[k], av = a.f[k];
       dist = ulp_distance(e.f[k], a.f[k], e.fdtype);
+      if (!e.codes.empty() && dist != kNanUlp && dist != 0) {  // 8-bit floats: steps between codes
+        const std::int64_t x = ordered_code(e.codes[k], e.signed_codes), y = ordered_code(a.codes[k], a.signed_codes);
+        dist = std::uint64_t(x > y ? x - y : y - x);
+      }
       if (dist == kNanUlp)
         ++s.nan_mismatches;
       else if (dist != 0 && (std::isinf(e.f[k]) || std::isinf(a.f[k])))
         ++s.inf_mismatches;  // FLT_MAX vs inf is 1 ulp on the grid, but an overflow, not a rounding
+    } else if (e.unsigned64) {
+      const auto ue = std::uint64_t(e.i[k]), ua = std::uint64_t(a.i[k]);
+      ev = double(ue), av = double(ua);
+      dist = ue >= ua ? ue - ua : ua - ue;
     } else {
       ev = double(e.i[k]), av = double(a.i[k]);
       // |e - a| without signed overflow (I64 extremes).
@@ -230,6 +251,9 @@ bool passes(const TensorStats& s, const Policy& p, std::string* why) {
   if (!s.present) return fail(s.name + ": missing");
   if (!s.shape_error.empty()) return fail(s.name + ": " + s.shape_error);
   if (s.mismatches == 0) return true;
+  if (s.bytewise)
+    return fail(s.name + ": " + std::to_string(s.mismatches) + " of " + std::to_string(s.count) + " bytes differ (" +
+                s.dtype + " is compared byte for byte)");
   if (!s.is_float || p.kind == Policy::Kind::Exact)
     return fail(s.name + ": " + std::to_string(s.mismatches) + " of " + std::to_string(s.count) + " elements differ");
   if (s.nan_mismatches) return fail(s.name + ": " + std::to_string(s.nan_mismatches) + " NaN mismatches");
@@ -253,6 +277,7 @@ json::Value stats_to_json(const TensorStats& s) {
   for (auto d : s.shape) sh.items.push_back(u(d));
   v.set("shape", std::move(sh));
   if (!s.present) v.set("missing", json::Value::from_bool(true));
+  if (s.bytewise) v.set("bytewise", json::Value::from_bool(true));  // count, mismatches, indices: bytes
   if (!s.shape_error.empty()) v.set("shape_error", json::Value::from_string(s.shape_error));
   v.set("count", u(s.count));
   v.set("mismatches", u(s.mismatches));

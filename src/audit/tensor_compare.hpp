@@ -26,6 +26,8 @@ Result<Policy> parse_policy(std::string_view s);
 std::string policy_name(const Policy& p);
 
 // A tensor held for comparison: floats as float (values exact in fdtype), integers as int64.
+// 8-bit floats keep their codes too: an ulp there is one step between codes. Dtypes with no measure
+// here (F64, C64, F4, F6_*) are compared byte for byte (i holds the bytes).
 struct TensorData {
   std::string name;
   bool is_float = true;
@@ -34,6 +36,10 @@ struct TensorData {
   std::vector<std::uint64_t> shape;
   std::vector<float> f;
   std::vector<std::int64_t> i;
+  std::vector<std::uint8_t> codes;  // 8-bit floats: the stored codes (f holds their values)
+  bool signed_codes = true;         // 8-bit floats: the codes have a sign bit (not F8_E8M0)
+  bool unsigned64 = false;          // U64: i holds the bits (ordered as unsigned)
+  bool bytewise = false;            // compared byte for byte
   std::uint64_t size() const { return is_float ? f.size() : i.size(); }
 };
 TensorData float_tensor_data(std::string name, gemm::FloatDtype d, std::vector<std::uint64_t> shape,
@@ -46,8 +52,8 @@ TensorData int_tensor_data(std::string name, std::string dtype, std::vector<std:
   t.i.assign(v.begin(), v.end());
   return t;
 }
-// Every tensor of a file (F32/BF16/F16 as floats; I8/U8/I16/I32/I64/F8_E4M3/BOOL as integers).
-// @return tensors, or AuditTensorDtype for a dtype it cannot compare (F64, F4, ...).
+// Every tensor of a file: F32/BF16/F16 and the 8-bit floats as floats; BOOL, U8-U64 and I8-I64 as
+// integers; F64, C64, F4 and F6_* byte for byte. @return tensors, or read_floats' error.
 Result<std::vector<TensorData>> read_tensors(const st::File& f);
 
 // Ulp distance of a and b on dtype d's grid (0 for equal values, +0 vs -0 and NaN vs NaN);
@@ -74,6 +80,7 @@ struct TensorStats {
   std::string name, dtype;
   std::vector<std::uint64_t> shape;
   bool is_float = true;
+  bool bytewise = false;    // count, mismatches and indices are bytes (TensorData::bytewise)
   bool present = true;      // false: missing from the actual side
   std::string shape_error;  // non-empty when the sizes differ (nothing else is measured)
   std::uint64_t count = 0, mismatches = 0, nan_mismatches = 0;

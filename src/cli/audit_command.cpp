@@ -22,6 +22,7 @@
 
 #include <unistd.h>
 
+#include "audit/fp8_values.hpp"
 #include "audit/report_html.hpp"
 #include "audit/runner.hpp"
 #include "audit/suite.hpp"
@@ -192,33 +193,6 @@ void run_check(const CheckArgs& a, Reporter& report) {
     report.verdict(o == audit::Outcome::Pass);
 }
 
-// An FNUZ float8 (AMD's): no infinities and no negative zero; 0x80 is the one NaN.
-float fnuz_to_f32(std::uint8_t b, int mantissa_bits, int bias) {
-  if (b == 0x80) return std::nanf("");
-  const int e = (b & 0x7F) >> mantissa_bits, m = b & ((1 << mantissa_bits) - 1);
-  const float v = e == 0 ? std::ldexp(float(m), 1 - bias - mantissa_bits)
-                         : std::ldexp(float((1 << mantissa_bits) + m), e - bias - mantissa_bits);
-  return b & 0x80 ? -v : v;
-}
-
-// The exact float32 value of an FP8 byte, for the FP8 dtypes numpy cannot read; nullptr otherwise.
-float (*fp8_to_f32(st::Dtype d))(std::uint8_t) {
-  switch (d) {
-    case st::Dtype::F8_E4M3:
-      return [](std::uint8_t b) { return gemm::fp8_e4m3fn_to_f32(b); };
-    case st::Dtype::F8_E5M2:  // the top byte of an F16
-      return [](std::uint8_t b) { return gemm::f16_to_f32(std::uint16_t(b << 8)); };
-    case st::Dtype::F8_E8M0:  // 2^(b - 127); 0xFF is NaN
-      return [](std::uint8_t b) { return b == 0xFF ? std::nanf("") : std::ldexp(1.0f, int(b) - 127); };
-    case st::Dtype::F8_E4M3FNUZ:  // bias 8
-      return [](std::uint8_t b) { return fnuz_to_f32(b, 3, 8); };
-    case st::Dtype::F8_E5M2FNUZ:  // bias 16
-      return [](std::uint8_t b) { return fnuz_to_f32(b, 2, 16); };
-    default:
-      return nullptr;
-  }
-}
-
 void run_to_f32(const ToF32Args& a, Reporter& report) {
   io::InputGuard guard;
   guard.add(a.in);
@@ -238,7 +212,7 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
       auto v = gemm::read_floats(*f, ti, ti.name);
       if (!v.ok()) return report.fail(v.error());
       t.push_back(gemm::float_tensor(ti.name, gemm::FloatDtype::F32, ti.shape, *v));  // exact widening
-    } else if (const auto widen = fp8_to_f32(ti.dtype)) {
+    } else if (const auto widen = audit::fp8_decoder(ti.dtype)) {
       // numpy has no float8 either; every FP8 value is a float32 value.
       const auto bytes = f->data(ti);
       std::vector<float> v(bytes.size());

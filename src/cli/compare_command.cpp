@@ -46,7 +46,7 @@ std::string stats_line(const audit::TensorStats& s) {
   if (!s.present) return line + "MISSING from ACTUAL";
   if (!s.shape_error.empty()) return line + s.shape_error;
   if (s.mismatches == 0) return line + "equal";
-  line += std::to_string(s.mismatches) + " of " + std::to_string(s.count) + " differ";
+  line += std::to_string(s.mismatches) + " of " + std::to_string(s.count) + (s.bytewise ? " bytes differ (compared byte for byte)" : " differ");
   if (s.is_float) {
     if (s.max_ulp == audit::kNanUlp)
       line += ", NaN mismatch";
@@ -55,12 +55,12 @@ std::string stats_line(const audit::TensorStats& s) {
     if (s.inf_mismatches) line += ", " + std::to_string(s.inf_mismatches) + " infinity mismatch(es)";
     std::snprintf(buf, sizeof buf, ", max abs %.3g, rel L2 %.3g", s.max_abs, s.rel_l2);
     line += buf;
-  } else {
+  } else if (!s.bytewise) {
     line += ", max |diff| " + std::to_string(s.max_ulp);
   }
   const auto& f = s.first.front();
-  std::snprintf(buf, sizeof buf, "; first at %s: expected %.9g, got %.9g", audit::index_text(f.index).c_str(),
-                f.expected, f.actual);
+  std::snprintf(buf, sizeof buf, "; first at %s%s: expected %.9g, got %.9g", s.bytewise ? "byte " : "",
+                audit::index_text(f.index).c_str(), f.expected, f.actual);
   return line + buf;
 }
 
@@ -256,7 +256,8 @@ void add_compare_command(CLI::App& app, Reporter& report) {
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "Compare two safetensors files tensor by tensor (matched by name): integers exactly, floats by ulp\n"
-      "distance in their dtype (BF16/F16 read exactly), max abs error, relative L2, first mismatches.\n"
+      "distance in their dtype (BF16/F16 and the 8-bit floats read exactly), max abs error, relative L2,\n"
+      "first mismatches; F64, C64, F4 and F6 byte for byte.\n"
       "Exit status: 0 pass, 1 fail, 2 usage or I/O error.");
   cmd->add_option("expected", a->expected, "reference file (e.g. from w4a8check gemm --intermediates)")->required();
   cmd->add_option("actual", a->actual, "file to check")->required();

@@ -609,6 +609,77 @@ TEST(Compare, InfinityAgainstFiniteFailsUlpPolicies) {
   EXPECT_EQ(run_cli("compare " + n + " " + n).rc, 0);
 }
 
+// Every dtype is compared. The 8-bit floats by their values, an ulp being one step between codes
+// (hand-derived: F8_E4M3 0x38 = 1.0 and 0x39 = 1.125 are neighbours; 0x00 and 0x80 are +0 and -0;
+// 0x01 and 0x81, the smallest subnormals of either sign, are 2 steps apart; F8_E5M2 0x7C is +inf and
+// 0x7B its largest finite value 57344; F8_E8M0 0x7F = 1.0 and 0x80 = 2.0 are neighbours; 0x80 is the
+// FNUZ NaN). They were compared as integer codes (1.0 vs 1.125 "max |diff| 1" under every policy,
+// +0 vs -0 a difference), and F8_E5M2, F8_E8M0, FNUZ, U64, F64 or F4 anywhere in a file refused the
+// whole comparison. U64 is an integer over its whole range; F64, C64, F4 and F6 are compared byte
+// for byte.
+TEST(Compare, EveryDtypeIsComparedEightBitFloatsByTheirSteps) {
+  const std::string d = temp_dir();
+  auto t8 = [](const std::string& n, st::Dtype dt, std::vector<std::uint8_t> b) {
+    const std::uint64_t count = b.size();
+    return st::TensorSpec{n, dt, {count}, std::move(b)};
+  };
+  auto u64 = [](const std::string& n, std::vector<std::uint64_t> v) {
+    std::vector<std::uint8_t> b(v.size() * 8);
+    std::memcpy(b.data(), v.data(), b.size());
+    return st::TensorSpec{n, st::Dtype::U64, {v.size()}, std::move(b)};
+  };
+  auto f64 = [](const std::string& n, std::vector<double> v) {
+    std::vector<std::uint8_t> b(v.size() * 8);
+    std::memcpy(b.data(), v.data(), b.size());
+    return st::TensorSpec{n, st::Dtype::F64, {v.size()}, std::move(b)};
+  };
+  const auto e = write_file(d, "e.safetensors",
+                            {t8("e4", st::Dtype::F8_E4M3, {0x00, 0x38, 0x7E}), t8("e8", st::Dtype::F8_E8M0, {0x7F}),
+                             t8("nz", st::Dtype::F8_E4M3FNUZ, {0x80, 0x40}), u64("u", {~std::uint64_t(0), 7}),
+                             f64("w", {1.5, -2.0}), {"p", st::Dtype::F4, {4}, {0x21, 0x43}}});
+  const auto a = write_file(d, "a.safetensors",
+                            {t8("e4", st::Dtype::F8_E4M3, {0x80, 0x39, 0x7E}), t8("e8", st::Dtype::F8_E8M0, {0x80}),
+                             t8("nz", st::Dtype::F8_E4M3FNUZ, {0x80, 0x40}), u64("u", {~std::uint64_t(0), 7}),
+                             f64("w", {1.5, -2.0}), {"p", st::Dtype::F4, {4}, {0x21, 0x43}}});
+  auto r = run_cli("compare " + e + " " + e);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  r = run_cli("compare " + e + " " + a + " --policy ulp:1");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("e4  F8_E4M3 [3]: 1 of 3 differ, max 1 ulp, max abs 0.125"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first at [1]: expected 1, got 1.125"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("e8  F8_E8M0 [1]: 1 of 1 differ, max 1 ulp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nz  F8_E4M3FNUZ [2]: equal"), std::string::npos) << r.out;  // NaN against NaN
+  EXPECT_NE(r.out.find("u  U64 [2]: equal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("w  F64 [2]: equal"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("p  F4 [4]: equal"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli("compare " + e + " " + a).rc, 1);  // exact
+  EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy rel:1").rc, 0);  // e8: 1.0 against 2.0, relative L2 1
+  EXPECT_EQ(run_cli("compare " + e + " " + a + " --policy rel:0.5").rc, 1);
+
+  const auto s1 = write_file(d, "s1.safetensors", {t8("x", st::Dtype::F8_E4M3, {0x01}), t8("y", st::Dtype::F8_E5M2, {0x7C})});
+  const auto s2 = write_file(d, "s2.safetensors", {t8("x", st::Dtype::F8_E4M3, {0x81}), t8("y", st::Dtype::F8_E5M2, {0x7B})});
+  r = run_cli("compare " + s1 + " " + s2 + " --policy ulp:2");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("x  F8_E4M3 [1]: 1 of 1 differ, max 2 ulp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("y  F8_E5M2 [1]: 1 of 1 differ, max 1 ulp, 1 infinity mismatch(es)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first at [0]: expected inf, got 57344"), std::string::npos) << r.out;
+
+  const auto b1 = write_file(d, "b1.safetensors", {u64("u", {~std::uint64_t(0)}), f64("w", {1.5, -2.0})});
+  const auto b2 = write_file(d, "b2.safetensors", {u64("u", {~std::uint64_t(0) - 2}), f64("w", {1.5, -2.5})});
+  r = run_cli("compare " + b1 + " " + b2 + " --policy ulp:1000");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("u  U64 [1]: 1 of 1 differ, max |diff| 2"), std::string::npos) << r.out;
+  // -2.0 = 0xC000000000000000 and -2.5 = 0xC004000000000000: byte 14 (little-endian) differs.
+  EXPECT_NE(r.out.find("w  F64 [2]: 1 of 16 bytes differ (compared byte for byte); first at byte [14]: expected 0, got 4"),
+            std::string::npos)
+      << r.out;
+  auto j = run_cli("compare " + b1 + " " + b2 + " --json");
+  auto doc = json::loads_str(j.out);
+  ASSERT_TRUE(doc.ok()) << j.out;
+  EXPECT_EQ(j.out.find("\"bytewise\": true"), j.out.rfind("\"bytewise\": true")) << j.out;  // w only
+  EXPECT_NE(j.out.find("\"bytewise\": true"), std::string::npos) << j.out;
+}
+
 // EXPECTED without tensors passes (nothing fails) but says that nothing was compared.
 TEST(Compare, NothingComparedIsSaid) {
   const std::string d = temp_dir();
