@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "gemm/tensor_io.hpp"
 #include "io/atomic_file.hpp"
 #include "io/read_file.hpp"
@@ -444,12 +446,40 @@ CaseData generate_case(const CaseSpec& c) {
   return d;
 }
 
+// Every case file is written and finished before any is published, then the manifest last: a run
+// that fails (a full disk, `ulimit -f`) or is interrupted leaves no partial suite. Its temporaries go,
+// the case files it published go when the manifest cannot be written, and so do the suite directory
+// and its cases/ when this run made them and nothing else is in them. Missing parents are made, and
+// stay.
 Status write_suite(const std::string& dir, const Manifest& m, const Progress& progress) {
+  namespace fs = std::filesystem;
   const std::string manifest_path = join_path(dir, "manifest.json");
+  const std::string cases_dir = join_path(dir, "cases");
   std::error_code ec;
-  if (std::filesystem::exists(manifest_path, ec)) return make_error(ErrorKind::AuditSuiteExists, {dir});
-  if (std::filesystem::create_directories(join_path(dir, "cases"), ec); ec)
-    return make_error(ErrorKind::IoWriteFailed, {join_path(dir, "cases"), ec.message()});
+  if (fs::exists(manifest_path, ec)) return make_error(ErrorKind::AuditSuiteExists, {dir});
+  fs::path own(dir);
+  if (!own.has_filename()) own = own.parent_path();  // "suite/"
+  if (const fs::path parent = own.parent_path(); !parent.empty() && (fs::create_directories(parent, ec), ec))
+    return make_error(ErrorKind::IoWriteFailed, {parent.string(), ec.message()});
+  bool made_dir = false, made_cases = false;
+  if (const int err = io::make_output_dir(dir, made_dir); err != 0)
+    return make_error(ErrorKind::IoWriteFailed, {dir, std::strerror(err)});
+  if (const int err = io::make_output_dir(cases_dir, made_cases); err != 0) {
+    if (made_dir) ::rmdir(dir.c_str());
+    io::forget_output_dir();
+    return make_error(ErrorKind::IoWriteFailed, {cases_dir, std::strerror(err)});
+  }
+  std::vector<io::AtomicFile> files;
+  std::vector<std::string> published;
+  auto undo = [&](Error e) {
+    files.clear();  // unpublished temporaries
+    for (const std::string& f : published) ::unlink(f.c_str());
+    if (made_cases) ::rmdir(cases_dir.c_str());
+    if (made_dir) ::rmdir(dir.c_str());
+    io::forget_output_dir();
+    return e;
+  };
+  files.reserve(m.cases.size());
   for (std::size_t i = 0; i < m.cases.size(); ++i) {
     const CaseSpec& c = m.cases[i];
     if (progress) progress(i, m.cases.size(), c.id);
@@ -460,10 +490,18 @@ Status write_suite(const std::string& dir, const Manifest& m, const Progress& pr
     wo.metadata =
         std::vector<std::pair<std::string, std::string>>{{"w4a8check_audit_case", json::dump(case_to_json(c))}};
     auto bytes = st::serialize(t, wo);
-    if (!bytes.ok()) return std::move(bytes).error();
-    W4A8_TRY(io::write_file_atomic(join_path(dir, c.file), *bytes));
+    if (!bytes.ok()) return undo(std::move(bytes).error());
+    auto f = io::AtomicFile::create(join_path(dir, c.file));
+    if (!f.ok()) return undo(std::move(f).error());
+    if (auto w = f->write(*bytes); !w.ok()) return undo(std::move(w).error());
+    if (auto w = f->finish(); !w.ok()) return undo(std::move(w).error());
+    files.push_back(std::move(*f));
   }
   if (progress) progress(m.cases.size(), m.cases.size(), "");
+  for (io::AtomicFile& f : files) {
+    if (auto p = f.publish(); !p.ok()) return undo(std::move(p).error());
+    published.push_back(join_path(dir, m.cases[published.size()].file));
+  }
   // One case a line, so the manifest stays readable and diffable.
   json::Value head = manifest_to_json(m);
   head.members.pop_back();  // cases, written below
@@ -473,7 +511,11 @@ Status write_suite(const std::string& dir, const Manifest& m, const Progress& pr
   for (std::size_t i = 0; i < m.cases.size(); ++i)
     text += "  " + json::dump(case_to_json(m.cases[i])) + (i + 1 < m.cases.size() ? ",\n" : "\n");
   text += "]}\n";
-  return io::write_file_atomic(manifest_path, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+  if (auto w = io::write_file_atomic(manifest_path, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+      !w.ok())
+    return undo(std::move(w).error());
+  io::forget_output_dir();
+  return Ok{};
 }
 
 Result<Manifest> read_suite(const std::string& dir) {

@@ -49,13 +49,16 @@ void unregister_temp(int slot) {
   std::free(g_live[slot].exchange(nullptr));
 }
 
-// The output directory this run made (make_output_dir), for the signal handler: malloc'd, or null.
-std::atomic<char*> g_made_dir{nullptr};
+// The output directories this run made (make_output_dir), outermost first, for the signal handler:
+// malloc'd, or null.
+constexpr int kMadeDirs = 4;
+std::atomic<char*> g_made_dirs[kMadeDirs];
 
 void remove_live_outputs() {
   for (auto& slot : g_live)
     if (char* p = slot.load()) ::unlink(p);
-  if (char* d = g_made_dir.load()) ::rmdir(d);  // after its temporaries; only if nothing else is there
+  for (int i = kMadeDirs; i-- > 0;)  // after their temporaries, innermost first; only if nothing else is there
+    if (char* d = g_made_dirs[i].load()) ::rmdir(d);
 }
 
 extern "C" void cleanup_on_signal(int sig) {
@@ -263,11 +266,17 @@ int make_output_dir(const std::string& path, bool& made) {
   const CleanupSignalsBlocked blocked;  // made and registered, or neither, when a signal comes
   if (::mkdir(path.c_str(), 0777) != 0) return errno == EEXIST ? 0 : errno;
   made = true;
-  std::free(g_made_dir.exchange(::strdup(path.c_str())));
+  for (auto& slot : g_made_dirs) {
+    if (slot.load() != nullptr) continue;
+    slot.store(::strdup(path.c_str()));
+    break;
+  }
   return 0;
 }
 
-void forget_output_dir() { std::free(g_made_dir.exchange(nullptr)); }
+void forget_output_dir() {
+  for (auto& slot : g_made_dirs) std::free(slot.exchange(nullptr));
+}
 
 struct AtomicFile::State {
   std::string target;     // as given (messages)

@@ -23,7 +23,8 @@ void install_output_cleanup();
 
 // Makes directory `path` for a run's outputs unless it exists (made = false then). Until
 // forget_output_dir(), a cleanup signal that ends the process removes the directory it made after
-// the temporaries inside it, if nothing else is left there (rmdir). One directory at a time.
+// the temporaries inside it, if nothing else is left there (rmdir). Up to 4 nested ones (a directory
+// and then one inside it), removed innermost first; further ones are not removed by a signal.
 // @return 0, or mkdir's errno.
 int make_output_dir(const std::string& path, bool& made);
 void forget_output_dir();

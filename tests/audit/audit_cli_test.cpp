@@ -110,6 +110,29 @@ TEST(AuditMake, WritesAndNeverOverwrites) {
   EXPECT_EQ(run_cli("audit make --out /tmp/x --grid nope 2>&1").rc, 2);
 }
 
+// A run that fails (a write past `ulimit -f`) or is interrupted leaves no partial suite: every case
+// is finished before any is published, and the suite directory and its cases/ go when this run made
+// them. They stayed with some case files and no manifest. A directory that was there stays, with
+// what it held.
+TEST(AuditMake, AFailedOrInterruptedRunLeavesNoPartialSuite) {
+  const std::string d = temp_dir();
+  const std::string bin = W4A8_CLI_BINARY;
+  auto r = run_command("bash -c 'ulimit -f 20; exec " + bin + " audit make --out " + d + "/s1' 2>&1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find(": File too large"), std::string::npos) << r.out;
+  EXPECT_FALSE(path_exists(d + "/s1")) << "a partial suite is left";
+  ASSERT_EQ(run_command("mkdir " + d + "/s2 && echo keep > " + d + "/s2/notes.txt").rc, 0);
+  r = run_command("bash -c 'ulimit -f 20; exec " + bin + " audit make --out " + d + "/s2' 2>&1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_EQ(run_command("ls -A " + d + "/s2").out, "notes.txt\n");
+  // SIGTERM once the run has made its directory (the standard grid then has seconds of cases left).
+  r = run_command("bash -c '" + bin + " audit make --out " + d + "/s3 --grid standard & pid=$!; "
+                  "for i in $(seq 1000); do [ -d " + d + "/s3/cases ] && break; sleep 0.01; done; "
+                  "kill -TERM $pid; wait $pid; echo rc=$?; ls -A " + d + "/s3 2>&1' 2>&1");
+  EXPECT_NE(r.out.find("rc=143"), std::string::npos) << r.out;  // 128 + SIGTERM: it was still running
+  EXPECT_NE(r.out.find("No such file or directory"), std::string::npos) << "left behind:\n" << r.out;
+}
+
 TEST(AuditMake, SeedIsAWholeNumber) {
   const std::string d = temp_dir();
   // "-1" would wrap to 2^64 - 1, 2^64 saturate to it, and "0x10" be read as hex by CLI11 itself.
