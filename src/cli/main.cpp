@@ -8,8 +8,10 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <sys/stat.h>
 
@@ -17,8 +19,10 @@
 #include "cli/heap_pages.hpp"
 #include "cli/options.hpp"
 #include "cli/report.hpp"
+#include "cli/suggest.hpp"
 #include "core/version.hpp"
 #include "io/atomic_file.hpp"
+#include "py/repr.hpp"
 
 namespace {
 
@@ -76,6 +80,20 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
     if (argc > 1 && c.name == argv[1]) named = &c;
   if (named != nullptr) {
     named->add(app, report);
+  } else if (argc > 1 && argv[1][0] != '-') {
+    // A mistyped command: CLI11 would only say "A subcommand is required".
+    std::vector<std::string_view> names;
+    std::string all;
+    for (const Command& c : kCommands) names.push_back(c.name), all += (all.empty() ? "" : ", ") + std::string(c.name);
+    const auto near = w4a8::cli::closest_names(argv[1], names, 1);
+    w4a8::cli::FailStyle style;
+    if (asks_for_json(argc, argv)) style.format = w4a8::cli::Format::Json;
+    report.fail(w4a8::make_error(w4a8::ErrorKind::UsageError,
+                                 {"unknown command " + w4a8::py::repr_str(argv[1]) +
+                                  (near.empty() ? "" : "; did you mean " + near.front() + "?") + " (commands: " + all +
+                                  "; w4a8check --help)"}),
+                style);
+    return 2;
   } else {
     for (const Command& c : kCommands) c.add(app, report);
   }

@@ -87,6 +87,12 @@ TEST(ValidateCli, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_EQ(run_cli("validate 2>&1").rc, 2);             // no files
   EXPECT_EQ(run_cli("validate --bogus x 2>&1").rc, 2);   // unknown flag
   EXPECT_EQ(run_cli("2>&1").rc, 2);                      // no subcommand
+  // A mistyped command is named, with the nearest one (CLI11 said only "A subcommand is required").
+  const auto typo = run_cli("validat x 2>&1");
+  EXPECT_EQ(typo.rc, 2);
+  EXPECT_NE(typo.out.find("unknown command 'validat'; did you mean validate? (commands: validate, gemm"), std::string::npos)
+      << typo.out;
+  EXPECT_NE(run_cli("bogus 2>&1").out.find("unknown command 'bogus' (commands: "), std::string::npos);
   auto h = run_cli("validate --help");
   EXPECT_EQ(h.rc, 0);
   EXPECT_NE(h.out.find("--strict"), std::string::npos) << h.out;
