@@ -4,6 +4,8 @@
 // GEMM's operand validation); --check-all checks the whole checkpoint first.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -11,6 +13,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/checkpoint_input.hpp"
@@ -49,16 +52,44 @@ struct GemmArgs {
   ComfyKitchenRelease ck;  // whose operand rules and decode the GEMM follows
 };
 
-// CliNoSuchLayer, with the closest asym_w4a8_int8 layer names.
+// CliNoSuchLayer, with what the name is closest to: a layer of another format (named with it); a
+// layer whose tensor was named (--layer P.weight for P); layers under a prefix (--layer blk.1); a
+// layer differing in case only; or the nearest asym_w4a8_int8 names by edit distance.
 Error no_such_layer(const std::string& layer, const io::Checkpoint& ck, const validate::Report& r) {
   std::vector<std::string_view> names;
   for (const validate::Layer& l : r.layers)
     if (is_w4a8(l)) names.push_back(l.prefix);
+  const auto quoted = [](const std::vector<std::string_view>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + py::repr_str(v[i]);
+    return s;
+  };
+  const auto lower = [](std::string_view v) {
+    std::string s(v);
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
   std::string hint;
-  const auto near = closest_names(layer, names);
-  if (!near.empty()) {
-    hint = "; closest: ";
-    for (std::size_t i = 0; i < near.size(); ++i) hint += (i ? ", " : "") + py::repr_str(near[i]);
+  std::vector<std::string_view> owner, under, other_case;
+  for (const std::string_view n : names) {
+    if (layer.size() > n.size() && layer[n.size()] == '.' && std::string_view(layer).starts_with(n)) owner.push_back(n);
+    if (n.size() > layer.size() && n[layer.size()] == '.' && n.starts_with(layer) && under.size() < 3) under.push_back(n);
+    if (n.size() == layer.size() && lower(n) == lower(layer)) other_case.push_back(n);
+  }
+  const auto other = std::find_if(r.layers.begin(), r.layers.end(),
+                                  [&](const validate::Layer& l) { return std::string_view(l.prefix) == layer; });
+  if (other != r.layers.end()) {
+    const std::string format = marker_format(other->marker);
+    hint = format == marker_format(json::Value::object()) ? " (its marker names no format)"
+                                                            : " (its marker's format is " + format + ")";
+  } else if (!owner.empty()) {
+    hint = "; it names a tensor of layer " + quoted({owner.back()}) + " (--layer takes the layer's prefix)";
+  } else if (!under.empty()) {
+    hint = "; layers under it: " + quoted(under) + (under.size() == 3 ? ", ..." : "");
+  } else if (!other_case.empty()) {
+    hint = "; names differ in case: " + quoted(other_case);
+  } else if (const auto near = closest_names(layer, names); !near.empty()) {
+    hint = "; closest: " + quoted({near.begin(), near.end()});
   } else if (names.empty()) {
     hint = " (it has no asym_w4a8_int8 layer)";
   }
@@ -141,9 +172,22 @@ Result<gemm::Activations> load_input(const GemmArgs& a, const gemm::Layer& layer
   auto xfile = st::File::open(a.input);
   if (!xfile.ok()) return std::move(xfile).error();
   const st::TensorInfo* xt = xfile->header().find(a.input_key);
-  if (!xt)
-    return make_error(ErrorKind::UsageError,
-                      {a.input + " has no tensor " + py::repr_str(a.input_key) + " (choose one with --input-key)"});
+  if (!xt) {
+    // The nearest names, or the first few it has: a typo in --input-key, or the default "input" on a
+    // file that calls its activations something else.
+    std::vector<std::string_view> names;
+    for (const st::TensorInfo& t : xfile->header().tensors) names.push_back(t.name);
+    const auto near = closest_names(a.input_key, names);
+    std::string hint;
+    const std::size_t shown = near.empty() ? std::min<std::size_t>(names.size(), 5) : near.size();
+    for (std::size_t i = 0; i < shown; ++i)
+      hint += (i ? ", " : "") + py::repr_str(near.empty() ? std::string(names[i]) : near[i]);
+    hint = names.empty()   ? "; it holds no tensor"
+           : near.empty() ? "; it holds " + hint + (names.size() > shown ? ", ..." : "")
+                          : "; closest: " + hint;
+    return make_error(ErrorKind::UsageError, {a.input + " has no tensor " + py::repr_str(a.input_key) +
+                                              " (--input-key names the activations)" + hint});
+  }
   gemm::Activations x;
   if (!gemm::float_dtype_of(xt->dtype, x.dtype))
     return make_error(ErrorKind::OpDtype, {"input", "F32, BF16 or F16", st::dtype_name(xt->dtype)});
@@ -231,7 +275,8 @@ void run(const GemmArgs& given, Reporter& report) {
     if (!p.ok()) return report.fail(p.error());
     kernel = std::move(*p);
   }
-  a.threads = resolve_threads(a.threads, report);
+  // Threads apply to --impl fast only: elsewhere a cap (and its note) would speak of nothing.
+  if (a.impl == ImplChoice::Fast && a.kernel.empty()) a.threads = resolve_threads(a.threads, report);
   // 2. The checkpoint, each shard opened once; outputs must not replace any input.
   validate::Options vopt;
   vopt.strict = true;
@@ -371,7 +416,7 @@ void run(const GemmArgs& given, Reporter& report) {
   auto bytes = st::serialize(t, wopt);
   if (!bytes.ok()) return report.fail(bytes.error());
   if (auto w = io::write_file_atomic(a.out, *bytes); !w.ok()) return report.fail(w.error());
-  report.out() << "OK: " << a.layer << " M=" << res->M << " N=" << res->N << " K=" << res->K << " path=" << path
+  report.out() << "OK: " << py::shown_name(a.layer) << " M=" << res->M << " N=" << res->N << " K=" << res->K << " path=" << path
                << " policy=" << policy << " impl=" << impl_name << (kernel ? " (" + kernel->describe() + ")" : "")
                << " -> " << a.out << " (comfy-kitchen " << ck_label << ")\n";
   report.succeed();

@@ -495,7 +495,7 @@ class QuantizeRun {
           for (const st::TensorSpec& t : r.tensors)
             if (auto w = f->write(t.bytes); !w.ok()) return fail(w.error());
           errs[it.job] = r.rel_l2;
-          progress.step(it.prefix + " [" + std::to_string(it.n) + " x " + std::to_string(it.k) + "] relative_l2=" + fixed(r.rel_l2, 6));
+          progress.step(py::shown_name(it.prefix) + " [" + std::to_string(it.n) + " x " + std::to_string(it.k) + "] relative_l2=" + fixed(r.rel_l2, 6));
         }
         total += f->bytes_written();
         if (auto fin = f->finish(); !fin.ok()) return fail(fin.error());
@@ -587,7 +587,7 @@ class QuantizeRun {
     report_.succeed();
     if (!job_.key.empty()) {
       const Item& it = items_[jobs_[0]];
-      out << "OK: " << it.prefix << " N=" << it.n << " K=" << it.k << " group_size=" << job_.q.group_size
+      out << "OK: " << py::shown_name(it.prefix) << " N=" << it.n << " K=" << it.k << " group_size=" << job_.q.group_size
           << " convrot_groupsize=" << job_.q.convrot_groupsize << (job_.q.codebook ? " codebook" : " uniform")
           << storage_text(" ") << " relative_l2=" << fixed(errs[0], 6) << " -> " << job_.out << "\n";
       out << "  consumers: " << consumers() << "\n";
@@ -608,7 +608,7 @@ class QuantizeRun {
       std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return errs[a] > errs[b]; });
       out << "  relative L2 weight error: mean " << fixed(mean, 6) << ", max " << fixed(errs[order[0]], 6) << "\n  worst:";
       for (std::size_t i = 0; i < order.size() && i < kWorst; ++i)
-        out << (i ? ", " : " ") << items_[jobs_[order[i]]].prefix << " " << fixed(errs[order[i]], 6);
+        out << (i ? ", " : " ") << py::shown_name(items_[jobs_[order[i]]].prefix) << " " << fixed(errs[order[i]], 6);
       out << "\n";
     }
     if (!skipped_.empty()) {

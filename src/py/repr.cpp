@@ -115,6 +115,13 @@ std::string repr_shape(std::span<const std::uint64_t> shape) {
   return out;
 }
 
+std::string shown_name(std::string_view s, Version v) {
+  std::string r = repr_str(s, v);
+  // Only quoted: the bytes are the name itself, between two quote characters.
+  if (r.size() == s.size() + 2 && std::string_view(r).substr(1, s.size()) == s) return std::string(s);
+  return r;
+}
+
 std::string repr_str_list(std::span<const std::string> items, Version v) {
   std::string out = "[";
   for (std::size_t i = 0; i < items.size(); ++i) {

@@ -17,6 +17,9 @@ namespace w4a8::py {
 std::string repr_str(std::string_view wtf8, Version v = kDefaultVersion);
 // repr_str(wtf8, v) appended to out.
 void append_repr_str(std::string& out, std::string_view wtf8, Version v = kDefaultVersion);
+// A name for a one-line report: as it is when repr() would only quote it, else repr(name) (a newline,
+// a control or bidi character must not reach a terminal raw). WTF-8 text, as repr_str.
+std::string shown_name(std::string_view wtf8, Version v = kDefaultVersion);
 // repr(tuple of ints): "()", "(3,)", "(3, 4)" (the same in every version).
 std::string repr_shape(std::span<const std::uint64_t> shape);
 // repr_shape(shape) appended to out.

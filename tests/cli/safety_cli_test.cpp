@@ -243,6 +243,10 @@ TEST_F(SafetyCli, ThreadsAreCappedWithANote) {
     EXPECT_EQ(r.rc, 0) << r.out;
     EXPECT_NE(r.out.find("note: --threads 100000 capped at " + std::to_string(hw)), std::string::npos) << r.out;
   }
+  // Threads apply to --impl fast only: no note where they are not used.
+  const CliRun r = cli(gemm_args(p("o.safetensors")) + " --impl literal --threads 100000");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.find("capped"), std::string::npos) << r.out;
 }
 
 TEST_F(SafetyCli, RefusedThreadsAndExhaustedMemoryEndCleanly) {
@@ -319,7 +323,15 @@ TEST_F(SafetyCli, ErrorsNameTheFileTheyConcern) {
   }
   r = cli("gemm --checkpoint " + ckpt_ + " --layer blk.0 --input " + input_ + " --input-key nope --out " + p("o.safetensors"));
   EXPECT_EQ(r.rc, 2) << r.out;
-  EXPECT_NE(r.out.find(input_ + " has no tensor 'nope'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(input_ + " has no tensor 'nope' (--input-key names the activations); it holds 'input'"),
+            std::string::npos)
+      << r.out;
+  r = cli("gemm --checkpoint " + ckpt_ + " --layer blk.0 --input " + input_ + " --input-key inptu --out " + p("o.safetensors"));
+  EXPECT_NE(r.out.find("; closest: 'input'"), std::string::npos) << r.out;
+  r = cli("gemm --checkpoint " + ckpt_ + " --layer blk.0 --input " + ckpt_ + " --out " + p("o.safetensors"));
+  EXPECT_NE(r.out.find(" has no tensor 'input' (--input-key names the activations); it holds 'blk.0.comfy_quant', "),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(SafetyCli, QuantizeRefusesEmptyWeightsAsValidateStrictWould) {

@@ -231,6 +231,35 @@ TEST_F(ShardsCli, MissingLayerListsTheClosestNames) {
           " --out " + p("o.safetensors"));
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_EQ(r.out.find("closest"), std::string::npos) << r.out;
+  // The usual near misses get their own hint: a tensor of the layer instead of its prefix, a prefix of
+  // layers, another case. (Edit distance alone found none of them.)
+  const std::vector<std::pair<std::string, std::string>> hints = {
+      {"blk.1.weight", "'blk.1.weight' is not an asym_w4a8_int8 layer of " + p("ck/model.safetensors.index.json") +
+                           "; it names a tensor of layer 'blk.1' (--layer takes the layer's prefix)"},
+      {"blk", "; layers under it: 'blk.0', 'blk.1'\n"},
+      {"BLK.1", "; names differ in case: 'blk.1'\n"}};
+  for (const auto& [name, hint] : hints) {
+    r = cli("gemm --checkpoint " + p("ck") + " --layer " + name + " --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find(hint), std::string::npos) << r.out;
+  }
+}
+
+// A layer whose marker names another format (or none) exists: the message says what its marker is.
+TEST_F(ShardsCli, MissingLayerOfAnotherFormatNamesTheFormat) {
+  auto t = layer("blk.0", 1);
+  for (const auto& [prefix, text] : {std::pair<std::string, std::string>{"blk.8", R"({"group_size": 16})"},
+                                     {"blk.9", R"({"format": "some_future_fmt"})"}})
+    t.push_back({prefix + ".comfy_quant", st::Dtype::U8, {text.size()}, std::vector<std::uint8_t>(text.begin(), text.end())});
+  write(p("other.safetensors"), t);
+  for (const auto& [name, hint] : {std::pair<std::string, std::string>{"blk.8", "'blk.8' is not an asym_w4a8_int8 layer of " +
+                                                                               p("other.safetensors") + " (its marker names no format)"},
+                                   {"blk.9", " (its marker's format is some_future_fmt)"}}) {
+    const CliRun r = cli("gemm --checkpoint " + p("other.safetensors") + " --layer " + name + " --input " +
+                         p("x.safetensors") + " --out " + p("o.safetensors"));
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find(hint), std::string::npos) << r.out;
+  }
 }
 
 TEST_F(ShardsCli, GemmChecksOnlyItsLayerUnlessCheckAll) {

@@ -230,5 +230,16 @@ TEST(ReprShape, HandCases) {
   EXPECT_EQ(repr_str("it's"), "\"it's\"");
 }
 
+// Names in one-line reports: raw when repr() would only quote them, repr() otherwise.
+TEST(ShownName, RawUnlessReprEscapes) {
+  EXPECT_EQ(shown_name("blk.0.attn"), "blk.0.attn");
+  EXPECT_EQ(shown_name("it's"), "it's");
+  EXPECT_EQ(shown_name("caf\xc3\xa9"), "caf\xc3\xa9");  // printable non-ASCII stays
+  EXPECT_EQ(shown_name(""), "");
+  EXPECT_EQ(shown_name("a\nb"), "'a\\nb'");
+  EXPECT_EQ(shown_name("a\xe2\x80\xae" "b"), "'a\\u202eb'");  // RIGHT-TO-LEFT OVERRIDE
+  EXPECT_EQ(shown_name("it's \"x\""), "'it\\'s \"x\"'");
+}
+
 }  // namespace
 }  // namespace w4a8::py
