@@ -306,6 +306,26 @@ void pad(std::ostream& out, const std::string& s, std::size_t width) {
   for (std::size_t i = s.size(); i < width; ++i) out << ' ';
 }
 
+// Terminal columns of UTF-8 text (repr() output: printable characters only): one a code point, two for
+// the East Asian wide and fullwidth blocks, so that rows with non-ASCII names stay aligned (a byte
+// count shifted them by a column per extra byte).
+std::size_t columns(std::string_view s) {
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const std::size_t n = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    char32_t cp = n == 1 ? b : b & (0x7F >> n);
+    for (std::size_t k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF && cp != 0x303F) ||
+                      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) ||
+                      (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
+                      (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
+    w += wide ? 2 : 1;
+    i += n;
+  }
+  return w;
+}
+
 }  // namespace
 
 void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary) {
@@ -326,8 +346,8 @@ void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary)
   }
   std::size_t label_w = summary ? 6 : 5, format_w = 6;  // "layers" / "layer", "format"
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    label_w = std::max(label_w, std::min(labels[i].size(), kMaxLabelWidth));
-    format_w = std::max(format_w, std::min(rows[i]->format.size(), kMaxLabelWidth));
+    label_w = std::max(label_w, std::min(columns(labels[i]), kMaxLabelWidth));
+    format_w = std::max(format_w, std::min(columns(rows[i]->format), kMaxLabelWidth));
   }
   std::vector<std::string> heads;
   for (const Consumer& c : m.consumers) heads.push_back(c.kind == ConsumerKind::Kernel ? "cuda" : c.version);
@@ -360,9 +380,10 @@ void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary)
   for (std::size_t i = 0; i < rows.size(); ++i) {
     line.clear();
     line += labels[i];
-    line.append(labels[i].size() < label_w ? label_w - labels[i].size() + 2 : 2, ' ');
+    const std::size_t lw = columns(labels[i]), fw = columns(rows[i]->format);
+    line.append(lw < label_w ? label_w - lw + 2 : 2, ' ');
     line += rows[i]->format;
-    line.append(rows[i]->format.size() < format_w ? format_w - rows[i]->format.size() + 2 : 2, ' ');
+    line.append(fw < format_w ? format_w - fw + 2 : 2, ' ');
     for (std::size_t c = 0; c < heads.size(); ++c) {
       const std::string t = cell_text(rows[i]->cells[c], false);
       line += t;

@@ -303,6 +303,24 @@ TEST_F(ConsumersCli, TextIsOneLinePerLayerWithALegendPerKind) {
 // An empty layer's comfy-kitchen cells are what `gemm --comfy-kitchen V` reports on that layer for
 // any input rows (M = 0, 1, 3): F32 group scales, so that gemm judges it by comfy-kitchen alone (an
 // FP8 one is refused by gemm's strict validation first).
+// Columns stay aligned with non-ASCII layer names: widths count terminal columns, not bytes ('blk.é'
+// is 8 bytes but 7 columns, 'blk.漢' 9 bytes and 8 columns: two for the wide character). Each row's
+// format column then starts two spaces after the widest label (8 columns); by bytes, 'blk.a' got 4
+// spaces and 'blk.é' 3.
+TEST_F(ConsumersCli, NonAsciiNamesKeepTheColumnsAligned) {
+  std::vector<st::TensorSpec> t;
+  for (const std::string name : {"blk.a", "blk.\xc3\xa9", "blk.\xe6\xbc\xa2"}) {
+    auto l = w4a8_layer(name, 8, 256, 16, 256);
+    t.insert(t.end(), l.begin(), l.end());
+  }
+  write(p("u.safetensors"), t);
+  const CliRun r = cli("validate --consumers " + p("u.safetensors"));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  for (const std::string row : {"'blk.a'   asym_w4a8_int8  ok", "'blk.\xc3\xa9'   asym_w4a8_int8  ok",
+                                "'blk.\xe6\xbc\xa2'  asym_w4a8_int8  ok", "layer     format "})
+    EXPECT_NE(r.out.find("\n" + row), std::string::npos) << row << "\n" << r.out;
+}
+
 TEST_F(ConsumersCli, EmptyLayerCellsAreWhatGemmReports) {
   struct Empty {
     std::string name;
