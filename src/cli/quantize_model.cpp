@@ -203,9 +203,9 @@ class QuantizeRun {
 
   void run() {
     const bool single = !job_.key.empty();
-    if (single) {
-      // quantize_weights reports an illegal G or R itself (OpContract, as before).
-    } else if (!legal_options(job_.q)) {
+    // Options no layer can take are a usage error in both modes (exit 2); what one tensor's shape
+    // allows (K % G, K % R, 6-bit rows) is judged per tensor: a skip, or with --key a refusal (exit 1).
+    if (!legal_options(job_.q)) {
       return fail(make_error(ErrorKind::UsageError,
                              {"--group-size " + std::to_string(job_.q.group_size) + " / --convrot-groupsize " +
                               std::to_string(job_.q.convrot_groupsize) +
@@ -275,6 +275,10 @@ class QuantizeRun {
     }
     const st::TensorInfo& t = *ref->info;
     const std::string prefix = job_.prefix.empty() ? layer_prefix(job_.key) : job_.prefix;
+    if (prefix.empty()) {  // --key .weight: as --prefix '' would be
+      fail(make_error(ErrorKind::UsageError, {"--key " + py::repr_str(job_.key) + " gives an empty layer prefix, which names no layer (choose one with --prefix)"}));
+      return false;
+    }
     if (t.shape.size() != 2) {
       fail(make_error(ErrorKind::UsageError, {job_.key + " must be 2-D [N, K], got " + py::repr_shape(t.shape)}));
       return false;
@@ -320,6 +324,8 @@ class QuantizeRun {
         // name (`emb` as `emb.weight`), and the model would no longer find it.
         if (!ends_with(n, ".weight")) {
           skipped_.push_back({n, "not named PREFIX.weight"});
+        } else if (n == ".weight") {  // layer '' (its marker '.comfy_quant'): --prefix '' is refused too
+          skipped_.push_back({n, "an empty layer prefix"});
         } else if (auto why = not_quantizable(*ref.info, job_.q)) {
           skipped_.push_back({n, *why});
         } else {

@@ -402,6 +402,23 @@ TEST_F(QuantizeCli, RefusesIllegalOptionsAndNameClashes) {
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("the output would hold tensor 'a.weight_s_rel' twice"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(p("c.safetensors")));
+  // A tensor named ".weight" gives layer '' (marker ".comfy_quant"): skipped whole-model, refused with
+  // --key as --prefix '' is, taken under another --prefix. It was quantized as layer ''.
+  write(p("ew.safetensors"), {gemm::float_tensor(".weight", gemm::FloatDtype::F32, {16, 256}, std::vector<float>(4096, 1.f)),
+                              gemm::float_tensor("a.weight", gemm::FloatDtype::F32, {16, 256}, std::vector<float>(4096, 1.f))});
+  r = cli("quantize --weights " + p("ew.safetensors") + " --out " + p("ew") + " --quiet");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("skipped (copied unchanged): .weight (an empty layer prefix)"), std::string::npos) << r.out;
+  r = cli("quantize --weights " + p("ew.safetensors") + " --key .weight --out " + p("ew1.safetensors"));
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("--key '.weight' gives an empty layer prefix"), std::string::npos) << r.out;
+  EXPECT_EQ(cli("quantize --weights " + p("ew.safetensors") + " --key .weight --prefix x --out " + p("ew1.safetensors")).rc, 0);
+  // Options no layer can take are usage errors with --key too (they were exit 1).
+  for (const std::string bad : {"--group-size 0", "--group-size 5", "--convrot-groupsize 8", "--bits 6 --group-size 8"}) {
+    r = cli("quantize --weights " + p("ew.safetensors") + " --key a.weight --out " + p("ew2.safetensors") + " " + bad);
+    EXPECT_EQ(r.rc, 2) << bad << r.out;
+    EXPECT_NE(r.out.find("[usage.error]"), std::string::npos) << bad << r.out;
+  }
 }
 
 // --bits 6 / --scale-dtype f32, whole model: the layers decode (independent numpy check, from
