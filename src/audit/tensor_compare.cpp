@@ -226,20 +226,24 @@ TensorStats compare_tensors(const TensorData& e, const TensorData& a) {
     }
     ++s.mismatches;
     s.max_ulp = std::max(s.max_ulp, dist);
+    // A NaN against a number has no distance: max abs and relative L2 are then NaN, not a number (they
+    // read "inf", as if the difference were an overflow). An infinity against another value is inf.
     const double diff = std::fabs(ev - av);
-    if (!std::isnan(diff))
-      s.max_abs = std::max(s.max_abs, diff);
+    if (std::isnan(diff) || std::isnan(s.max_abs))
+      s.max_abs = std::numeric_limits<double>::quiet_NaN();
     else
-      s.max_abs = std::numeric_limits<double>::infinity();
+      s.max_abs = std::max(s.max_abs, diff);
     if (std::isfinite(ev)) den2 += ev * ev;
-    num2 += std::isfinite(diff) ? diff * diff : std::numeric_limits<double>::infinity();
+    num2 += std::isnan(diff) ? std::numeric_limits<double>::quiet_NaN()
+            : std::isfinite(diff) ? diff * diff
+                                  : std::numeric_limits<double>::infinity();
     if (s.first.size() < kFirstMismatches) s.first.push_back({unravel(k), ev, av, dist});
     if (!s.tiles.empty()) {
       auto& t = s.tiles[(k / cols / s.tile_m) * s.tiles_n + (k % cols) / s.tile_n];
       t = std::max(t, dist);
     }
   }
-  s.rel_l2 = num2 == 0 ? 0 : den2 == 0 ? std::numeric_limits<double>::infinity() : std::sqrt(num2 / den2);
+  s.rel_l2 = std::isnan(num2) ? num2 : num2 == 0 ? 0 : den2 == 0 ? std::numeric_limits<double>::infinity() : std::sqrt(num2 / den2);
   return s;
 }
 

@@ -110,6 +110,13 @@ TEST(CompareTensors, SizeMismatchAndNan) {
                            float_tensor_data("t", FloatDtype::BF16, {2}, {1, 1}));
   EXPECT_EQ(n.nan_mismatches, 1u);
   EXPECT_FALSE(passes(n, *parse_policy("rel:1000")));
+  // No distance for a NaN against a number: NaN (they read "inf"), also after a finite difference.
+  EXPECT_TRUE(std::isnan(n.max_abs));
+  EXPECT_TRUE(std::isnan(n.rel_l2));
+  auto m = compare_tensors(float_tensor_data("t", FloatDtype::F32, {3}, {nan, 2, 5}),
+                           float_tensor_data("t", FloatDtype::F32, {3}, {0, 3, 5}));
+  EXPECT_TRUE(std::isnan(m.max_abs));
+  EXPECT_TRUE(std::isnan(m.rel_l2));
 }
 
 // An infinity is one step past the largest finite value on each grid (FLT_MAX, BF16 0x7F7F, F16
