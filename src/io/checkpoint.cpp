@@ -37,16 +37,20 @@ Error invalid_index(const std::string& index, const std::string& why) {
   return make_error(ErrorKind::IndexInvalid, {index, why});
 }
 
-// A shard name from an index must stay inside the index's directory.
-bool safe_shard_name(std::string_view name) {
-  if (name.empty() || name.front() == '/') return false;
-  std::size_t start = 0;
-  while (start <= name.size()) {
+// Why an index's shard name is refused, or nullptr: it must name a file inside the index's
+// directory (or below it).
+const char* unsafe_shard_name(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name.front() == '/') return "is an absolute path";
+  std::string_view last;
+  for (std::size_t start = 0; start <= name.size();) {
     const std::size_t end = std::min(name.find('/', start), name.size());
-    if (name.substr(start, end - start) == "..") return false;
+    last = name.substr(start, end - start);
+    if (last == "..") return "has a '..' component (it could leave the index's directory)";
     start = end + 1;
   }
-  return true;
+  if (last.empty() || last == ".") return "names a directory, not a file";
+  return nullptr;
 }
 
 // The index's shards (sorted unique names) and weight_map. Its names are untrusted text: messages
@@ -67,8 +71,8 @@ Status read_index(const std::string& index, ShardList& out) {
     if (!file.is_string()) return invalid_index(index, "weight_map[" + py::repr_str(tensor) + "] is not a string");
     if (has_nul(file.text))
       return invalid_index(index, "shard name " + py::repr_str(file.text) + " has an embedded null byte");
-    if (!safe_shard_name(file.text))
-      return invalid_index(index, "shard name " + py::repr_str(file.text) + " leaves the index's directory");
+    if (const char* why = unsafe_shard_name(file.text))
+      return invalid_index(index, "shard name " + py::repr_str(file.text) + " " + why);
     names.push_back(file.text);
   }
   std::vector<std::string> unique = names;

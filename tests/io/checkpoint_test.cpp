@@ -94,10 +94,18 @@ TEST(Checkpoint, IndexDefectsHaveClearErrors) {
   expect("[]", ErrorKind::IndexInvalid, idx + " is not a valid safetensors index: the top level is not an object");
   expect(R"({"metadata": {}})", ErrorKind::IndexInvalid, idx + " is not a valid safetensors index: no \"weight_map\" object");
   expect(R"({"weight_map": {"a": 3}})", ErrorKind::IndexInvalid, idx + " is not a valid safetensors index: weight_map['a'] is not a string");
+  // Shard names must name a file in the index's directory or below; each refusal says why (all were
+  // "leaves the index's directory", and "." an I/O error reading a directory).
+  const std::string bad = idx + " is not a valid safetensors index: shard name ";
   expect(R"({"weight_map": {"a": "../s1.safetensors"}})", ErrorKind::IndexInvalid,
-         idx + " is not a valid safetensors index: shard name '../s1.safetensors' leaves the index's directory");
-  expect(R"({"weight_map": {"a": "/etc/passwd"}})", ErrorKind::IndexInvalid,
-         idx + " is not a valid safetensors index: shard name '/etc/passwd' leaves the index's directory");
+         bad + "'../s1.safetensors' has a '..' component (it could leave the index's directory)");
+  expect(R"({"weight_map": {"a": "sub/../s1.safetensors"}})", ErrorKind::IndexInvalid,
+         bad + "'sub/../s1.safetensors' has a '..' component (it could leave the index's directory)");
+  expect(R"({"weight_map": {"a": "/etc/passwd"}})", ErrorKind::IndexInvalid, bad + "'/etc/passwd' is an absolute path");
+  expect(R"({"weight_map": {"a": ""}})", ErrorKind::IndexInvalid, bad + "'' is empty");
+  for (const std::string dir : {".", "sub/", "sub/."})
+    expect(R"({"weight_map": {"a": ")" + dir + R"("}})", ErrorKind::IndexInvalid,
+           bad + "'" + dir + "' names a directory, not a file");
   // No tensor, so no shard: no weights, as in a directory without a .safetensors file.
   expect(R"({"weight_map": {}})", ErrorKind::IndexInvalid,
          idx + " is not a valid safetensors index: weight_map maps no tensor to a shard");
