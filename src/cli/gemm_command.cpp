@@ -357,6 +357,10 @@ void run(const GemmArgs& given, Reporter& report) {
     const std::string input_name = "--input " + a.input;  // outlives s, which views it
     if (v.error().kind == ErrorKind::OpInputK || v.error().kind == ErrorKind::OpEmptyBatch || in.shape.empty())
       s.where = input_name;
+    if (v.error().kind == ErrorKind::OpTooLarge) {  // this tool's size limit, not comfy-kitchen's rule
+      s.upstream = {};
+      if (in.shape.size() > 0) s.where = input_name;  // the input's (or the output's, from its M) size
+    }
     return report.fail(v.error(), s);
   }
   if (ck_refusal) return report.fail(*ck_refusal, by_ck);  // not reached: the call's checks include the layer's
