@@ -364,6 +364,13 @@ void run(const GemmArgs& given, Reporter& report) {
     return report.fail(v.error(), s);
   }
   if (ck_refusal) return report.fail(*ck_refusal, by_ck);  // not reached: the call's checks include the layer's
+  // Past every operand check, comfy-kitchen's correction path still fails here: its F.linear takes the
+  // bias in its own dtype, and torch refuses one that is not the activations' (docs/gemm.md).
+  if (layer->has_correction() && layer->has_bias() && layer->bias_dtype != x->dtype)
+    report.note("comfy-kitchen " + ck_label + " raises here (torch: \"self and mat2 must have the same dtype\"): layer " +
+                py::repr_str(a.layer) + "'s bias is " + std::string(float_dtype_name(layer->bias_dtype)) +
+                ", the activations " + std::string(float_dtype_name(x->dtype)) +
+                "; computed anyway, the bias rounded to the activations' dtype");
   // 5. The GEMM.
   Result<GemmResult> res = make_error(ErrorKind::UsageError, {"no implementation chosen"});
   std::string impl_name(choice_name<ImplChoice>(kImpls, a.impl)), isa;

@@ -127,6 +127,30 @@ TEST_F(GemmCli, HandDerivedCaseIsBitExact) {
   EXPECT_EQ(f->header().find("acc"), nullptr);  // intermediates only on request
 }
 
+// comfy-kitchen's correction path refuses a bias whose dtype is not the activations' (torch's
+// F.linear: "self and mat2 must have the same dtype", docs/gemm.md); gemm computes it, and says so.
+TEST_F(GemmCli, CorrectionPathBiasOfAnotherDtypeIsNoted) {
+  Layer l = hand_layer();  // bias BF16
+  l.correction_shape = Shape{1, 2};
+  l.correction = {0.0f, 0.0f};
+  const fs::path ck = tmp("corr.safetensors");
+  write(ck, layer_tensors(l, "blk.0"));
+  const std::string note = "note: comfy-kitchen 0.2.40 raises here (torch: \"self and mat2 must have the same dtype\"): "
+                           "layer 'blk.0''s bias is bf16, the activations f32";
+  CliRun r = run_cli("gemm --checkpoint " + ck.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+                     tmp("o.safetensors").string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(note), std::string::npos) << r.out;
+  const fs::path xb = tmp("xb.safetensors");
+  write(xb, {float_tensor("input", FloatDtype::BF16, {2, 16}, hand_input())});
+  r = run_cli("gemm --checkpoint " + ck.string() + " --layer blk.0 --input " + xb.string() + " --out " + tmp("o.safetensors").string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.find("raises here"), std::string::npos) << r.out;
+  r = run_cli("gemm --checkpoint " + ckpt_.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+              tmp("o.safetensors").string());  // the integer path adds the bias itself
+  EXPECT_EQ(r.out.find("raises here"), std::string::npos) << r.out;
+}
+
 TEST_F(GemmCli, InvalidLayerGetsValidatorError) {
   Layer l = hand_layer();
   l.s_rel[1] = 0x7F;  // NaN FP8 group scale: strict validation rejects it
