@@ -25,6 +25,7 @@ namespace {
 struct CompareArgs {
   std::string expected, actual, policy = "exact", case_file, act_policy = "f32";
   bool json = false;
+  bool act_policy_given = false;  // --act-policy was on the command line
 };
 
 // How compare renders its errors: with --json every one is {"ok": false, "error": {...}} on stdout.
@@ -106,8 +107,10 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
   const gemm::ActPolicy pol = a.act_policy == "eager" ? gemm::ActPolicy::Eager : gemm::ActPolicy::F32;
   const audit::TensorData* eo = find(exp, "output");
   const audit::TensorData* ao = find(act, "output");
-  if (!eo || !ao || !eo->is_float || !ao->is_float)
-    return explained_input(a, report, "both files need a float tensor 'output'");
+  if (!eo || !eo->is_float)
+    return explained_input(a, report, "EXPECTED (" + a.expected + ") needs a float tensor 'output'");
+  if (!ao || !ao->is_float)
+    return explained_input(a, report, "ACTUAL (" + a.actual + ") needs a float tensor 'output'");
   auto ints8 = [](const audit::TensorData* t) { return std::vector<std::int8_t>(t->i.begin(), t->i.end()); };
   gemm::GemmResult ref;
   ref.M = c.m, ref.N = c.n, ref.K = c.k, ref.out_dtype = eo->fdtype, ref.out = eo->f,
@@ -186,8 +189,9 @@ void run_explained(const CompareArgs& a, const audit::Policy& policy, const std:
 void run(const CompareArgs& a, Reporter& report) {
   auto policy = audit::parse_policy(a.policy);
   if (!policy.ok()) return report.fail(policy.error(), style_of(a));
-  if (policy->kind != audit::Policy::Kind::Explained && !a.case_file.empty())  // refused, never ignored
-    return report.fail(make_error(ErrorKind::UsageError, {"--case is used only with --policy explained[:N]"}),
+  if (policy->kind != audit::Policy::Kind::Explained && (!a.case_file.empty() || a.act_policy_given))  // refused, never ignored
+    return report.fail(make_error(ErrorKind::UsageError, {std::string(a.case_file.empty() ? "--act-policy" : "--case") +
+                                                          " is used only with --policy explained[:N]"}),
                        style_of(a));
   // A file that cannot be read is named, and is an input error (exit 2), never a failed comparison.
   auto input_style = [&](const std::string& file) {
@@ -268,7 +272,11 @@ void add_compare_command(CLI::App& app, Reporter& report) {
       ->check(CLI::IsMember({"f32", "eager"}))
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "print the comparison as JSON");
-  cmd->callback([a, &report] { run(*a, report); });
+  CLI::Option* act = cmd->get_option("--act-policy");
+  cmd->callback([a, act, &report] {
+    a->act_policy_given = act->count() > 0;
+    run(*a, report);
+  });
 }
 
 }  // namespace w4a8::cli

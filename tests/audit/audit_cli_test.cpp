@@ -747,6 +747,15 @@ TEST(Compare, ExplainedAgainstGemmIntermediates) {
   ASSERT_EQ(lit.rc, 0);
   auto bad = run_cli("compare " + d + "/e.safetensors " + d + "/a.safetensors --policy explained --case " + c);
   EXPECT_EQ(bad.rc, 1) << bad.out;
+  // A file without 'output' is named (it was "both files need ..."); --act-policy applies to
+  // explained only, and is refused elsewhere as --case is (it was ignored).
+  const auto none = write_file(d, "none.safetensors", {f32("other", {1}, {1})});
+  auto r = run_cli("compare " + d + "/e.safetensors " + none + " --policy explained --case " + c + " 2>&1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("ACTUAL (" + none + ") needs a float tensor 'output'"), std::string::npos) << r.out;
+  r = run_cli("compare " + d + "/e.safetensors " + d + "/e.safetensors --act-policy eager 2>&1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("--act-policy is used only with --policy explained[:N]"), std::string::npos) << r.out;
 }
 
 TEST(ToF32, NumpyReadsTheWidenedFile) {
