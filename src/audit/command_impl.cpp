@@ -35,12 +35,20 @@ class CommandImpl final : public Implementation {
  public:
   CommandImpl(std::string cmd, std::string work, bool keep, double timeout)
       : cmd_(std::move(cmd)), work_(std::move(work)), keep_(keep), timeout_(timeout) {}
-  ~CommandImpl() override { stop(); }
+  ~CommandImpl() override { stop(fatal_.empty()); }
 
   std::string name() const override { return name_.empty() ? "command" : name_; }
   // A command that cannot start is broken, not unavailable: every case reports it as Failed.
   std::string unavailable_reason() const override { return ""; }
   gemm::ActPolicy natural_policy() const override { return policy_; }
+  double setup_seconds() const override { return setup_seconds_; }
+  // The first start, before any case: its seconds are setup_seconds() (a restart after a failed case
+  // is part of that case's time).
+  void first_start() {
+    const auto t0 = std::chrono::steady_clock::now();
+    start();
+    setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
 
   // Starts the command and reads its hello line; fatal_ is set when it cannot start.
   void start() {
@@ -172,10 +180,12 @@ class CommandImpl final : public Implementation {
     tail.resize(std::size_t(f.gcount()));
     return tail;
   }
-  void stop() {
+  // graceful: the session ended well, so the command gets up to 5 s to exit on EOF; a command that
+  // failed, timed out or broke the protocol is killed at once (a hung one cost 5 s more).
+  void stop(bool graceful = false) {
     if (to_ >= 0) ::close(to_), to_ = -1;  // EOF on stdin: the command should exit
     if (from_ >= 0) ::close(from_), from_ = -1;
-    if (pid_ > 0) {
+    if (pid_ > 0 && graceful) {
       int st = 0;
       for (int i = 0; i < 50 && ::waitpid(pid_, &st, WNOHANG) == 0; ++i) ::usleep(100000);
     }
@@ -275,6 +285,7 @@ class CommandImpl final : public Implementation {
   int to_ = -1, from_ = -1;
   std::string buf_, name_, fatal_;
   gemm::ActPolicy policy_ = gemm::ActPolicy::F32;
+  double setup_seconds_ = 0;
 };
 
 }  // namespace
@@ -286,7 +297,7 @@ Result<std::unique_ptr<Implementation>> make_command(const std::string& command,
   if (std::filesystem::create_directories(work_dir, ec); ec)
     return make_error(ErrorKind::IoWriteFailed, {work_dir, ec.message()});
   auto impl = std::make_unique<CommandImpl>(command, work_dir, keep_outputs, case_timeout_s);
-  impl->start();
+  impl->first_start();
   return std::unique_ptr<Implementation>(std::move(impl));
 }
 

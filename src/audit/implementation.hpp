@@ -70,6 +70,9 @@ class Implementation {
   // The activation policy this implementation follows (upstream's eager code: Eager).
   virtual gemm::ActPolicy natural_policy() const { return gemm::ActPolicy::F32; }
   virtual ImplOutput run(const CaseInput& in) = 0;
+  // Seconds spent before the first case (an external command's start and hello): part of the run's
+  // time and of the implementation's.
+  virtual double setup_seconds() const { return 0; }
 };
 
 // literal, fast, emulate, cuda. threads: for `fast` (0 = all cores). `cuda` loads the CUDA kernels'

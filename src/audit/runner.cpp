@@ -130,7 +130,8 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
     run.cases.push_back(std::move(rec));
   }
   if (opt.progress) std::fprintf(stderr, "\r\033[K");
-  run.seconds = since(t0);
+  run.seconds = since(t0) + impl.setup_seconds();
+  run.impl_seconds += impl.setup_seconds();
   return run;
 }
 
