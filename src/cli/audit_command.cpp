@@ -206,18 +206,21 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
   }
   std::vector<st::TensorSpec> t;
   std::vector<std::string> kept_floats;
+  std::size_t widened = 0;
   for (const auto& ti : f->header().tensors) {
     gemm::FloatDtype d;
     if (gemm::float_dtype_of(ti.dtype, d) && d != gemm::FloatDtype::F32) {
       auto v = gemm::read_floats(*f, ti, ti.name);
       if (!v.ok()) return report.fail(v.error());
       t.push_back(gemm::float_tensor(ti.name, gemm::FloatDtype::F32, ti.shape, *v));  // exact widening
+      ++widened;
     } else if (const auto widen = audit::fp8_decoder(ti.dtype)) {
       // numpy has no float8 either; every FP8 value is a float32 value.
       const auto bytes = f->data(ti);
       std::vector<float> v(bytes.size());
       for (std::size_t i = 0; i < v.size(); ++i) v[i] = widen(bytes[i]);
       t.push_back(gemm::float_tensor(ti.name, gemm::FloatDtype::F32, ti.shape, v));
+      ++widened;
     } else {
       // F4 and F6 (packed below a byte) stay as they are: numpy cannot read them, so say so.
       if (st::dtype_bits(ti.dtype) < 8)
@@ -240,8 +243,8 @@ void run_to_f32(const ToF32Args& a, Reporter& report) {
   if (!bytes.ok()) return report.fail(bytes.error());
   auto w = io::write_file_atomic(a.out, *bytes);
   if (!w.ok()) return report.fail(w.error());
-  report.out() << "wrote " << t.size() << (t.size() == 1 ? " tensor" : " tensors")
-               << " (BF16, F16 and FP8 widened to F32) to " << a.out << "\n";
+  report.out() << "wrote " << t.size() << (t.size() == 1 ? " tensor" : " tensors") << " (" << widened
+               << " widened to F32 from BF16, F16 or FP8) to " << a.out << "\n";
   report.succeed();
 }
 

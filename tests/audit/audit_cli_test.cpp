@@ -766,6 +766,11 @@ TEST(ToF32, NumpyReadsTheWidenedFile) {
   const auto in = write_file(d, "in.safetensors", {bf16("x", {0x3F80, 0xC0A0, 0x0001, 0x7F80})});
   auto r = run_cli("audit to-f32 " + in + " " + d + "/out.safetensors");
   ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "wrote 1 tensor (1 widened to F32 from BF16, F16 or FP8) to " + d + "/out.safetensors\n");
+  // What was not widened is not counted (it said "BF16, F16 and FP8 widened" whatever the file held).
+  const auto f6 = write_file(d, "f6.safetensors", {{"p", st::Dtype::F6_E2M3, {4}, {1, 2, 3}}, f32("y", {1}, {2})});
+  const auto k = run_cli("audit to-f32 " + f6 + " " + d + "/f6out.safetensors 2>/dev/null");
+  EXPECT_EQ(k.out, "wrote 2 tensors (0 widened to F32 from BF16, F16 or FP8) to " + d + "/f6out.safetensors\n");
   // numpy decodes the original bf16 bits itself and compares with the F32 file.
   const std::string py = std::string(W4A8_PYTHON) +
                          " -c \"import numpy as np, safetensors.numpy as s, struct, json;"
