@@ -17,9 +17,11 @@ st::BeforeParse huge_pages_for_large_headers() {
 }
 
 Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt,
-                                       std::string* where) {
+                                       std::string* where, Reporter* notes) {
   auto list = io::resolve_checkpoint(args);
   if (!list.ok()) return std::move(list).error();
+  if (notes)
+    for (const std::string& n : list->notes) notes->note(n);
   const std::vector<std::string> shards = list->shards;
   std::string failed;
   auto ck = io::Checkpoint::open(std::move(*list), &failed, huge_pages_for_large_headers());

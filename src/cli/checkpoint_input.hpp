@@ -13,10 +13,13 @@
 
 namespace w4a8::cli {
 
+class Reporter;
+
 // @return the open checkpoint, or resolve_checkpoint()'s / the validator's / st::File::open's error;
-//         `where` then names the shard when the message does not (container errors).
+//         `where` then names the shard when the message does not (container errors). The choices the
+//         resolution made that the user should hear of (ShardList::notes) go to `notes` as notes.
 Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt,
-                                       std::string* where = nullptr);
+                                       std::string* where = nullptr, Reporter* notes = nullptr);
 
 // For io::Checkpoint::open: once the shards declare kHugeHeapFromHeaderBytes of header, later heap
 // blocks come from huge pages (heap_pages.hpp).

@@ -281,7 +281,7 @@ void run(const GemmArgs& given, Reporter& report) {
   validate::Options vopt;
   vopt.strict = true;
   if (!a.check_all) vopt.only_layer = a.layer;
-  auto ck = open_checkpoint(a.checkpoint, vopt, &input_where);
+  auto ck = open_checkpoint(a.checkpoint, vopt, &input_where, &report);
   if (!ck.ok()) {
     where.where = input_where;
     return report.fail(ck.error(), where);

@@ -214,7 +214,7 @@ class QuantizeRun {
     }
     validate::Options vopt;
     std::string where;
-    auto ck = open_checkpoint(job_.inputs, vopt, &where);
+    auto ck = open_checkpoint(job_.inputs, vopt, &where, &report_);
     if (!ck.ok()) return fail(ck.error(), where);
     ck_ = &*ck;
     if (auto idx = ck->check_index(); !idx.ok()) return fail(idx.error());

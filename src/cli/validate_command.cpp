@@ -161,6 +161,7 @@ FailStyle open_style(const Error& e, const FailStyle& s) {
 void run_consumers(const ValidateArgs& a, const validate::Options& opt, const FailStyle& style, Reporter& report) {
   auto list = io::resolve_checkpoint(a.files);
   if (!list.ok()) return report.fail(list.error(), open_style(list.error(), style));
+  for (const std::string& n : list->notes) report.note(n);
   const std::vector<std::string> shards = list->shards;
   std::string failed;
   std::vector<validate::LayersReport> per;
@@ -203,7 +204,7 @@ void run(const ValidateArgs& a, Reporter& report) {
   style.one_line = a.quiet;
   if (a.consumers) return run_consumers(a, opt, style, report);
   std::string where;
-  auto ck = open_checkpoint(a.files, opt, &where);
+  auto ck = open_checkpoint(a.files, opt, &where, &report);
   if (!ck.ok()) {
     style.where = where;
     return report.fail(ck.error(), open_style(ck.error(), style));

@@ -122,7 +122,18 @@ Status read_directory(const std::string& dir, ShardList& out) {
     }
     if (!out.index.empty())
       return make_error(ErrorKind::UsageError, {"more than one index given (" + out.index + ", " + join(dir, pick) + ")"});
-    return read_index(join(dir, pick), out);
+    const std::size_t first = out.shards.size();
+    W4A8_TRY(read_index(join(dir, pick), out));
+    // NAME.safetensors beside NAME.safetensors.index.json, not among its shards: Hugging Face's
+    // loaders read that file and ignore the index (a leftover of an earlier save, one way or the other).
+    const std::string single = pick.substr(0, pick.size() - kIndexSuffix.size());
+    const std::string single_path = join(dir, single);
+    if (std::find(shards.begin(), shards.end(), single) != shards.end() &&
+        std::find(out.shards.begin() + std::ptrdiff_t(first), out.shards.end(), single_path) == out.shards.end())
+      out.notes.push_back("directory " + dir + " holds both " + single + " and " + pick + ", which does not name it: " +
+                          "reading the index's shards; Hugging Face's loaders read " + single +
+                          " instead (name that file to check it)");
+    return Ok{};
   }
   if (shards.empty()) return make_error(ErrorKind::UsageError, {"directory " + dir + " holds no .safetensors file"});
   std::sort(shards.begin(), shards.end());

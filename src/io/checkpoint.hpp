@@ -24,6 +24,9 @@ struct ShardList {
   std::string index;                // the index file, when one named the shards
   // The index's weight_map: tensor name -> position in `shards`, sorted by name.
   std::vector<std::pair<std::string, std::size_t>> weight_map;
+  // What the caller should tell the user about the choice made (a directory holding both
+  // NAME.safetensors and NAME.safetensors.index.json that does not name it).
+  std::vector<std::string> notes;
 };
 
 // Expands command-line arguments into shards, in order:

@@ -245,6 +245,22 @@ TEST_F(ShardsCli, MissingLayerListsTheClosestNames) {
   }
 }
 
+// A directory with both model.safetensors and an index that does not name it: the index is read, and
+// a note says that Hugging Face's loaders would read the single file instead (every command).
+TEST_F(ShardsCli, ADirectoryWithBothASingleFileAndAnIndexSaysWhichIsRead) {
+  write(p("ck/model.safetensors"), layer("blk.0", 3));
+  const std::string note = "note: directory " + p("ck") + " holds both model.safetensors and model.safetensors.index.json, "
+                           "which does not name it: reading the index's shards; Hugging Face's loaders read "
+                           "model.safetensors instead (name that file to check it)";
+  for (const std::string& cmd : every_command_on(p("ck"), p(""))) {
+    const CliRun r = cli(cmd);
+    EXPECT_NE(r.out.find(note), std::string::npos) << cmd << "\n" << r.out;
+  }
+  // An index that names model.safetensors as a shard is not such a case.
+  spit(p("ck/model.safetensors.index.json"), R"({"weight_map": {"blk.0.weight": "model.safetensors"}})");
+  EXPECT_EQ(cli("validate " + p("ck")).out.find("note:"), std::string::npos);
+}
+
 // A layer whose marker names another format (or none) exists: the message says what its marker is.
 TEST_F(ShardsCli, MissingLayerOfAnotherFormatNamesTheFormat) {
   auto t = layer("blk.0", 1);
