@@ -595,7 +595,7 @@ class QuantizeRun {
       const Item& it = items_[jobs_[0]];
       out << "OK: " << py::shown_name(it.prefix) << " N=" << it.n << " K=" << it.k << " group_size=" << job_.q.group_size
           << " convrot_groupsize=" << job_.q.convrot_groupsize << (job_.q.codebook ? " codebook" : " uniform")
-          << storage_text(" ") << " relative_l2=" << fixed(errs[0], 6) << " -> " << job_.out << "\n";
+          << storage_text(" ") << " relative_l2=" << fixed(errs[0], 6) << " -> " << names_.shard(0, 1) << "\n";
       out << "  consumers: " << consumers() << "\n";
       return;
     }
