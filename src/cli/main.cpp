@@ -132,6 +132,7 @@ int finish(w4a8::cli::Reporter& report) {
 int main(int argc, char** argv) {
   w4a8::cli::reserve_heap_in_huge_pages(std::size_t{32} << 20);
   w4a8::io::install_output_cleanup();
+  w4a8::io::set_read_fault_json(asks_for_json(argc, argv));
   w4a8::cli::Reporter report(std::cout, std::cerr);
   try {
     const int rc = run(argc, argv, report);

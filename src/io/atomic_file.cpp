@@ -72,6 +72,10 @@ extern "C" void cleanup_on_signal(int sig) {
 // the layout of the CLI reporter's I/O errors.
 char g_fault_head[128];
 char g_fault_tail[256];
+// The same as the JSON report on stdout (set_read_fault_json): {"ok": false, "error": {...}}.
+char g_fault_json_head[160];
+char g_fault_json_tail[288];
+std::atomic<bool> g_fault_json{false};
 
 void write_fd(int fd, const char* s) {
   for (std::size_t n = std::strlen(s); n > 0;) {
@@ -85,7 +89,7 @@ void write_fd(int fd, const char* s) {
 
 // SIGBUS from a read of a mapped input past its end: another process truncated the file while it
 // was read (a checkpoint still being copied or rewritten in place). Ends the run like an I/O error
-// naming the file, exit status 2, after the cleanup above; stdout gets nothing, even with --json.
+// naming the file, exit status 2, after the cleanup above (with --json, stdout gets the JSON error).
 // Any other SIGBUS (no mapped input there) keeps its default action.
 extern "C" void read_fault(int sig, siginfo_t* info, void* /*context*/) {
   static std::atomic<bool> reporting{false};
@@ -99,6 +103,23 @@ extern "C" void read_fault(int sig, siginfo_t* info, void* /*context*/) {
     ::signal(sig, SIG_DFL);
     ::raise(sig);
     return;
+  }
+  if (g_fault_json.load()) {
+    // The path as a JSON string: quote, backslash and control bytes escaped (other bytes as they are:
+    // a path that is not UTF-8 stays so).
+    write_fd(STDOUT_FILENO, g_fault_json_head);
+    for (const char* c = path; *c != '\0'; ++c) {
+      const auto b = static_cast<unsigned char>(*c);
+      char esc[8] = {'\\', char(b), 0};
+      if (b < 0x20) {
+        const char* hex = "0123456789abcdef";
+        esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[b >> 4], esc[5] = hex[b & 15], esc[6] = 0;
+      } else if (b != '"' && b != '\\') {
+        esc[0] = char(b), esc[1] = 0;
+      }
+      write_fd(STDOUT_FILENO, esc);
+    }
+    write_fd(STDOUT_FILENO, g_fault_json_tail);
   }
   write_fd(STDERR_FILENO, g_fault_head);
   write_fd(STDERR_FILENO, path);
@@ -115,6 +136,13 @@ void render_fault_report() {
   const std::string tail = e.message.substr(at + kMark.size()) + "\n  [" + std::string(e.code()) + "]\n";
   std::snprintf(g_fault_head, sizeof g_fault_head, "%s", head.c_str());
   std::snprintf(g_fault_tail, sizeof g_fault_tail, "%s", tail.c_str());
+  // JSON: the reporter's {"ok": false, "error": {"type", "message", "code"}} (the texts are ASCII
+  // without quotes or backslashes, so they need no escaping).
+  const std::string jhead = R"({"ok": false, "error": {"type": ")" + std::string(e.type()) + R"(", "message": ")" +
+                            e.message.substr(0, at);
+  const std::string jtail = e.message.substr(at + kMark.size()) + R"(", "code": ")" + std::string(e.code()) + "\"}}\n";
+  std::snprintf(g_fault_json_head, sizeof g_fault_json_head, "%s", jhead.c_str());
+  std::snprintf(g_fault_json_tail, sizeof g_fault_json_tail, "%s", jtail.c_str());
 }
 
 Error write_error(const std::string& path, int err) { return make_error(ErrorKind::IoWriteFailed, {path, std::strerror(err)}); }
@@ -273,6 +301,8 @@ int make_output_dir(const std::string& path, bool& made) {
   }
   return 0;
 }
+
+void set_read_fault_json(bool json) { g_fault_json.store(json); }
 
 void forget_output_dir() {
   for (auto& slot : g_made_dirs) std::free(slot.exchange(nullptr));

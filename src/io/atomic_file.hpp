@@ -20,6 +20,8 @@ namespace w4a8::io {
 // reading a mapped input that another process truncated ends the run as an I/O error naming the file
 // (stderr, exit status 2), after the same cleanup.
 void install_output_cleanup();
+// With json, that read-fault report also goes to stdout as the JSON error object `--json` promises.
+void set_read_fault_json(bool json);
 
 // Makes directory `path` for a run's outputs unless it exists (made = false then). Until
 // forget_output_dir(), a cleanup signal that ends the process removes the directory it made after

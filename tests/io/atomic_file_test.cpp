@@ -193,7 +193,7 @@ TEST(AtomicFile, ReadingATruncatedMappedInputIsAnIoErrorNamingIt) {
   struct sigaction current {};
   ASSERT_EQ(::sigaction(SIGBUS, nullptr, &current), 0);
   if (current.sa_handler != SIG_DFL) GTEST_SKIP() << "a sanitizer's runtime handles SIGBUS in this build (it is kept)";
-  for (const bool truncate : {true, false}) {
+  for (const auto& [truncate, json] : {std::pair{true, false}, std::pair{true, true}, std::pair{false, false}}) {
     TempDir d("sigbus");
     const std::string in = d / "in.safetensors";
     const std::string header = R"({"t":{"dtype":"U8","shape":[16384],"data_offsets":[0,16384]}})";
@@ -201,13 +201,16 @@ TEST(AtomicFile, ReadingATruncatedMappedInputIsAnIoErrorNamingIt) {
     file[0] = static_cast<char>(header.size());
     spit(in, file + header + std::string(16384, 'd'));
     const std::string err = d / "stderr";
+    const std::string std_out = d / "stdout";
     const std::string out = d / "out";
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0) ::_exit(3);
+      const int ofd = ::open(std_out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (fd < 0 || ofd < 0 || ::dup2(fd, STDERR_FILENO) < 0 || ::dup2(ofd, STDOUT_FILENO) < 0) ::_exit(3);
       install_output_cleanup();
+      set_read_fault_json(json);
       bool made = false;
       if (make_output_dir(out, made) != 0 || !made) ::_exit(4);
       auto o = AtomicFile::create(out + "/model.safetensors");
@@ -226,9 +229,12 @@ TEST(AtomicFile, ReadingATruncatedMappedInputIsAnIoErrorNamingIt) {
     if (truncate) {
       ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << WTERMSIG(st);
       EXPECT_EQ(WEXITSTATUS(st), 2);
-      EXPECT_EQ(slurp(err), "w4a8check: cannot read " + in +
-                                ": the file shrank while it was being read (another process truncated or rewrote it)\n"
-                                "  [io.read_failed]\n");
+      const std::string why = ": the file shrank while it was being read (another process truncated or rewrote it)";
+      EXPECT_EQ(slurp(err), "w4a8check: cannot read " + in + why + "\n  [io.read_failed]\n");
+      // With --json, stdout holds the JSON error object as the reporter writes it.
+      EXPECT_EQ(slurp(std_out), json ? R"({"ok": false, "error": {"type": "OSError", "message": "cannot read )" + in + why +
+                                           R"(", "code": "io.read_failed"}})" "\n"
+                                     : "");
     } else {
       ASSERT_TRUE(WIFSIGNALED(st)) << "exit " << WEXITSTATUS(st);
       EXPECT_EQ(WTERMSIG(st), SIGBUS);
