@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/hex.hpp"
 #include "io/read_file.hpp"
 #include "safetensors/reader.hpp"
 
@@ -112,8 +113,7 @@ extern "C" void read_fault(int sig, siginfo_t* info, void* /*context*/) {
       const auto b = static_cast<unsigned char>(*c);
       char esc[8] = {'\\', char(b), 0};
       if (b < 0x20) {
-        const char* hex = "0123456789abcdef";
-        esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[b >> 4], esc[5] = hex[b & 15], esc[6] = 0;
+        esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex::digit(b >> 4), esc[5] = hex::digit(b), esc[6] = 0;
       } else if (b != '"' && b != '\\') {
         esc[0] = char(b), esc[1] = 0;
       }
