@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "audit/implementation.hpp"
+#include "plugin/call_guard.hpp"
 #include "plugin/runner.hpp"
 
 namespace w4a8::audit {
@@ -25,6 +26,7 @@ class PluginImpl final : public Implementation {
  public:
   PluginImpl(plugin::Plugin p, std::string name) : p_(std::move(p)), name_(std::move(name)) {
     if (p_.device()) {
+      const plugin::CallGuard guard(p_.describe(), "device_count");
       int err = 0;
       if (const int n = p_.table().device_count(&err); n <= 0)
         reason_ =

@@ -55,7 +55,7 @@ void unregister_temp(int slot) {
 constexpr int kMadeDirs = 4;
 std::atomic<char*> g_made_dirs[kMadeDirs];
 
-void remove_live_outputs() {
+void cleanup_outputs() {
   for (auto& slot : g_live)
     if (char* p = slot.load()) ::unlink(p);
   for (int i = kMadeDirs; i-- > 0;)  // after their temporaries, innermost first; only if nothing else is there
@@ -63,7 +63,7 @@ void remove_live_outputs() {
 }
 
 extern "C" void cleanup_on_signal(int sig) {
-  remove_live_outputs();
+  cleanup_outputs();
   ::signal(sig, SIG_DFL);
   ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
 }
@@ -99,7 +99,7 @@ extern "C" void read_fault(int sig, siginfo_t* info, void* /*context*/) {
   }
   // (si_code > 0: the kernel's fault, not a kill(): only then is si_addr an address)
   const char* path = info != nullptr && info->si_code > 0 ? st::mapped_file_at(info->si_addr) : nullptr;
-  remove_live_outputs();
+  cleanup_outputs();
   if (path == nullptr) {
     ::signal(sig, SIG_DFL);
     ::raise(sig);
@@ -303,6 +303,8 @@ int make_output_dir(const std::string& path, bool& made) {
 }
 
 void set_read_fault_json(bool json) { g_fault_json.store(json); }
+
+void remove_live_outputs() { cleanup_outputs(); }
 
 void forget_output_dir() {
   for (auto& slot : g_made_dirs) std::free(slot.exchange(nullptr));

@@ -22,6 +22,9 @@ namespace w4a8::io {
 void install_output_cleanup();
 // With json, that read-fault report also goes to stdout as the JSON error object `--json` promises.
 void set_read_fault_json(bool json);
+// What a fatal signal does before the process dies: removes every live temporary, then the output
+// directories this run made if they are empty. Async-signal-safe (for other fatal-error handlers).
+void remove_live_outputs();
 
 // Makes directory `path` for a run's outputs unless it exists (made = false then). Until
 // forget_output_dir(), a cleanup signal that ends the process removes the directory it made after

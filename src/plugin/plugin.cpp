@@ -9,7 +9,9 @@
 
 #include "core/hex.hpp"
 #include "io/read_file.hpp"
+#include "plugin/call_guard.hpp"
 #include "plugin/elf_check.hpp"
+#include "safetensors/utf8.hpp"
 
 namespace w4a8::plugin {
 namespace {
@@ -44,6 +46,7 @@ Result<Plugin> Plugin::load(const std::string& given) {
     return make_error(ErrorKind::IoNotRegularFile, {path, io::file_type_name(st.st_mode)});
   // dlopen() of a truncated file dies with SIGBUS, and of a foreign machine's says "No such file".
   W4A8_TRY(check_elf(path));
+  const CallGuard guard(path, "dlopen and its entry function");  // its constructors run here too
   ::dlerror();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -65,6 +68,9 @@ Result<Plugin> Plugin::load(const std::string& given) {
                                   std::to_string(sizeof(w4a8_kernel_plugin)));
   if (!t->name || !t->check_problem || !t->workspace_size || !t->run || !t->last_error)
     return incompatible(path, "name, check_problem, workspace_size, run and last_error must all be set");
+  // Its name and version go into messages, JSON and the output's metadata, which must be UTF-8.
+  if (!st::detail::valid_utf8(std::string_view(t->name)) || (t->version && !st::detail::valid_utf8(std::string_view(t->version))))
+    return incompatible(path, "its name or version is not UTF-8 text");
   if (t->memory != W4A8_MEMORY_HOST && t->memory != W4A8_MEMORY_CUDA_DEVICE)
     return incompatible(path, "unknown memory space " + std::to_string(int(t->memory)));
   if (t->memory == W4A8_MEMORY_CUDA_DEVICE &&

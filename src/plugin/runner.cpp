@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/layer_problem.hpp"
+#include "plugin/call_guard.hpp"
 
 namespace w4a8::plugin {
 namespace {
@@ -138,13 +139,19 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
     return make_error(ErrorKind::PluginUnsupported,
                       {pl.describe(), "it lacks " + caps_text(missing) + " (it offers " + caps_text(pl.table().caps) + ")"});
   if (!intermediates) p.x_q = nullptr, p.x_scale = nullptr, p.acc = nullptr, p.w_q = nullptr;
-  if (const w4a8_status s = pl.table().check_problem(&p); s != W4A8_OK) {
-    const char* e = pl.table().last_error();
-    return make_error(ErrorKind::PluginUnsupported,
-                      {pl.describe(), "check_problem returned " + std::string(status_name(s)) +
-                                          (e && *e ? ": " + printable(e) : std::string())});
+  {
+    const CallGuard guard(pl.describe(), "check_problem");
+    if (const w4a8_status s = pl.table().check_problem(&p); s != W4A8_OK) {
+      const char* e = pl.table().last_error();
+      return make_error(ErrorKind::PluginUnsupported,
+                        {pl.describe(), "check_problem returned " + std::string(status_name(s)) +
+                                            (e && *e ? ": " + printable(e) : std::string())});
+    }
   }
-  W4A8_TRY(pl.device() ? run_on_device(pl, lp, layer, p) : run_on_host(pl, p));
+  {
+    const CallGuard guard(pl.describe(), "run");  // its workspace, device memory and copies included
+    W4A8_TRY(pl.device() ? run_on_device(pl, lp, layer, p) : run_on_host(pl, p));
+  }
   if (lp.nan_flag)
     return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", "it decoded a NaN scale the operand checks had excluded"});
   gemm::GemmResult r = kern::collect_result(lp, opt, correction);

@@ -5,6 +5,7 @@
 
 #include "cli_fixture.hpp"
 #include "gemm/quantizer.hpp"
+#include "json/parse.hpp"
 
 namespace w4a8::testing {
 namespace {
@@ -141,6 +142,43 @@ TEST_F(PluginCli, TheModuleIsAnInputAndAFile) {
   r = sh("cd " + p("") + " && exec " + kBin + " " + head + " --out " + p("o.safetensors") + " --kernel plug.so");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("impl=kernel (w4a8-example-c"), std::string::npos) << r.out;
+}
+
+// Plugin code is the user's: what it does outside its return statuses is reported, never silent.
+// Its stdout chatter goes to stderr (a --json report stays JSON); exit(0) inside it is an error (it
+// ended the run with status 0 and no output); a crash names the plugin and the call (it died
+// without a word); a name that is not UTF-8 is refused at load (it failed after the GEMM, as a
+// usage error about metadata).
+TEST_F(PluginCli, MisbehavingPluginsAreReported) {
+  const std::string plugin = W4A8_MISBEHAVING_PLUGIN;
+  write(p("x.safetensors"), {gemm::float_tensor("input", gemm::FloatDtype::F32, {5, 128}, ramp(640, 4.0f))});
+  const std::string gemm_cmd = kBin + " gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " +
+                               p("x.safetensors") + " --out " + p("o.safetensors") + " --kernel " + plugin;
+  ASSERT_EQ(cli("audit make --out " + p("suite") + " --grid small").rc, 0);
+  const std::string audit_cmd = kBin + " audit check " + p("suite") + " --kernel " + plugin + " --json";
+  for (const std::string where : {"entry", "check", "run"}) {
+    const CliRun r = sh("W4A8_TEST_MISBEHAVE=stdout_" + where + " exec " + audit_cmd + " 2>" + p("err"));
+    EXPECT_TRUE(json::parse_serde(r.out).ok()) << where << ": stdout is not one JSON document:\n" << r.out.substr(0, 2000);
+    EXPECT_NE(slurp(p("err")).find("plugin chatter on stdout from " + where), std::string::npos) << where;
+  }
+  struct Case {
+    std::string mode, says;
+    int rc;
+  };
+  const std::string sig_segv = "it crashed (SIGSEGV, an invalid memory access)";
+  for (const Case& c : {Case{"exit_run", "failed in run: it called exit(); nothing it computed is used", 2},
+                        Case{"exit_entry", "failed in dlopen and its entry function: it called exit()", 2},
+                        Case{"abort_run", "failed in run: it aborted (SIGABRT)", 128 + 6},
+#ifndef W4A8_SANITIZED  // (a sanitizer's runtime keeps SIGSEGV: its own report then)
+                        Case{"segv_check", "failed in check_problem: " + sig_segv, 128 + 11},
+                        Case{"segv_run", "failed in run: " + sig_segv, 128 + 11},
+#endif
+                        Case{"bad_name", "is incompatible with this w4a8check: its name or version is not UTF-8 text", 2}}) {
+    const CliRun r = sh("W4A8_TEST_MISBEHAVE=" + c.mode + " " + gemm_cmd);
+    EXPECT_EQ(r.rc, c.rc) << c.mode << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.mode << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(p("o.safetensors"))) << c.mode;
+  }
 }
 
 }  // namespace
