@@ -5,6 +5,7 @@
 # (fuzz_<t>_replay over corpus/<t>/, every target of fuzz/targets.txt). Prints llvm-cov's
 # line/branch/region summary per file and in total; the HTML report goes to $COV_BUILD/coverage-html/.
 #   ci/coverage.sh            (build-coverage/, W4A8_PROP_SCALE=1)
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/fuzz/common.sh

@@ -9,6 +9,7 @@
 # minimize it with build-fuzz/fuzz/fuzz_<target> -minimize_crash=1 -runs=10000 FILE, then keep it as
 # corpus/<target>/regress-<what> and fix the bug (the ctest replay keeps it fixed; choice-byte
 # inputs of validator_struct are also pinned: see docs/fuzzing.md).
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/fuzz/common.sh

@@ -7,6 +7,7 @@
 # it is reused as it stands (Debug -O1 rather than RelWithDebInfo: a smoke, not a campaign), and
 # nothing is compiled again; FUZZ_BUILD_DIR names a tree explicitly.
 # Longer campaigns: ci/fuzz-long.sh (docs/fuzzing.md).
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/fuzz/common.sh

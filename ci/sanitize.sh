@@ -8,6 +8,7 @@
 # fuzz_validator_struct there links the traced libraries, not its untraced copy (W4A8_FUZZ_NOCMP).
 # -gline-tables-only: file:line in sanitizer reports is all CI reads; full -g made every compile
 # about 25 % slower (39 -> 31 s for tests/gemm/reference_test.cpp). Override with ASAN_DEBUG_FLAGS.
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ASAN_BUILD_DIR:-build-asan}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: install dependencies, build everything into build/, and run the main
 # job (w4a8check validate) on the bundled example checkpoints, then the README's worked example.
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-deps.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build (BUILD, default build/) into a temporary prefix, checks the installed layout,
 # then configures, builds and runs examples/consumer/ against it with find_package(w4a8check 0.2).
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}

@@ -8,6 +8,7 @@
 #     replays its seeds, then afl-fuzz runs AFL_TEST_SECONDS (default 3) on each.
 # Needs clang, libc++-14-dev, libc++abi-14-dev and afl++ (ci/install-deps.sh); without afl++ step 2
 # is skipped with a visible message.
+source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/fuzz/common.sh

@@ -59,6 +59,9 @@ def best(fn):
 
 def main(argv):
     cpp_lines = []
+    if len(argv) == 2 and argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     if len(argv) == 3 and argv[1] == "--cpp":
         tmp = tempfile.mkdtemp()
         path = os.path.join(tmp, "bench.safetensors")

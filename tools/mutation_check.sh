@@ -4,6 +4,7 @@
 # rebuilds props_validator, runs it (seeded, RC_PARAMS=seed=$SEED, W4A8_PROP_SCALE=$SCALE) and
 # reports which mutants the properties caught. Exit status 1 when any mutant survives (or did not apply).
 #   tools/mutation_check.sh              (SCALE=0.5 SEED=1 JOBS=2)
+source "$(dirname "$0")/../ci/help.sh" "$@"
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCALE=${SCALE:-0.5}

@@ -20,9 +20,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from audit_protocol import Skip, UpstreamError, serve  # noqa: E402
 
-import torch  # noqa: E402
-
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+torch = None  # imported in main(), after the arguments: --help works without torch
+DTYPES = {}  # "f32" / "bf16" / "f16" -> torch dtype, set with the import
 
 
 def load_case(job):
@@ -92,6 +91,10 @@ def main():
     ap.add_argument("--device", default=None, help="torch device (default: cpu for eager, cuda for cuda)")
     ap.add_argument("--outputs-only", action="store_true", help="return only `output` (always for --backend cuda)")
     a = ap.parse_args()
+    global torch
+    import torch
+
+    DTYPES.update({"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16})
     device = a.device or ("cuda" if a.backend == "cuda" else "cpu")
     outputs_only = a.outputs_only or a.backend != "eager"
     import comfy_kitchen as ck

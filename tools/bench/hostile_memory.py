@@ -117,7 +117,7 @@ def python_ok(rc, out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--layers", type=int, default=1_500_000)
     ap.add_argument("--shapes", default=",".join(SHAPES))

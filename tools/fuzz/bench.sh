@@ -6,6 +6,7 @@
 # system time, so a machine shared with other jobs does not skew it) side by side.
 #   tools/fuzz/bench.sh                  (builds build-fuzz/ and build-fuzz-asan/)
 #   BENCH_SECONDS=60 BENCH_TARGETS="container" tools/fuzz/bench.sh
+source "$(dirname "$0")/../../ci/help.sh" "$@"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/fuzz/common.sh

@@ -17,9 +17,7 @@ import platform
 import subprocess
 import time
 
-import torch
-
-from comfy_kitchen.backends.eager import w4a8_int8 as ck
+torch = ck = None  # imported in main(), after the arguments: --help works without them
 
 N = K = 8192
 MS = [1, 16, 256]
@@ -73,6 +71,10 @@ def main():
     ap.add_argument("--bench", required=True, help="path of bench/gemm_bench")
     ap.add_argument("--reps", type=int, default=2)
     args = ap.parse_args()
+    global torch, ck
+    import torch
+    from comfy_kitchen.backends.eager import w4a8_int8 as ck
+
     torch.set_num_threads(1)
     mine = ours(args.bench)
     theirs = {m: upstream_ms(m, args.reps) for m in MS}

@@ -6,6 +6,7 @@
 # the releases this project was checked against). Exit 0: no difference from the newest profile;
 # 1: differences (drift); 2: the environment or build could not be made.
 # Env: W4A8_BUILD (default build) holds tests/gemm/w4a8_ck_compare (built here when missing).
+source "$(dirname "$0")/../../ci/help.sh" "$@"
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
