@@ -98,6 +98,16 @@ bool module_missing(const Error& e) {
   return true;
 }
 
+// The module is there but a library it needs is not (the CUDA runtime or cuBLAS on a machine without
+// the toolkit): the loader's "LIB: cannot open shared object file". Like a missing driver, this
+// machine cannot run it: the cases are skipped with that reason. A module that is broken itself (not
+// ELF, another architecture, a missing symbol, an incompatible table) stays an error.
+bool dependency_missing(const Error& e) {
+  return e.kind == ErrorKind::PluginLoadFailed &&
+         e.message.find(": cannot open shared object file") != std::string::npos &&
+         e.message.find(std::string(plugin::cuda_module_name()) + ": cannot open shared object file") == std::string::npos;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, unsigned threads) {
@@ -106,10 +116,11 @@ Result<std::unique_ptr<Implementation>> make_builtin(const std::string& name, un
   if (name == "cuda") {
     // The CLI never links the CUDA runtime: the kernels are a plugin module, searched as for
     // `gemm --impl cuda` ($W4A8CHECK_CUDA_MODULE, then next to the executable).
-    // Only a module that is not there skips the cases (a device that is missing is found later, by
-    // the plugin); one that is there but cannot be loaded or is incompatible is an error, as for gemm.
+    // A module that is not there, or whose CUDA libraries are not, skips the cases (a device that
+    // is missing is found later, by the plugin); one that is there but broken or incompatible is an
+    // error, as for gemm.
     auto m = plugin::load_cuda_module();
-    if (!m.ok() && module_missing(m.error()))
+    if (!m.ok() && (module_missing(m.error()) || dependency_missing(m.error())))
       return std::unique_ptr<Implementation>(std::make_unique<UnavailableImpl>("cuda", m.error().message));
     if (!m.ok()) return std::move(m).error();
     return make_plugin_impl(std::move(*m), "cuda");

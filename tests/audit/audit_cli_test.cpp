@@ -199,6 +199,24 @@ TEST(AuditCheck, CudaBuiltinThroughTheModuleSearch) {
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_NE(r.out.find("SKIPPED: every case"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NOTHING RAN"), std::string::npos) << r.out;
+  // A module whose own libraries are missing (the CUDA runtime on a machine without the toolkit):
+  // skipped like a missing module or driver, naming the library (it was plugin.load_failed, exit 2).
+  // The same module beside its library loads.
+  const std::string lone = temp_dir() + "/libw4a8check_cuda.so";
+  ASSERT_EQ(run_command("cp " + std::string(W4A8_NEEDS_DEP_PLUGIN) + " " + lone).rc, 0);
+  auto nodep = check_json("--impl cuda", 3, "W4A8CHECK_CUDA_MODULE=" + lone);
+  EXPECT_EQ(count(nodep, "skipped"), count(nodep, "cases"));
+  EXPECT_NE(sget(nodep, "unavailable").find("libw4a8_test_stub_dep.so: cannot open shared object file"), std::string::npos)
+      << sget(nodep, "unavailable");
+  auto withdep = check_json("--impl cuda", -1, "W4A8CHECK_CUDA_MODULE=" + std::string(W4A8_NEEDS_DEP_PLUGIN));
+  EXPECT_EQ(count(withdep, "skipped"), 0u);
+  // A module that is itself broken is still an error (exit 2).
+  const std::string junk = temp_dir() + "/libw4a8check_cuda.so";
+  ASSERT_EQ(run_command("echo junk > " + junk).rc, 0);
+  auto broken = run_command("W4A8CHECK_CUDA_MODULE=" + junk + " " + std::string(W4A8_CLI_BINARY) + " audit check " +
+                            small_suite() + " --impl cuda 2>&1");
+  EXPECT_EQ(broken.rc, 2) << broken.out;
+  EXPECT_NE(broken.out.find("[plugin.load_failed]"), std::string::npos) << broken.out;
   auto none = check_json("--impl cuda", 3, "W4A8CHECK_CUDA_MODULE=" + kPlugins + "/audit_plugin_fake_device_none.so");
   EXPECT_EQ(count(none, "skipped"), count(none, "cases"));
   EXPECT_NE(sget(none, "unavailable").find("no CUDA device"), std::string::npos);
