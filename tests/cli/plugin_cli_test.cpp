@@ -157,7 +157,7 @@ TEST_F(PluginCli, MisbehavingPluginsAreReported) {
   ASSERT_EQ(cli("audit make --out " + p("suite") + " --grid small").rc, 0);
   const std::string audit_cmd = kBin + " audit check " + p("suite") + " --kernel " + plugin + " --json";
   for (const std::string where : {"entry", "check", "run"}) {
-    const CliRun r = sh("W4A8_TEST_MISBEHAVE=stdout_" + where + " exec " + audit_cmd + " 2>" + p("err"));
+    const CliRun r = sh("W4A8_TEST_MISBEHAVE=stdout_" + where + " exec " + audit_cmd + " 2>" + p("err"));  // NOLINT(performance-inefficient-string-concatenation)
     EXPECT_TRUE(json::parse_serde(r.out).ok()) << where << ": stdout is not one JSON document:\n" << r.out.substr(0, 2000);
     EXPECT_NE(slurp(p("err")).find("plugin chatter on stdout from " + where), std::string::npos) << where;
   }

@@ -105,7 +105,7 @@ TEST(Checkpoint, IndexDefectsHaveClearErrors) {
   expect(R"({"weight_map": {"a": ""}})", ErrorKind::IndexInvalid, bad + "'' is empty");
   for (const std::string dir : {".", "sub/", "sub/."})
     expect(R"({"weight_map": {"a": ")" + dir + R"("}})", ErrorKind::IndexInvalid,
-           bad + "'" + dir + "' names a directory, not a file");
+           bad + "'" + dir + "' names a directory, not a file");  // NOLINT(performance-inefficient-string-concatenation)
   // No tensor, so no shard: no weights, as in a directory without a .safetensors file.
   expect(R"({"weight_map": {}})", ErrorKind::IndexInvalid,
          idx + " is not a valid safetensors index: weight_map maps no tensor to a shard");
