@@ -67,6 +67,7 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
   run.policy = policy_name(opt.policy);
   run.act_policy = pol == gemm::ActPolicy::Eager ? "eager" : "f32";
   run.comfy_kitchen = std::string(upstream::profile(upstream::kLatestComfyKitchen).version);
+  run.literal_reference = opt.literal_reference;
   const auto t0 = Clock::now();
   std::vector<const CaseSpec*> todo;
   for (const auto& c : man->cases) {
@@ -80,7 +81,8 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
     CaseRecord rec;
     rec.spec = c;
     rec.repro = "w4a8check audit check " + shell_quote(run.suite_dir) + " " + opt.repro_impl_args + " --case " + c.id +
-                " --policy " + run.policy + (opt.act_policy ? " --act-policy " + run.act_policy : "") + " --verbose";
+                " --policy " + run.policy + (opt.act_policy ? " --act-policy " + run.act_policy : "") +
+                " --reference " + (opt.literal_reference ? "literal" : "fast") + " --verbose";
     if (!run.unavailable.empty()) {
       rec.status = ImplOutput::Status::Skip;
       rec.message = run.unavailable;
@@ -161,7 +163,8 @@ json::Value run_to_json(const AuditRun& r) {
   v.set("grid", str(r.grid));
   v.set("policy", str(r.policy));
   v.set("act_policy", str(r.act_policy));
-  v.set("reference", str("CPU reference, comfy-kitchen " + r.comfy_kitchen + " semantics"));
+  v.set("reference", str("CPU reference (" + std::string(r.literal_reference ? "literal" : "fast") + "), comfy-kitchen " +
+                         r.comfy_kitchen + " semantics"));
   if (!r.unavailable.empty()) v.set("unavailable", str(r.unavailable));
   json::Value counts = json::Value::object();
   counts.set("cases", u(r.cases.size()));
@@ -230,9 +233,9 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "audit of %s on %s (%s grid), policy %s, activation policy %s, expected values: comfy-kitchen %s "
-                "semantics\n",
+                "semantics (%s reference)\n",
                 r.impl_name.c_str(), r.suite_dir.c_str(), r.grid.c_str(), r.policy.c_str(), r.act_policy.c_str(),
-                r.comfy_kitchen.c_str());
+                r.comfy_kitchen.c_str(), r.literal_reference ? "literal" : "fast");
   s += buf;
   if (!r.unavailable.empty()) s += "SKIPPED: every case: " + r.unavailable + "\n";
   for (const auto& c : r.cases) {

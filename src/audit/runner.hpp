@@ -38,6 +38,7 @@ struct AuditRun {
   std::string impl_name, suite_dir, grid, policy, act_policy;
   std::vector<CaseRecord> cases;
   std::string comfy_kitchen;  // whose semantics the expected values follow (upstream profile version)
+  bool literal_reference = false;  // the expected values came from the literal reference (else fast)
   std::uint64_t exact = 0, order = 0, failed = 0, skipped = 0, unsupported = 0, upstream_errors = 0, broken = 0;
   double seconds = 0, impl_seconds = 0, ref_seconds = 0;
   std::string unavailable;  // the implementation's reason when it cannot run at all

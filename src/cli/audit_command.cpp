@@ -293,7 +293,9 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   check->add_option("--reference", ck->reference, "fast or literal (default: fast; literal when auditing --impl fast)")
       ->check(CLI::IsMember({"fast", "literal"}));
   check->add_option("--case", ck->cases, "only these case ids (repeatable)");
-  check->add_option("--report", ck->report, "write a self-contained HTML report (index.html) and results.json here");
+  // An empty DIR (an unset shell variable) is refused, not taken as "no report".
+  check->add_option("--report", ck->report, "write a self-contained HTML report (index.html) and results.json here")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
   require_decimal<unsigned>(check->add_option("--threads", ck->threads, "threads for --impl fast (0 = all cores)"))
       ->capture_default_str();
   // --command's own options are refused without it (never silently ignored).

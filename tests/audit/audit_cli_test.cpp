@@ -50,6 +50,12 @@ const std::string& small_suite() {
 bool path_exists(const std::string& p) { return std::filesystem::exists(p); }
 
 // env: VAR=VALUE words put before the binary.
+// The id of the small suite's first case.
+std::string first_case_id() {
+  auto manifest = json::loads_str(*io::read_small_file(small_suite() + "/manifest.json"));
+  return manifest.ok() ? manifest->get("cases")->items[0].get("id")->text : "";
+}
+
 json::Value check_json(const std::string& args, int want_rc, const std::string& env = "") {
   auto r = run_command(env + " " + W4A8_CLI_BINARY + " audit check " + small_suite() + " " + args + " --json");
   if (want_rc >= 0) {
@@ -466,6 +472,28 @@ TEST(AuditCommand, OptionsThatCannotApplyAreRefused) {
   auto c = run_cli("compare " + e + "/manifest.json " + e + "/manifest.json --case x 2>&1");
   EXPECT_EQ(c.rc, 2) << c.out;
   EXPECT_NE(c.out.find("--case is used only with --policy explained[:N]"), std::string::npos) << c.out;
+  // An empty --report (an unset variable) is refused, not taken as "no report" (it was accepted).
+  auto rep = run_cli("audit check " + small_suite() + " --impl fast --report '' 2>&1");
+  EXPECT_EQ(rep.rc, 2) << rep.out;
+  EXPECT_NE(rep.out.find("--report: an empty directory name"), std::string::npos) << rep.out;
+}
+
+// Which reference gave the expected values is said (text, JSON, each repro line): fast is audited
+// against literal, everything else against fast, unless --reference says otherwise.
+TEST(AuditCheck, TheReferenceUsedIsNamed) {
+  struct Case {
+    std::string args, reference;
+  };
+  for (const Case& c : {Case{"--impl fast", "literal"}, Case{"--impl literal", "fast"},
+                        Case{"--impl literal --reference literal", "literal"}}) {
+    auto v = check_json(c.args + " --case " + first_case_id(), 0);
+    EXPECT_EQ(sget(v, "reference"), "CPU reference (" + c.reference + "), comfy-kitchen 0.2.40 semantics") << c.args;
+    EXPECT_NE(sget(v.get("cases")->items[0], "repro").find(" --reference " + c.reference + " "), std::string::npos) << c.args;
+  }
+  auto t = run_cli("audit check " + small_suite() + " --impl fast --case " + first_case_id() + " 2>&1");
+  EXPECT_NE(t.out.find("semantics (literal reference)\n"), std::string::npos) << t.out;
+  auto missing = run_cli("audit check " + small_suite() + " --impl fast --case nope 2>&1");
+  EXPECT_NE(missing.out.find("no case 'nope' in the suite at " + small_suite()), std::string::npos) << missing.out;
 }
 
 TEST(AuditCommand, TimeoutMustBeAPositiveFiniteNumber) {
