@@ -99,7 +99,11 @@ Result<ComfyKitchenRelease> parse_comfy_kitchen_release(std::string_view version
     return make_error(ErrorKind::UsageError, {"comfy-kitchen " + std::string(version) +
                                               " is not a release this build checked; profiles: " +
                                               comfy_kitchen_profiles_text()});
-  return ComfyKitchenRelease{std::string(version), *mapped};
+  // Named as the release is ("0.2.040" is 0.2.40: that profile itself, not a release it stands for).
+  std::string canonical;
+  for (const unsigned long part : *want) canonical += (canonical.empty() ? "" : ".") + std::to_string(part);
+  if (const auto exact = upstream::find_comfy_kitchen(canonical)) return ComfyKitchenRelease{canonical, *exact};
+  return ComfyKitchenRelease{canonical, *mapped};
 }
 
 CLI::Option* require_decimal(CLI::Option* option, std::int64_t lo, std::uint64_t hi) {

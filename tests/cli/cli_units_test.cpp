@@ -188,7 +188,10 @@ TEST(Options, ComfyKitchenReleases) {
   };
   for (const Case& c : {Case{"0.2.40", "0.2.40"}, Case{"0.2.35", "0.2.35"}, Case{"0.2.37", "0.2.37 (profile 0.2.40)"},
                         Case{"0.2.36", "0.2.36 (profile 0.2.40)"}, Case{"0.2.30", "0.2.30 (profile 0.2.35)"},
-                        Case{"0.2.33", "0.2.33 (profile 0.2.35)"}}) {
+                        Case{"0.2.33", "0.2.33 (profile 0.2.35)"},
+                        // Leading zeros name the same release, and it is named as written without them
+                        // (they were echoed: "00.2.40 (profile 0.2.40)").
+                        Case{"0.2.040", "0.2.40"}, Case{"00.2.40", "0.2.40"}, Case{"0.02.037", "0.2.37 (profile 0.2.40)"}}) {
     auto r = parse_comfy_kitchen_release(c.v);
     ASSERT_TRUE(r.ok()) << c.v;
     EXPECT_EQ(r->label(), c.label);
