@@ -20,6 +20,12 @@ Error failed(const Plugin& pl, std::string_view where, w4a8_status s) {
   return make_error(ErrorKind::PluginFailed, {pl.describe(), std::string(where), why});
 }
 
+// alloc() reporting success without a pointer: named as such (it was shown as W4A8_ERR_CUDA, a status
+// the plugin never returned).
+Error null_alloc(const Plugin& pl) {
+  return make_error(ErrorKind::PluginFailed, {pl.describe(), "alloc", "it returned W4A8_OK and a NULL pointer"});
+}
+
 // One host buffer mirrored on the device.
 struct Mirror {
   std::function<void(void*)> point;  // sets the problem's pointer to the device copy
@@ -69,7 +75,7 @@ Status run_on_device(const Plugin& pl, const kern::LayerProblem& lp, const gemm:
   for (Mirror& b : m) {
     void* d = nullptr;
     const std::size_t bytes = b.bytes ? b.bytes : 1;  // never ask for 0 bytes
-    if (const w4a8_status s = t.alloc(&d, bytes); s != W4A8_OK || !d) return failed(pl, "alloc", s == W4A8_OK ? W4A8_ERR_CUDA : s);
+    if (const w4a8_status s = t.alloc(&d, bytes); s != W4A8_OK || !d) return s == W4A8_OK ? null_alloc(pl) : failed(pl, "alloc", s);
     bufs.ptrs.push_back(d);
     if (!b.output && b.bytes)
       if (const w4a8_status s = t.copy_to_device(d, b.host, b.bytes); s != W4A8_OK) return failed(pl, "copy_to_device", s);
@@ -79,7 +85,7 @@ Status run_on_device(const Plugin& pl, const kern::LayerProblem& lp, const gemm:
   const std::size_t ws_bytes = t.workspace_size(&p);
   void* ws = nullptr;
   if (ws_bytes) {
-    if (const w4a8_status s = t.alloc(&ws, ws_bytes); s != W4A8_OK || !ws) return failed(pl, "alloc", s == W4A8_OK ? W4A8_ERR_CUDA : s);
+    if (const w4a8_status s = t.alloc(&ws, ws_bytes); s != W4A8_OK || !ws) return s == W4A8_OK ? null_alloc(pl) : failed(pl, "alloc", s);
     bufs.ptrs.push_back(ws);
   }
   if (const w4a8_status s = t.run(&p, ws, ws_bytes, nullptr); s != W4A8_OK) return failed(pl, "run", s);

@@ -1,7 +1,8 @@
 /* The example plugin's computation behind a pretend device: memory = CUDA_DEVICE, "device" buffers
  * come from this module's alloc (tracked), copies check both sides, and run() refuses any pointer
  * that is not one of its allocations. Exercises the loader's device path (alloc, copy in, run,
- * synchronize, copy out, free) without a GPU. W4A8_FAKE_DEVICE_COUNT=0 pretends there is no device. */
+ * synchronize, copy out, free) without a GPU. W4A8_FAKE_DEVICE_COUNT=0 pretends there is no device;
+ * W4A8_FAKE_NULL_ALLOC=1 makes alloc report success with a NULL pointer. */
 #define W4A8_EXAMPLE_NO_ENTRY
 #include "w4a8_example_plugin.c"
 
@@ -30,6 +31,10 @@ static int fake_count(int* err) {
 }
 static w4a8_status fake_alloc(void** ptr, size_t n) {
   int i;
+  if (getenv("W4A8_FAKE_NULL_ALLOC")) {
+    *ptr = NULL;
+    return W4A8_OK;
+  }
   for (i = 0; i < MAX_ALLOCS; ++i)
     if (!allocs[i].p) {
       allocs[i].p = calloc(n ? n : 1, 1);

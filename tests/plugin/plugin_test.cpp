@@ -228,6 +228,20 @@ TEST(PluginRunner, DevicePluginWithoutDeviceIsCudaNoDevice) {
   EXPECT_EQ(r.error().message, "no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable device is detected (fake))");
 }
 
+// alloc() reporting W4A8_OK with a NULL pointer is named as such (it was shown as W4A8_ERR_CUDA, a
+// status the plugin never returned).
+TEST(PluginRunner, DeviceAllocOfNullIsNamed) {
+  const Plugin p = must_load(W4A8_FAKE_DEVICE_PLUGIN);
+  ::setenv("W4A8_FAKE_NULL_ALLOC", "1", 1);
+  kt::Case c;
+  auto r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  ::unsetenv("W4A8_FAKE_NULL_ALLOC");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::PluginFailed);
+  EXPECT_NE(r.error().message.find("failed in alloc: it returned W4A8_OK and a NULL pointer"), std::string::npos)
+      << r.error().message;
+}
+
 TEST(CudaModule, FoundThroughTheEnvironmentOrReportedMissing) {
   ::setenv("W4A8CHECK_CUDA_MODULE", W4A8_FAKE_DEVICE_PLUGIN, 1);
   auto p = load_cuda_module();
