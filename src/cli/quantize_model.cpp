@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -654,10 +655,18 @@ class QuantizeRun {
 }  // namespace
 
 Result<std::uint64_t> parse_size(const std::string& text) {
+  const auto malformed = [&] {
+    return make_error(ErrorKind::UsageError, {"--max-shard-size " + text + ": expected a size such as 5GB, 500MB or 1000000"});
+  };
+  const auto too_large = [&] {
+    return make_error(ErrorKind::UsageError,
+                      {"--max-shard-size " + text + ": more than " + std::to_string(UINT64_MAX) + " bytes"});
+  };
   std::size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == 0 || i > 19) return make_error(ErrorKind::UsageError, {"--max-shard-size " + text + ": expected a size such as 5GB, 500MB or 1000000"});
-  std::uint64_t v = std::stoull(text.substr(0, i));
+  if (i == 0) return malformed();
+  std::uint64_t v = 0;
+  if (std::from_chars(text.data(), text.data() + i, v).ec != std::errc{}) return too_large();  // (only digits: range)
   std::string unit = text.substr(i);
   for (char& c : unit) c = char(std::toupper(static_cast<unsigned char>(c)));
   static const std::pair<const char*, std::uint64_t> kUnits[] = {
@@ -665,11 +674,11 @@ Result<std::uint64_t> parse_size(const std::string& text) {
       {"KIB", 1ull << 10}, {"MIB", 1ull << 20}, {"GIB", 1ull << 30}, {"TIB", 1ull << 40}};
   for (const auto& [u, mul] : kUnits)
     if (unit == u) {
-      if (v > UINT64_MAX / mul) break;
+      if (v > UINT64_MAX / mul) return too_large();
       if (v * mul == 0) return make_error(ErrorKind::UsageError, {"--max-shard-size must be positive"});
       return v * mul;
     }
-  return make_error(ErrorKind::UsageError, {"--max-shard-size " + text + ": expected a size such as 5GB, 500MB or 1000000"});
+  return malformed();
 }
 
 void run_quantize(const QuantizeJob& job, Reporter& report) { QuantizeRun(job, report).run(); }

@@ -254,6 +254,14 @@ TEST(ParseSize, UnitsAndErrors) {
   EXPECT_EQ(*parse_size("64KiB"), 65536ull);
   for (const char* bad : {"", "GB", "5 GB", "0", "-1", "5XB", "99999999999999999999", "20000000000TB"})
     EXPECT_FALSE(parse_size(bad).ok()) << bad;
+  // The largest size is 2^64 - 1 bytes (20 digits); past it the message says so (it said "expected a
+  // size such as 5GB" for any number of 20 digits).
+  EXPECT_EQ(*parse_size("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(*parse_size("00000000000000000000001KB"), 1000ull);
+  for (const char* big : {"18446744073709551616", "99999999999999999999", "20000000000TB", "18446744073709551615KB"})
+    EXPECT_EQ(parse_size(big).error().message,
+              std::string("--max-shard-size ") + big + ": more than 18446744073709551615 bytes") << big;
+  EXPECT_NE(parse_size("5XB").error().message.find("expected a size such as 5GB"), std::string::npos);
 }
 
 TEST(Threads, CappedAtTheHardwareWithANote) {
