@@ -79,13 +79,20 @@ std::string ComfyKitchenRelease::label() const {
   return requested == p ? std::string(p) : requested + " (profile " + std::string(p) + ")";
 }
 
-std::string comfy_kitchen_profiles_text() {
-  std::string s;
+std::vector<std::pair<std::string, std::string>> comfy_kitchen_release_ranges() {
+  std::vector<std::pair<std::string, std::string>> out;
   std::string first(kOldestCheckedComfyKitchen);
   for (const auto& p : upstream::kComfyKitchenProfiles) {
-    s += (s.empty() ? "" : ", ") + std::string(p.version) + " (releases " + first + "-" + std::string(p.version) + ")";
+    out.emplace_back(first, std::string(p.version));
     first = next_release(p.version);
   }
+  return out;
+}
+
+std::string comfy_kitchen_profiles_text() {
+  std::string s;
+  for (const auto& [first, last] : comfy_kitchen_release_ranges())
+    s += (s.empty() ? "" : ", ") + last + " (releases " + first + "-" + last + ")";
   return s;
 }
 

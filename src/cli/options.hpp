@@ -68,6 +68,9 @@ struct ComfyKitchenRelease {
 // profile (gemm::comfy_kitchen_for_release maps it). @return the release, or UsageError listing the
 // profiles and the releases each stands for.
 Result<ComfyKitchenRelease> parse_comfy_kitchen_release(std::string_view version);
+// The releases each comfy-kitchen profile stands for, in profile order: {first, last} ({"0.2.30",
+// "0.2.35"}, {"0.2.36", "0.2.40"}); the last is the profile's own version.
+std::vector<std::pair<std::string, std::string>> comfy_kitchen_release_ranges();
 // "0.2.35 (releases 0.2.30-0.2.35), 0.2.40 (releases 0.2.36-0.2.40)"
 std::string comfy_kitchen_profiles_text();
 

@@ -2,9 +2,11 @@
 // read through core/upstream.hpp) and what differs between them.
 #include <CLI/CLI.hpp>
 
+#include <iterator>
 #include <ostream>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "cli/report.hpp"
 #include "core/version.hpp"
 #include "core/upstream.hpp"
@@ -29,7 +31,14 @@ void run(bool json, Reporter& report) {
     w.end_object().end_object();
     w.key("comfy_kitchen").begin_object().key("default").string(upstream::profile(upstream::kLatestComfyKitchen).version);
     w.key("profiles").begin_object();
-    for (const auto& p : upstream::kComfyKitchenProfiles) w.key(p.version).begin_object().key("changes").string(p.note).end_object();
+    // Each profile with the releases it stands for (what --comfy-kitchen accepts and maps to it).
+    const auto ranges = comfy_kitchen_release_ranges();
+    for (std::size_t i = 0; i < std::size(upstream::kComfyKitchenProfiles); ++i) {
+      const auto& p = upstream::kComfyKitchenProfiles[i];
+      w.key(p.version).begin_object().key("changes").string(p.note);
+      w.key("releases").begin_object().key("first").string(ranges[i].first).key("last").string(ranges[i].second).end_object();
+      w.end_object();
+    }
     w.end_object().end_object().end_object();
     out << "\n";
     return;

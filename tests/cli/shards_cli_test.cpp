@@ -323,6 +323,12 @@ TEST_F(ShardsCli, VersionsListsEveryProfile) {
                                " -c 'import json,sys; d=json.load(sys.stdin); print(d[\"sglang\"][\"default\"], len(d[\"sglang\"][\"profiles\"]))'");
   EXPECT_EQ(j.out, std::string(upstream::profile(upstream::kLatestSglang).version) + " " +
                        std::to_string(upstream::kSglangCount) + "\n");
+  // The releases each comfy-kitchen profile stands for, machine-readable (docs/upstream.md: 0.2.30-0.2.35
+  // and 0.2.36-0.2.40; they were in the prose only).
+  const CliRun k = run_command(kBin + " versions --json | " + W4A8_PYTHON +
+                               " -c 'import json,sys; d=json.load(sys.stdin)[\"comfy_kitchen\"][\"profiles\"]; "
+                               "print([(v, p[\"releases\"][\"first\"], p[\"releases\"][\"last\"]) for v, p in d.items()])'");
+  EXPECT_EQ(k.out, "[('0.2.35', '0.2.30', '0.2.35'), ('0.2.40', '0.2.36', '0.2.40')]\n");
 }
 
 }  // namespace
