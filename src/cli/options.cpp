@@ -92,7 +92,7 @@ std::vector<std::pair<std::string, std::string>> comfy_kitchen_release_ranges() 
 std::string comfy_kitchen_profiles_text() {
   std::string s;
   for (const auto& [first, last] : comfy_kitchen_release_ranges())
-    s += (s.empty() ? "" : ", ") + last + " (releases " + first + "-" + last + ")";
+    s.append(s.empty() ? "" : ", ").append(last).append(" (releases ").append(first).append("-").append(last).append(")");
   return s;
 }
 
