@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <climits>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -16,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/hex.hpp"
+#include "io/fatal_report.hpp"
 #include "io/read_file.hpp"
 #include "safetensors/reader.hpp"
 
@@ -68,25 +67,9 @@ extern "C" void cleanup_on_signal(int sig) {
   ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
 }
 
-// The read-fault report, rendered from the error table when the handler is installed (a handler may
-// not format): "w4a8check: " + kind's message up to the path, the path, the rest + "\n  [CODE]\n",
-// the layout of the CLI reporter's I/O errors.
-char g_fault_head[128];
-char g_fault_tail[256];
-// The same as the JSON report on stdout (set_read_fault_json): {"ok": false, "error": {...}}.
-char g_fault_json_head[160];
-char g_fault_json_tail[288];
-std::atomic<bool> g_fault_json{false};
-
-void write_fd(int fd, const char* s) {
-  for (std::size_t n = std::strlen(s); n > 0;) {
-    const ssize_t w = ::write(fd, s, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    s += w;
-    n -= std::size_t(w);
-  }
-}
+// The read-fault report, rendered when the handler is installed; the hole is the file's path.
+FatalReport g_fault_report;
+std::atomic<bool> g_fault_json{false};  // set_read_fault_json
 
 // SIGBUS from a read of a mapped input past its end: another process truncated the file while it
 // was read (a checkpoint still being copied or rewritten in place). Ends the run like an I/O error
@@ -105,44 +88,9 @@ extern "C" void read_fault(int sig, siginfo_t* info, void* /*context*/) {
     ::raise(sig);
     return;
   }
-  if (g_fault_json.load()) {
-    // The path as a JSON string: quote, backslash and control bytes escaped (other bytes as they are:
-    // a path that is not UTF-8 stays so).
-    write_fd(STDOUT_FILENO, g_fault_json_head);
-    for (const char* c = path; *c != '\0'; ++c) {
-      const auto b = static_cast<unsigned char>(*c);
-      char esc[8] = {'\\', char(b), 0};
-      if (b < 0x20) {
-        esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex::digit(b >> 4), esc[5] = hex::digit(b), esc[6] = 0;
-      } else if (b != '"' && b != '\\') {
-        esc[0] = char(b), esc[1] = 0;
-      }
-      write_fd(STDOUT_FILENO, esc);
-    }
-    write_fd(STDOUT_FILENO, g_fault_json_tail);
-  }
-  write_fd(STDERR_FILENO, g_fault_head);
-  write_fd(STDERR_FILENO, path);
-  write_fd(STDERR_FILENO, g_fault_tail);
+  if (g_fault_json.load()) g_fault_report.write_json(STDOUT_FILENO, path);
+  g_fault_report.write_text(STDERR_FILENO, path);
   ::_exit(2);
-}
-
-void render_fault_report() {
-  constexpr std::string_view kMark = "\x01";
-  const Error e = make_error(ErrorKind::IoReadFailed,
-                             {std::string(kMark), "the file shrank while it was being read (another process truncated or rewrote it)"});
-  const std::size_t at = e.message.find(kMark);
-  const std::string head = "w4a8check: " + e.message.substr(0, at);
-  const std::string tail = e.message.substr(at + kMark.size()) + "\n  [" + std::string(e.code()) + "]\n";
-  std::snprintf(g_fault_head, sizeof g_fault_head, "%s", head.c_str());
-  std::snprintf(g_fault_tail, sizeof g_fault_tail, "%s", tail.c_str());
-  // JSON: the reporter's {"ok": false, "error": {"type", "message", "code"}} (the texts are ASCII
-  // without quotes or backslashes, so they need no escaping).
-  const std::string jhead = R"({"ok": false, "error": {"type": ")" + std::string(e.type()) + R"(", "message": ")" +
-                            e.message.substr(0, at);
-  const std::string jtail = e.message.substr(at + kMark.size()) + R"(", "code": ")" + std::string(e.code()) + "\"}}\n";
-  std::snprintf(g_fault_json_head, sizeof g_fault_json_head, "%s", jhead.c_str());
-  std::snprintf(g_fault_json_tail, sizeof g_fault_json_tail, "%s", jtail.c_str());
 }
 
 Error write_error(const std::string& path, int err) { return make_error(ErrorKind::IoWriteFailed, {path, std::strerror(err)}); }
@@ -279,7 +227,8 @@ void install_output_cleanup() {
   }
   struct sigaction old {};
   if (::sigaction(SIGBUS, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {  // (a sanitizer's stays)
-    render_fault_report();
+    g_fault_report.render(ErrorKind::IoReadFailed,
+                          {FatalReport::kHole, "the file shrank while it was being read (another process truncated or rewrote it)"});
     struct sigaction sa {};
     sa.sa_sigaction = read_fault;
     sa.sa_flags = SA_SIGINFO;

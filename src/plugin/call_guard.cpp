@@ -4,13 +4,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 #include <unistd.h>
 
 #include "core/result.hpp"
 #include "io/atomic_file.hpp"
+#include "io/fatal_report.hpp"
 
 namespace w4a8::plugin {
 namespace {
@@ -18,29 +18,11 @@ namespace {
 constexpr int kCrashSignals[] = {SIGSEGV, SIGILL, SIGFPE, SIGABRT};
 
 int g_depth = 0;  // guards alive (one thread calls plugins)
-// The report, rendered when the outermost guard starts (a handler may not format): "w4a8check: " +
-// PluginFailed's message up to its reason, then the reason, then "\n  [plugin.failed]\n".
-char g_head[1024];
-char g_tail[64];
+// The report, rendered when the outermost guard starts; the hole is what the plugin did.
+io::FatalReport g_report;
 std::atomic<bool> g_active{false};
 struct sigaction g_old[std::size(kCrashSignals)];
 bool g_installed[std::size(kCrashSignals)];
-
-void write_fd(int fd, const char* s) {
-  for (std::size_t n = std::strlen(s); n > 0;) {
-    const ssize_t w = ::write(fd, s, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    s += w;
-    n -= std::size_t(w);
-  }
-}
-
-void report(const char* why) {
-  write_fd(STDERR_FILENO, g_head);
-  write_fd(STDERR_FILENO, why);
-  write_fd(STDERR_FILENO, g_tail);
-}
 
 const char* signal_text(int sig) {
   switch (sig) {
@@ -54,7 +36,7 @@ const char* signal_text(int sig) {
 
 extern "C" void crashed_in_plugin(int sig) {
   if (g_active.exchange(false)) {
-    report(signal_text(sig));
+    g_report.write_text(STDERR_FILENO, signal_text(sig));
     io::remove_live_outputs();
   }
   ::signal(sig, SIG_DFL);
@@ -63,7 +45,7 @@ extern "C" void crashed_in_plugin(int sig) {
 
 extern "C" void exit_in_plugin() {
   if (!g_active.exchange(false)) return;
-  report("it called exit(); nothing it computed is used");
+  g_report.write_text(STDERR_FILENO, "it called exit(); nothing it computed is used");
   io::remove_live_outputs();
   ::_exit(2);
 }
@@ -75,10 +57,7 @@ CallGuard::CallGuard(std::string_view plugin, std::string_view call) {
   outermost_ = true;
   static const bool registered = std::atexit(exit_in_plugin) == 0;
   (void)registered;
-  const Error e = make_error(ErrorKind::PluginFailed, {std::string(plugin), std::string(call), "\x01"});
-  const std::size_t at = e.message.find('\x01');
-  std::snprintf(g_head, sizeof g_head, "w4a8check: %s", e.message.substr(0, at).c_str());
-  std::snprintf(g_tail, sizeof g_tail, "%s\n  [%s]\n", e.message.substr(at + 1).c_str(), std::string(e.code()).c_str());
+  g_report.render(ErrorKind::PluginFailed, {plugin, call, io::FatalReport::kHole});
   for (std::size_t i = 0; i < std::size(kCrashSignals); ++i) {
     g_installed[i] = false;
     if (::sigaction(kCrashSignals[i], nullptr, &g_old[i]) != 0 || g_old[i].sa_handler != SIG_DFL) continue;  // a sanitizer's stays
