@@ -217,12 +217,18 @@ TEST(PluginRunner, PluginTextIsPrintable) {
   EXPECT_EQ(must_load(W4A8_PROBE_PLUGIN).name(), "probe");  // the same table, refilled
 }
 
-TEST(PluginRunner, DevicePluginWithoutDeviceIsCudaNoDevice) {
+// A default case through the fake device plugin with one of its switches set in the environment.
+Result<gemm::GemmResult> run_fake_device_with(const char* switch_name, const char* value) {
   const Plugin p = must_load(W4A8_FAKE_DEVICE_PLUGIN);
-  ::setenv("W4A8_FAKE_DEVICE_COUNT", "0", 1);
+  ::setenv(switch_name, value, 1);
   kt::Case c;
   auto r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
-  ::unsetenv("W4A8_FAKE_DEVICE_COUNT");
+  ::unsetenv(switch_name);
+  return r;
+}
+
+TEST(PluginRunner, DevicePluginWithoutDeviceIsCudaNoDevice) {
+  auto r = run_fake_device_with("W4A8_FAKE_DEVICE_COUNT", "0");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::CudaNoDevice);
   EXPECT_EQ(r.error().message, "no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable device is detected (fake))");
@@ -231,11 +237,7 @@ TEST(PluginRunner, DevicePluginWithoutDeviceIsCudaNoDevice) {
 // alloc() reporting W4A8_OK with a NULL pointer is named as such (it was shown as W4A8_ERR_CUDA, a
 // status the plugin never returned).
 TEST(PluginRunner, DeviceAllocOfNullIsNamed) {
-  const Plugin p = must_load(W4A8_FAKE_DEVICE_PLUGIN);
-  ::setenv("W4A8_FAKE_NULL_ALLOC", "1", 1);
-  kt::Case c;
-  auto r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
-  ::unsetenv("W4A8_FAKE_NULL_ALLOC");
+  auto r = run_fake_device_with("W4A8_FAKE_NULL_ALLOC", "1");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::PluginFailed);
   EXPECT_NE(r.error().message.find("failed in alloc: it returned W4A8_OK and a NULL pointer"), std::string::npos)
