@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <dirent.h>
@@ -401,6 +402,7 @@ class QuantizeRun {
   // metadata). Tensor markers keep the input's text as it is spelled unless an entry goes.
   bool read_input_metadata() {
     std::optional<json::Value> tensor_mode_doc;  // the kept text, parsed, when it has a "layers" object
+    std::unordered_map<std::string, std::size_t> kept_at;  // kept_layers_ by key (metadata mode): linear in layers
     for (const st::File& f : ck_->files())
       for (const auto& [k, v] : f.header().metadata) {
         if (k == kQuantMetaKey) {
@@ -416,9 +418,9 @@ class QuantizeRun {
           }
           if (!readable) return fail(make_error(ErrorKind::SgInvalidQuantMetadata, {f.path()})), false;
           for (const auto& m : layers->members) {  // shards repeating a layer: one entry, as a dict merge
-            auto same = std::find_if(kept_layers_.begin(), kept_layers_.end(), [&](const auto& e) { return e.first == m.first; });
-            if (same == kept_layers_.end()) kept_layers_.push_back(m);
-            else same->second = m.second;
+            const auto [at, fresh] = kept_at.try_emplace(m.first, kept_layers_.size());
+            if (fresh) kept_layers_.push_back(m);
+            else kept_layers_[at->second].second = m.second;
           }
           continue;
         }
