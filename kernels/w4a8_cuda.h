@@ -114,7 +114,7 @@ typedef struct w4a8_kernel_plugin {
   const char* (*last_error)(void); /* text of this thread's last failure, "" when none */
   /* CUDA_DEVICE plugins only (NULL in HOST plugins): */
   int (*device_count)(int* error_code);
-  w4a8_status (*alloc)(void** ptr, size_t bytes); /* zero-filled */
+  w4a8_status (*alloc)(void** ptr, size_t bytes); /* contents unspecified: the loader copies every buffer in */
   void (*free)(void* ptr);
   w4a8_status (*copy_to_device)(void* dst, const void* src, size_t bytes);
   w4a8_status (*copy_to_host)(void* dst, const void* src, size_t bytes);

@@ -27,10 +27,7 @@ class PluginImpl final : public Implementation {
   PluginImpl(plugin::Plugin p, std::string name) : p_(std::move(p)), name_(std::move(name)) {
     if (p_.device()) {
       const plugin::CallGuard guard(p_.describe(), "device_count");
-      int err = 0;
-      if (const int n = p_.table().device_count(&err); n <= 0)
-        reason_ =
-            make_error(ErrorKind::CudaNoDevice, {std::to_string(n < 0 ? err : 0), last_error("no device")}).message;
+      if (auto none = plugin::missing_device(p_)) reason_ = none->message;
     }
   }
   std::string name() const override { return name_.empty() ? p_.describe() : name_ + ": " + p_.describe(); }
@@ -69,10 +66,6 @@ class PluginImpl final : public Implementation {
   }
 
  private:
-  std::string last_error(const char* otherwise) const {
-    const char* e = p_.table().last_error();
-    return e && *e ? e : otherwise;
-  }
   plugin::Plugin p_;
   std::string name_;
   std::string reason_;

@@ -142,7 +142,7 @@ function draw() {
   document.getElementById("verdict").appendChild(el("div", {class: "verdict " + (o === "fail" ? "v-fail" : o === "pass" ? "v-pass" : "v-none")},
     o === "fail" ? "FAIL" : o === "pass" ? "PASS" : "NOTHING RAN" + (D.unavailable ? ": " + D.unavailable : "")));
   const cards = document.getElementById("cards");
-  for (const [k, label] of [["cases","cases"],["exact","exact"],["order","order (explained)"],["failed","failed"],["unsupported","unsupported"],["skipped","skipped"],["upstream_errors","upstream errors"],["broken","broken"]])
+  for (const [k, label] of [["cases","cases"],["exact","exact"],["order","order (explained)"],["failed","failed"],["unsupported","unsupported"],["skipped","skipped"],["upstream_errors","upstream errors"],["broken","broken"],["unstable","unstable (a rerun differed)"]])
     { const d = el("div", {class: "card"}); d.appendChild(el("b", {}, String(c[k]))); d.appendChild(el("span", {}, label)); cards.appendChild(d); }
 
   // Global histogram and per-stage verdict counts.
@@ -168,8 +168,8 @@ function draw() {
   sb.appendChild(s); g.appendChild(sb); plots++;
 
   // Worst cases.
-  const rank = cs => (cs.verdict === "fail" ? 2e18 : 0) + (cs.status === "upstream_error" || cs.status === "failed" ? 1e18 : 0) + Math.min(maxUlp(cs), 1e17);
-  const worst = D.cases.filter(cs => cs.status !== "ok" ? cs.status !== "skip" : (cs.verdict !== "exact"))
+  const rank = cs => (cs.unstable ? 3e18 : 0) + (cs.verdict === "fail" ? 2e18 : 0) + (cs.status === "upstream_error" || cs.status === "failed" ? 1e18 : 0) + Math.min(maxUlp(cs), 1e17);
+  const worst = D.cases.filter(cs => cs.status !== "ok" ? cs.status !== "skip" : (cs.verdict !== "exact" || cs.unstable))
                        .sort((a, b) => rank(b) - rank(a)).slice(0, 12);
   const wd = document.getElementById("worst");
   if (!worst.length) wd.appendChild(el("p", {}, "Every case that ran is bit-exact."));
@@ -183,6 +183,7 @@ function draw() {
     box.appendChild(head);
     if (cs.covers) box.appendChild(el("div", {class: "sub"}, "covers: " + cs.covers));
     if (cs.message) box.appendChild(el("div", {class: "mono"}, cs.message));
+    if (cs.unstable) box.appendChild(el("div", {class: "mono"}, "UNSTABLE: " + cs.unstable));
     if (cs.stages) {
       const st = el("div", {class: "stages"});
       for (const s of STAGES) if (cs.stages[s].verdict !== "n/a") {

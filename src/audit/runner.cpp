@@ -11,6 +11,7 @@
 
 #include <filesystem>
 
+#include "audit/rerun_diff.hpp"
 #include "json/dump.hpp"
 
 namespace w4a8::audit {
@@ -68,6 +69,7 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
   run.act_policy = pol == gemm::ActPolicy::Eager ? "eager" : "f32";
   run.comfy_kitchen = std::string(upstream::profile(upstream::kLatestComfyKitchen).version);
   run.literal_reference = opt.literal_reference;
+  run.repeat = opt.repeat;
   const auto t0 = Clock::now();
   std::vector<const CaseSpec*> todo;
   for (const auto& c : man->cases) {
@@ -82,7 +84,8 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
     rec.spec = c;
     rec.repro = "w4a8check audit check " + shell_quote(run.suite_dir) + " " + opt.repro_impl_args + " --case " + c.id +
                 " --policy " + run.policy + (opt.act_policy ? " --act-policy " + run.act_policy : "") +
-                " --reference " + (opt.literal_reference ? "literal" : "fast") + " --verbose";
+                " --reference " + (opt.literal_reference ? "literal" : "fast") +
+                (opt.repeat > 1 ? " --repeat " + std::to_string(opt.repeat) : "") + " --verbose";
     if (!run.unavailable.empty()) {
       rec.status = ImplOutput::Status::Skip;
       rec.message = run.unavailable;
@@ -104,10 +107,22 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
     rec.impl_seconds = out.seconds;
     rec.status = out.status;
     rec.message = out.message;
+    // Reruns of a case that ran (a skip or a refusal is not repeated), stopping at the first difference.
+    for (unsigned k = 2; out.status == ImplOutput::Status::Ok && k <= opt.repeat && rec.unstable.empty(); ++k) {
+      if (opt.progress)
+        std::fprintf(stderr, "\r\033[K[%zu/%zu] %s run %u/%u  %.1fs", i + 1, todo.size(), c.id.c_str(), k, opt.repeat,
+                     since(t0));
+      const ImplOutput again = impl.run(in);
+      rec.impl_seconds += again.seconds;
+      if (std::string d = rerun_difference(c, out, again); !d.empty())
+        rec.unstable = "run " + std::to_string(k) + " of " + std::to_string(opt.repeat) + " differs from run 1: " + d;
+    }
     switch (out.status) {
       case ImplOutput::Status::Ok:
         rec.verdict = judge(c, *data, *ref, out, pol, opt.policy);
-        if (rec.verdict.overall == Verdict::Fail)
+        if (!rec.unstable.empty())
+          ++run.unstable;
+        else if (rec.verdict.overall == Verdict::Fail)
           ++run.failed;
         else if (rec.verdict.overall == Verdict::Order)
           ++run.order;
@@ -138,7 +153,7 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
 }
 
 Outcome outcome(const AuditRun& r) {
-  if (r.failed || r.upstream_errors || r.broken) return Outcome::Fail;
+  if (r.failed || r.upstream_errors || r.broken || r.unstable) return Outcome::Fail;
   return r.exact + r.order == 0 ? Outcome::NothingRan : Outcome::Pass;
 }
 
@@ -163,6 +178,7 @@ json::Value run_to_json(const AuditRun& r) {
   v.set("grid", str(r.grid));
   v.set("policy", str(r.policy));
   v.set("act_policy", str(r.act_policy));
+  v.set("repeat", u(r.repeat));
   v.set("reference", str("CPU reference (" + std::string(r.literal_reference ? "literal" : "fast") + "), comfy-kitchen " +
                          r.comfy_kitchen + " semantics"));
   if (!r.unavailable.empty()) v.set("unavailable", str(r.unavailable));
@@ -175,6 +191,7 @@ json::Value run_to_json(const AuditRun& r) {
   counts.set("unsupported", u(r.unsupported));
   counts.set("upstream_errors", u(r.upstream_errors));
   counts.set("broken", u(r.broken));
+  counts.set("unstable", u(r.unstable));
   v.set("counts", std::move(counts));
   v.set("seconds", json::Value::from_float(r.seconds));
   v.set("impl_seconds", json::Value::from_float(r.impl_seconds));
@@ -187,6 +204,7 @@ json::Value run_to_json(const AuditRun& r) {
     o.set("covers", str(c.spec.covers));
     o.set("status", str(std::string(status_name(c.status))));
     if (!c.message.empty()) o.set("message", str(c.message));
+    if (!c.unstable.empty()) o.set("unstable", str(c.unstable));
     if (c.status == ImplOutput::Status::Ok) {
       o.set("verdict", str(std::string(verdict_name(c.verdict.overall))));
       if (!c.verdict.first_fail.empty()) o.set("failing_stage", str(c.verdict.first_fail));
@@ -240,7 +258,7 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
   if (!r.unavailable.empty()) s += "SKIPPED: every case: " + r.unavailable + "\n";
   for (const auto& c : r.cases) {
     const bool bad = c.status == ImplOutput::Status::UpstreamError || c.status == ImplOutput::Status::Failed ||
-                     (c.status == ImplOutput::Status::Ok && c.verdict.overall == Verdict::Fail);
+                     (c.status == ImplOutput::Status::Ok && (c.verdict.overall == Verdict::Fail || !c.unstable.empty()));
     if (!bad && !verbose) continue;
     if (c.status != ImplOutput::Status::Ok) {
       if (c.status == ImplOutput::Status::Skip && !r.unavailable.empty() && !verbose) continue;
@@ -249,6 +267,11 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
                         : c.status == ImplOutput::Status::UpstreamError ? "UPSTREAM ERROR"
                                                                         : "BROKEN";
       s += std::string(tag) + " " + c.spec.id + ": " + c.message + "\n";
+      continue;
+    }
+    if (!c.unstable.empty()) {
+      s += "UNSTABLE " + c.spec.id + ": " + c.unstable + "\n  run 1's verdict: " +
+           std::string(verdict_name(c.verdict.overall)) + "\n  repro: " + c.repro + "\n";
       continue;
     }
     s += (c.verdict.overall == Verdict::Fail    ? "FAIL "
@@ -282,11 +305,17 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
   }
   std::snprintf(buf, sizeof buf,
                 "%zu %s: %llu exact, %llu order (explained), %llu failed, %llu unsupported by this implementation, "
-                "%llu skipped, %llu upstream %s, %llu broken (%.1f s; implementation %.1f s, reference %.1f s)\n",
+                "%llu skipped, %llu upstream %s, %llu broken",
                 r.cases.size(), r.cases.size() == 1 ? "case" : "cases", (unsigned long long)r.exact,
                 (unsigned long long)r.order, (unsigned long long)r.failed, (unsigned long long)r.unsupported,
                 (unsigned long long)r.skipped, (unsigned long long)r.upstream_errors,
-                r.upstream_errors == 1 ? "error" : "errors", (unsigned long long)r.broken, r.seconds, r.impl_seconds,
+                r.upstream_errors == 1 ? "error" : "errors", (unsigned long long)r.broken);
+  s += buf;
+  if (r.repeat > 1) {
+    std::snprintf(buf, sizeof buf, ", %llu unstable (each case run %u times)", (unsigned long long)r.unstable, r.repeat);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf, " (%.1f s; implementation %.1f s, reference %.1f s)\n", r.seconds, r.impl_seconds,
                 r.ref_seconds);
   s += buf;
   // A run where nothing ran is not a pass: say so plainly (exit status 3).

@@ -23,6 +23,7 @@ struct RunOptions {
   std::vector<std::string> only_cases;        // ids; empty = all
   std::string repro_impl_args;                // e.g. "--impl fast", "--kernel /x.so" (for repro lines)
   bool progress = false;                      // a progress line on stderr
+  unsigned repeat = 1;                        // runs of each case; from the second on, compared with the first
 };
 
 struct CaseRecord {
@@ -32,6 +33,7 @@ struct CaseRecord {
   CaseVerdict verdict;  // status Ok only
   double impl_seconds = 0, ref_seconds = 0;
   std::string repro;  // one command line reproducing this case
+  std::string unstable;  // with repeat > 1: how a later run differed from the first ("" when none did)
 };
 
 struct AuditRun {
@@ -39,7 +41,10 @@ struct AuditRun {
   std::vector<CaseRecord> cases;
   std::string comfy_kitchen;  // whose semantics the expected values follow (upstream profile version)
   bool literal_reference = false;  // the expected values came from the literal reference (else fast)
-  std::uint64_t exact = 0, order = 0, failed = 0, skipped = 0, unsupported = 0, upstream_errors = 0, broken = 0;
+  unsigned repeat = 1;             // runs of each case (RunOptions::repeat)
+  // Each case counts once: an unstable one (a rerun differed) only as unstable, whatever run 1's verdict.
+  std::uint64_t exact = 0, order = 0, failed = 0, skipped = 0, unsupported = 0, upstream_errors = 0, broken = 0,
+                unstable = 0;
   double seconds = 0, impl_seconds = 0, ref_seconds = 0;
   std::string unavailable;  // the implementation's reason when it cannot run at all
 };

@@ -53,6 +53,7 @@ struct CheckArgs {
   bool json = false, verbose = false, keep = false, no_progress = false;
   bool impl_given = false, kernel_given = false, command_given = false;  // even with an empty value
   unsigned threads = 0;
+  unsigned repeat = 1;
   double timeout = 600;
 };
 
@@ -141,6 +142,7 @@ void run_check(const CheckArgs& a, Reporter& report) {
   audit::RunOptions opt;
   opt.policy = *policy;
   opt.only_cases = a.cases;
+  opt.repeat = a.repeat;
   opt.progress = !a.no_progress && !a.json && ::isatty(2) != 0;
   if (a.act_policy == "eager")
     opt.act_policy = gemm::ActPolicy::Eager;
@@ -293,6 +295,12 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   check->add_option("--reference", ck->reference, "fast or literal (default: fast; literal when auditing --impl fast)")
       ->check(CLI::IsMember({"fast", "literal"}));
   check->add_option("--case", ck->cases, "only these case ids (repeatable)");
+  require_decimal(check->add_option("--repeat", ck->repeat,
+                                    "run each case N times; a case whose reruns differ from its first run in any bit "
+                                    "fails as unstable (races, unwritten or stale memory)"),
+                  1, 1000)
+      ->type_name("N")
+      ->capture_default_str();
   // An empty DIR (an unset shell variable) is refused, not taken as "no report".
   check->add_option("--report", ck->report, "write a self-contained HTML report (index.html) and results.json here")
       ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });

@@ -442,7 +442,8 @@ void add_gemm_command(CLI::App& app, Reporter& report) {
       "Run the W4A8 GEMM (out = x @ W^T + bias) on one asym_w4a8_int8 layer and write `output` [M, N]\n"
       "(and with --intermediates w_q, x_q, x_scale, acc or w_dequant) as safetensors. Only that layer\n"
       "is checked (validate --strict rules + the GEMM's operand checks) unless --check-all.\n"
-      "Exit status: 0 success, 1 layer/input rejected, 2 usage, I/O or environment error.");
+      "Exit status: 0 success, 1 layer/input rejected (upstream's ValueError), 2 usage, I/O or\n"
+      "environment error (also a layer that is not there, and upstream's other exceptions).");
   cmd->add_option("--checkpoint", args->checkpoint,
                   "the checkpoint: safetensors shard(s), a directory or an index.json")
       ->required()->expected(1, -1);

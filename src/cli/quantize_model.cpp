@@ -602,7 +602,8 @@ class QuantizeRun {
       out << "  consumers: " << consumers() << "\n";
       return;
     }
-    const std::size_t copied = items_.size() - jobs_.size();
+    // Skipped weights are copied too, but counted once, as skipped: the three counts add up.
+    const std::size_t copied = items_.size() - jobs_.size() - skipped_.size();
     out << "OK: quantized " << jobs_.size() << " layer(s), skipped " << skipped_.size() << ", copied " << copied
         << " other tensor(s) -> ";
     if (shards_ == 1) out << names_.shard(0, 1) << (with_index_ ? " + " + names_.index() : "");

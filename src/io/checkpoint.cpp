@@ -50,6 +50,14 @@ const char* unsafe_shard_name(std::string_view name) {
     start = end + 1;
   }
   if (last.empty() || last == ".") return "names a directory, not a file";
+  // Shard paths reach messages and reports as they are: a name from a downloaded index must not
+  // carry terminal escapes or line breaks (C0, DEL, and C1 as UTF-8: U+0080..U+009F).
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto b = static_cast<unsigned char>(name[i]);
+    const bool c1 = b == 0xC2 && i + 1 < name.size() && static_cast<unsigned char>(name[i + 1]) <= 0x9F &&
+                    static_cast<unsigned char>(name[i + 1]) >= 0x80;
+    if (b < 0x20 || b == 0x7F || c1) return "has a control character";
+  }
   return nullptr;
 }
 

@@ -7,7 +7,6 @@
 
 #include <unistd.h>
 
-#include "core/hex.hpp"
 #include "json/dump.hpp"
 
 namespace w4a8::io {
@@ -50,15 +49,11 @@ void FatalReport::write_text(int fd, const char* fill) const noexcept {
 
 void FatalReport::write_json(int fd, const char* fill) const noexcept {
   write_now(fd, json_head_);
-  for (const char* c = fill; *c != '\0'; ++c) {
-    const auto b = static_cast<unsigned char>(*c);
-    char esc[8] = {'\\', char(b), 0};
-    if (b < 0x20) {
-      esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex::digit(b >> 4), esc[5] = hex::digit(b), esc[6] = 0;
-    } else if (b != '"' && b != '\\') {
-      esc[0] = char(b), esc[1] = 0;
-    }
-    write_now(fd, esc);
+  const std::string_view s(fill);
+  char piece[256];
+  for (std::size_t pos = 0; pos < s.size();) {
+    piece[json::dump_string_piece(s, pos, piece, sizeof piece - 1)] = '\0';
+    write_now(fd, piece);
   }
   write_now(fd, json_tail_);
 }

@@ -20,8 +20,8 @@ class FatalReport {
   void render(ErrorKind kind, std::initializer_list<std::string_view> args);
   // Async-signal-safe. The text form; fill as it is.
   void write_text(int fd, const char* fill) const noexcept;
-  // Async-signal-safe. The JSON form; fill escaped as a JSON string's content (quote, backslash and
-  // control bytes; other bytes as they are, so a fill that is not UTF-8 stays so).
+  // Async-signal-safe. The JSON form; fill escaped as the CLI's JSON reporter escapes it
+  // (json::dump_string: a byte that is not UTF-8 becomes \udcXX, as Python's surrogateescape).
   void write_json(int fd, const char* fill) const noexcept;
 
  private:

@@ -13,8 +13,6 @@ using namespace std::string_view_literals;  // "..."sv: appended without strlen
 
 namespace {
 
-void append_u_escape(std::string& out, char32_t unit) { hex::append_u_escape(out, unit); }
-
 void dump_string_to(std::string& out, std::string_view s);
 
 // Appends to one buffer: linear in the output, one growth pattern for the whole document.
@@ -57,6 +55,40 @@ void dump_to(std::string& out, const Value& v, NonFinite nf) {
   }
 }
 
+// The code point at s[pos] as dump_string writes it (at most 12 bytes: a surrogate pair), at p;
+// advances pos. A byte that starts no WTF-8 sequence (a file name that is not UTF-8): Python holds it
+// as the lone surrogate U+DC80..U+DCFF (os.fsdecode's surrogateescape), so json.dumps writes that
+// escape, and the bytes can be recovered from it (os.fsencode).
+char* put_escaped(char* p, std::string_view s, std::size_t& pos) {
+  char32_t cp = 0;
+  if (!decode_wtf8(s, pos, cp, /*allow_surrogates=*/true)) cp = 0xDC00 + static_cast<unsigned char>(s[pos++]);
+  const auto u_escape = [&p](char32_t unit) {
+    *p++ = '\\', *p++ = 'u';
+    for (int shift = 12; shift >= 0; shift -= 4) *p++ = hex::digit(static_cast<unsigned>(unit >> shift));
+  };
+  const auto two = [&p](char c) { *p++ = '\\', *p++ = c; };
+  switch (cp) {
+    case '"': two('"'); return p;
+    case '\\': two('\\'); return p;
+    case '\b': two('b'); return p;
+    case '\f': two('f'); return p;
+    case '\n': two('n'); return p;
+    case '\r': two('r'); return p;
+    case '\t': two('t'); return p;
+    default: break;
+  }
+  if (cp >= ' ' && cp <= '~') {
+    *p++ = static_cast<char>(cp);
+  } else if (cp >= 0x10000) {
+    const char32_t v = cp - 0x10000;
+    u_escape(0xD800 + (v >> 10));
+    u_escape(0xDC00 + (v & 0x3FF));
+  } else {
+    u_escape(cp);
+  }
+  return p;
+}
+
 void dump_string_to(std::string& out, std::string_view s) {
   out.push_back('"');
   std::size_t pos = 0;
@@ -69,33 +101,8 @@ void dump_string_to(std::string& out, std::string_view s) {
       pos = run;
       continue;
     }
-    char32_t cp = 0;
-    if (!decode_wtf8(s, pos, cp, /*allow_surrogates=*/true)) {
-      // A byte that starts no WTF-8 sequence (a file name that is not UTF-8): Python holds it as
-      // the lone surrogate U+DC80..U+DCFF (os.fsdecode's surrogateescape), so json.dumps writes
-      // that escape, and the bytes can be recovered from it (os.fsencode).
-      cp = 0xDC00 + static_cast<unsigned char>(s[pos]);
-      ++pos;
-    }
-    switch (cp) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\f': out += "\\f"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
-    }
-    if (cp >= ' ' && cp <= '~') {
-      out.push_back(static_cast<char>(cp));
-    } else if (cp >= 0x10000) {
-      const char32_t v = cp - 0x10000;
-      append_u_escape(out, 0xD800 + (v >> 10));
-      append_u_escape(out, 0xDC00 + (v & 0x3FF));
-    } else {
-      append_u_escape(out, cp);
-    }
+    char piece[12];
+    out.append(piece, static_cast<std::size_t>(put_escaped(piece, s, pos) - piece));
   }
   out.push_back('"');
 }
@@ -111,6 +118,12 @@ std::string dump_string(std::string_view s) {
 void dump_append(std::string& out, const Value& v, NonFinite nf) { dump_to(out, v, nf); }
 
 void dump_string_append(std::string& out, std::string_view wtf8) { dump_string_to(out, wtf8); }
+
+std::size_t dump_string_piece(std::string_view wtf8, std::size_t& pos, char* buf, std::size_t cap) {
+  char* p = buf;
+  while (pos < wtf8.size() && static_cast<std::size_t>(p - buf) + 12 <= cap) p = put_escaped(p, wtf8, pos);
+  return static_cast<std::size_t>(p - buf);
+}
 
 std::string dump(const Value& v, NonFinite nf) {
   std::string out;

@@ -31,5 +31,8 @@ void dump_append(std::string& out, const Value& v, NonFinite nf = NonFinite::Pyt
 std::string dump_string(std::string_view wtf8);
 // dump_string(wtf8) appended to out.
 void dump_string_append(std::string& out, std::string_view wtf8);
+// dump_string(wtf8)'s contents (no quotes) from wtf8[pos] on, as many whole escapes as fit in
+// buf[0, cap) (cap >= 12); advances pos. @return bytes written. Allocates nothing: for signal handlers.
+std::size_t dump_string_piece(std::string_view wtf8, std::size_t& pos, char* buf, std::size_t cap);
 
 }  // namespace w4a8::json

@@ -133,6 +133,16 @@ Result<Plugin> load_cuda_module() {
   return make_error(ErrorKind::CudaModuleMissing, {std::string(cuda_module_name()), where.empty() ? "nowhere" : where});
 }
 
+std::optional<Error> missing_device(const Plugin& p) {
+  int err = 0;
+  const int n = p.table().device_count(&err);
+  if (n > 0) return std::nullopt;
+  // A negative count with error code 0 contradicts itself: said as such, not as "returned 0".
+  const std::string code = n == 0 ? "0" : err != 0 ? std::to_string(err) : std::to_string(n) + " without an error code";
+  const char* e = p.table().last_error();
+  return make_error(ErrorKind::CudaNoDevice, {code, e && *e ? printable(e) : "no device"});
+}
+
 std::string caps_text(std::uint64_t caps) {
   static const std::pair<std::uint64_t, const char*> kNames[] = {
       {W4A8_CAP_INTEGER_PATH, "integer path"}, {W4A8_CAP_CORRECTION_PATH, "correction path"},

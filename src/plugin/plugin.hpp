@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,10 @@ std::vector<std::string> cuda_module_candidates();
 // The first candidate that exists, loaded. @return Plugin, or CudaModuleMissing listing the places
 //         searched, or load()'s errors.
 Result<Plugin> load_cuda_module();
+
+// A device plugin's device_count(): nothing when it found a device; else CudaNoDevice with the CUDA
+// error it gave (0: it found none) and its last_error(). The caller guards the call (CallGuard).
+std::optional<Error> missing_device(const Plugin& p);
 
 // Capability names for messages ("integer path", "6-bit", ...), comma-separated.
 std::string caps_text(std::uint64_t caps);

@@ -341,6 +341,53 @@ TEST(AuditCheck, DroppedBiasFailsAtEpilogueOnlyForMGreaterThanOne) {
   });
 }
 
+// A kernel whose result changes from one call to the next (a race): --repeat reruns each case and
+// compares the bits, and every case that ran is unstable, with its first difference named.
+TEST(AuditCheck, RepeatFindsAKernelWhoseResultsChange) {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_racy.so --repeat 2", 1);
+  EXPECT_EQ(sget(v, "outcome"), "fail");
+  EXPECT_EQ(v.get("repeat")->text, "2");
+  const std::uint64_t ran = count(v, "cases") - count(v, "unsupported") - count(v, "skipped");
+  EXPECT_GT(ran, 0u);
+  EXPECT_EQ(count(v, "unstable"), ran);
+  EXPECT_EQ(count(v, "exact") + count(v, "order") + count(v, "failed"), 0u);  // each case counted once
+  for (const auto& c : v.get("cases")->items) {
+    if (sget(c, "status") != "ok") continue;
+    EXPECT_EQ(sget(c, "unstable").rfind("run 2 of 2 differs from run 1: out[0, 0] is ", 0), 0u) << sget(c, "unstable");
+    EXPECT_NE(sget(c, "unstable").find(" in the first run; 1 of "), std::string::npos) << sget(c, "unstable");
+    EXPECT_NE(sget(c, "repro").find(" --repeat 2 "), std::string::npos) << sget(c, "repro");
+  }
+  // The correct plugin is stable, and the text names the repeat count.
+  auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins + "/audit_plugin_correct.so --repeat 3 2>&1");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(", 0 unstable (each case run 3 times)"), std::string::npos) << r.out;
+  r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins + "/audit_plugin_racy.so --repeat 2 2>&1");
+  EXPECT_NE(r.out.find("UNSTABLE "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  run 1's verdict: "), std::string::npos) << r.out;
+  for (const char* bad : {"0", "1001", "x"})
+    EXPECT_EQ(run_cli("audit check " + small_suite() + " --impl fast --repeat " + bad + " 2>&1").rc, 2) << bad;
+}
+
+// Outputs start as a NaN pattern: a tail row the kernel never stores fails as such, even where the
+// right answer is zeros (zero_rows cases passed when outputs started as zeros).
+TEST(AuditCheck, AnUnwrittenRowIsAFailureNamingIt) {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_skip_last_row.so", 1);
+  std::uint64_t multi_row = 0;
+  for (const auto& c : v.get("cases")->items) {
+    if (sget(c, "status") == "unsupported") continue;
+    if (entry(c, "M") <= 1) {
+      EXPECT_EQ(sget(c, "status"), "ok") << sget(c, "id");
+      continue;
+    }
+    ++multi_row;
+    EXPECT_EQ(sget(c, "status"), "upstream_error") << sget(c, "id");
+    const std::string want = " elements of out unwritten (the first at row " + std::to_string(entry(c, "M") - 1) + ", column 0)";
+    EXPECT_NE(sget(c, "message").find(want), std::string::npos) << sget(c, "message");
+  }
+  EXPECT_GT(multi_row, 0u);
+  EXPECT_EQ(count(v, "upstream_errors"), multi_row);
+}
+
 TEST(AuditCheck, ReportNamesTheStage) {
   const std::string rep = temp_dir() + "/report";
   auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins +

@@ -103,6 +103,15 @@ TEST(Checkpoint, IndexDefectsHaveClearErrors) {
          bad + "'sub/../s1.safetensors' has a '..' component (it could leave the index's directory)");
   expect(R"({"weight_map": {"a": "/etc/passwd"}})", ErrorKind::IndexInvalid, bad + "'/etc/passwd' is an absolute path");
   expect(R"({"weight_map": {"a": ""}})", ErrorKind::IndexInvalid, bad + "'' is empty");
+  // A name that would put terminal escapes or line breaks into every later message (it was echoed raw).
+  expect(R"({"weight_map": {"a": "x\u001b[31m.safetensors"}})", ErrorKind::IndexInvalid,
+         bad + "'x\\x1b[31m.safetensors' has a control character");
+  expect(R"({"weight_map": {"a": "x\n.safetensors"}})", ErrorKind::IndexInvalid,
+         bad + "'x\\n.safetensors' has a control character");
+  expect(R"({"weight_map": {"a": "x\u009b31m.safetensors"}})", ErrorKind::IndexInvalid,
+         bad + "'x\\x9b31m.safetensors' has a control character");
+  expect(R"({"weight_map": {"a": "caf\u00e9.safetensors"}})", ErrorKind::IndexMissingShard,
+         idx + " maps tensors to " + (d / "caf\u00e9.safetensors") + ", which cannot be opened: No such file or directory");
   for (const std::string dir : {".", "sub/", "sub/."})
     expect(R"({"weight_map": {"a": ")" + dir + R"("}})", ErrorKind::IndexInvalid,
            bad + "'" + dir + "' names a directory, not a file");  // NOLINT(performance-inefficient-string-concatenation)

@@ -1,8 +1,11 @@
 /* The example plugin's computation behind a pretend device: memory = CUDA_DEVICE, "device" buffers
  * come from this module's alloc (tracked), copies check both sides, and run() refuses any pointer
  * that is not one of its allocations. Exercises the loader's device path (alloc, copy in, run,
- * synchronize, copy out, free) without a GPU. W4A8_FAKE_DEVICE_COUNT=0 pretends there is no device;
- * W4A8_FAKE_NULL_ALLOC=1 makes alloc report success with a NULL pointer. */
+ * synchronize, copy out, free) without a GPU. W4A8_FAKE_DEVICE_COUNT=0 pretends there is no device
+ * (-1 pretends a failure with error code 0);
+ * W4A8_FAKE_NULL_ALLOC=1 makes alloc report success with a NULL pointer; W4A8_FAKE_DIRTY_ALLOC=1 makes
+ * it hand out memory full of 0xFF bytes (against the ABI's zero-filled); W4A8_FAKE_OVERRUN=1 makes
+ * run() write one byte past the end of out. */
 #define W4A8_EXAMPLE_NO_ENTRY
 #include "w4a8_example_plugin.c"
 
@@ -21,6 +24,11 @@ static int on_device(const void* p, size_t n) {
 
 static int fake_count(int* err) {
   const char* e = getenv("W4A8_FAKE_DEVICE_COUNT");
+  if (e && strcmp(e, "-1") == 0) { /* a failure without an error code */
+    if (err) *err = 0;
+    ex_error = "";
+    return -1;
+  }
   if (e && e[0] == '0') {
     if (err) *err = 100; /* cudaErrorNoDevice */
     ex_error = "no CUDA-capable device is detected (fake)";
@@ -40,6 +48,7 @@ static w4a8_status fake_alloc(void** ptr, size_t n) {
       allocs[i].p = calloc(n ? n : 1, 1);
       allocs[i].n = n;
       if (!allocs[i].p) return W4A8_ERR_CUDA;
+      if (getenv("W4A8_FAKE_DIRTY_ALLOC")) memset(allocs[i].p, 0xFF, n);
       *ptr = allocs[i].p;
       ++fake_live_allocs;
       return W4A8_OK;
@@ -73,7 +82,12 @@ static w4a8_status fake_run(const w4a8_problem* p, void* ws, size_t ws_bytes, vo
   size_t i;
   for (i = 0; i < sizeof ptrs / sizeof ptrs[0]; ++i)
     if (ptrs[i] && !on_device(ptrs[i], 1)) return ex_fail(W4A8_ERR_ARGUMENT, "a host pointer reached the device");
-  return ex_run(p, ws, ws_bytes, stream);
+  {
+    const w4a8_status s = ex_run(p, ws, ws_bytes, stream);
+    if (s == W4A8_OK && getenv("W4A8_FAKE_OVERRUN"))
+      ((unsigned char*)p->out)[(size_t)(p->m * p->ldo) * (p->out_dtype == W4A8_DTYPE_F32 ? 4 : 2)] ^= 1;
+    return s;
+  }
 }
 
 static const w4a8_kernel_plugin fake_table = {

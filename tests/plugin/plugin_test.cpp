@@ -232,6 +232,9 @@ TEST(PluginRunner, DevicePluginWithoutDeviceIsCudaNoDevice) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::CudaNoDevice);
   EXPECT_EQ(r.error().message, "no CUDA device: cudaGetDeviceCount returned 100 (no CUDA-capable device is detected (fake))");
+  r = run_fake_device_with("W4A8_FAKE_DEVICE_COUNT", "-1");  // it read "returned 0"
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "no CUDA device: cudaGetDeviceCount returned -1 without an error code (no device)");
 }
 
 // alloc() reporting W4A8_OK with a NULL pointer is named as such (it was shown as W4A8_ERR_CUDA, a
@@ -242,6 +245,49 @@ TEST(PluginRunner, DeviceAllocOfNullIsNamed) {
   EXPECT_EQ(r.error().kind, ErrorKind::PluginFailed);
   EXPECT_NE(r.error().message.find("failed in alloc: it returned W4A8_OK and a NULL pointer"), std::string::npos)
       << r.error().message;
+}
+
+// Outputs start as a NaN pattern and carry a guard zone: what no status reports is still seen.
+// Nothing depends on the device's alloc zero-filling (a dirty alloc read as "a NaN scale was decoded").
+TEST(PluginRunner, UnwrittenOutputsAndWritesPastTheEndAreFailures) {
+  const Plugin p = must_load(W4A8_PROBE_PLUGIN);
+  int* mode = module_int(W4A8_PROBE_PLUGIN, "probe_out_mode");
+  ASSERT_NE(mode, nullptr);
+  kt::Case c;
+  c.m = 4, c.n = 8, c.out_dtype = gemm::FloatDtype::BF16;
+  const auto layer = kt::make_layer(c);
+  const auto x = kt::make_acts(c);
+  struct Want {
+    int mode;
+    const char* says;  // "" = it runs
+  };
+  for (const Want& w : {Want{0, ""}, Want{1, "failed in run: it left 1 of 32 elements of out unwritten (the first at row 3, column 7)"},
+                        Want{2, "failed in run: it wrote past the end of out (64 bytes): byte 0 after it changed"}}) {
+    *mode = w.mode;
+    auto r = run_layer(p, layer, x, kt::options(c), false);
+    *mode = 0;
+    if (*w.says == 0) {
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      for (float v : r->out) EXPECT_EQ(gemm::f32_bits(v), 0u);  // what the probe wrote
+      continue;
+    }
+    ASSERT_FALSE(r.ok()) << w.mode;
+    EXPECT_EQ(r.error().kind, ErrorKind::PluginFailed);
+    EXPECT_NE(r.error().message.find(w.says), std::string::npos) << r.error().message;
+  }
+  {
+    auto r = run_fake_device_with("W4A8_FAKE_OVERRUN", "1");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("failed in run: it wrote past the end of out ("), std::string::npos)
+        << r.error().message;
+  }
+  auto r = run_fake_device_with("W4A8_FAKE_DIRTY_ALLOC", "1");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto want = gemm::gemm_literal(kt::make_layer(kt::Case{}), kt::make_acts(kt::Case{}), kt::options(kt::Case{}));
+  ASSERT_TRUE(want.ok());
+  ASSERT_EQ(r->out.size(), want->out.size());
+  for (std::size_t i = 0; i < r->out.size(); ++i) ASSERT_EQ(gemm::f32_bits(r->out[i]), gemm::f32_bits(want->out[i])) << i;
+  EXPECT_EQ(*module_int(W4A8_FAKE_DEVICE_PLUGIN, "fake_live_allocs"), 0);
 }
 
 TEST(CudaModule, FoundThroughTheEnvironmentOrReportedMissing) {

@@ -1,7 +1,9 @@
 /* A plugin that records whether it was called: caps INTEGER_PATH only; check_problem refuses m == 3;
  * run() counts its calls (probe_run_calls) and fails with a message when m == 5. workspace_size
  * returns probe_ws_bytes (set by the test), and run() writes every byte it is told it has. The name
- * and m=5's error text are variables the test may point elsewhere (printing plugin text). */
+ * and m=5's error text are variables the test may point elsewhere (printing plugin text). Its output
+ * is zeros, written as probe_out_mode says: 0 every element, 1 all but the last, 2 one element past
+ * the end as well. */
 #include <stddef.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@ __attribute__((visibility("default"))) int probe_run_calls = 0;
 __attribute__((visibility("default"))) int probe_check_calls = 0;
 __attribute__((visibility("default"))) size_t probe_ws_bytes = 0;
 __attribute__((visibility("default"))) const char* probe_name = "probe";
+__attribute__((visibility("default"))) int probe_out_mode = 0;
 __attribute__((visibility("default"))) const char* probe_error_on_m5 = "the probe fails on m=5";
 static const char* error = "";
 
@@ -27,6 +30,13 @@ static w4a8_status run(const w4a8_problem* p, void* w, size_t b, void* s) {
   (void)s;
   ++probe_run_calls;
   if (w) memset(w, 0x5A, b);
+  {
+    const size_t elem = p->out_dtype == W4A8_DTYPE_F32 ? 4 : 2;
+    size_t n = (size_t)(p->m * p->ldo);
+    if (probe_out_mode == 1 && n > 0) --n;
+    if (probe_out_mode == 2) ++n;
+    memset(p->out, 0, n * elem);
+  }
   if (p->m == 5) {
     error = probe_error_on_m5;
     return W4A8_ERR_CUDA;

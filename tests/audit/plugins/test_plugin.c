@@ -6,6 +6,8 @@
  *   BUG_EPILOGUE_OFF_BY_ONE  the epilogue reads the channel scale of column n + 1
  *   BUG_NIBBLE_ORDER         the decode takes element 2i from the HIGH nibble
  *   BUG_DROP_BIAS_M_GT_1     the bias is only added when M == 1
+ *   BUG_RACY                 every second call flips the lowest bit of out[0, 0] (as a race would)
+ *   BUG_SKIP_LAST_ROW        the last row of out is never stored when M > 1 (a tail-tile bug)
  *   FAKE_DEVICE=1 / =0       correct, as a CUDA_DEVICE plugin over host memory (with / without a device)
  *   STORAGE_VARIANTS         correct, and also decodes comfy-kitchen 0.2.40's storage (W4A8_CAP_6BIT,
  *                            W4A8_CAP_F32_SCALES), written from docs/gemm.md's layout description
@@ -204,8 +206,17 @@ static w4a8_status run(const w4a8_problem* p, void* ws, size_t ws_bytes, void* s
       const int add_bias = p->bias != NULL;
 #endif
       if (add_bias) o = round_dtype(o + round_dtype(load(p->bias, n, p->bias_dtype), p->out_dtype), p->out_dtype);
+#ifdef BUG_SKIP_LAST_ROW
+      if (M > 1 && m == M - 1) continue;
+#endif
       store(p->out, m * p->ldo + n, p->out_dtype, o);
     }
+#ifdef BUG_RACY
+  {
+    static unsigned calls = 0;
+    if (++calls % 2 == 0 && M > 0 && N > 0) ((unsigned char*)p->out)[0] ^= 1; /* little-endian: the lowest bit */
+  }
+#endif
   return W4A8_OK;
 }
 
