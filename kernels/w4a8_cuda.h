@@ -39,17 +39,25 @@ typedef struct w4a8_problem {
   const void* x;               /* activations [M, K], dtype x_dtype, row stride ldx elements */
   w4a8_dtype x_dtype;
   int64_t ldx;
-  const int8_t* weight;        /* packed codes [N, K/2], low nibble = even k; 8-byte aligned */
-  const uint8_t* s_rel;        /* FP8 E4M3FN bytes [N, K/G] */
+  const int8_t* weight;        /* packed codes, K*bits/8 bytes per row, rows contiguous; 8-byte
+                                  aligned. bits 0 or 4: [N, K/2], code k in byte k/2, low nibble =
+                                  even k. bits 6: [N, K*6/8], each row the same K/2-byte plane of the
+                                  codes' low 4 bits, then a K/4-byte plane of their top 2 bits
+                                  (code k: bits 2*(k%4) of byte K/2 + k/4); see `bits` */
+  const uint8_t* s_rel;        /* group scales [N, K/G] as raw bytes, per s_rel_dtype: FP8 E4M3FN
+                                  (1 byte each) or little-endian F32 (4 bytes each, N*(K/G)*4 bytes);
+                                  4-byte aligned. Multiplies the code value alone: w_q = clamp(rne(
+                                  f32(v * s)), -127, 127); s_channel is applied in the epilogue */
   const float* s_channel;      /* [N] */
-  const float* codebook;       /* [16] or NULL (code c means c - 8) */
+  const float* codebook;       /* [16] or NULL (code c means c - 8; 6-bit codes: always NULL, c - 32) */
   const float* correction;     /* [K/G, N] or NULL (NULL: integer path) */
   const void* bias;            /* [N] in bias_dtype, or NULL */
   w4a8_dtype bias_dtype;
   void* out;                   /* [M, N], dtype out_dtype, row stride ldo elements */
   w4a8_dtype out_dtype;
   int64_t ldo;
-  int32_t act_policy;          /* 0: float32 policy (the only one the device implements) */
+  int32_t act_policy;          /* 0: float32 policy; 1: eager (bf16/fp16 roundings; plugins need
+                                  W4A8_CAP_EAGER_POLICY) */
   /* Optional intermediates (integer path), written when non-NULL: */
   int8_t* x_q;                 /* [M, K] quantized rotated activations; 16-byte aligned */
   float* x_scale;              /* [M] per-row scales */

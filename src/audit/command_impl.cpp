@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -125,6 +126,10 @@ class CommandImpl final : public Implementation {
     job.set("input_key", json::Value::from_string("input"));
     job.set("out", json::Value::from_string(out_path));
     const std::string text = json::dump(job) + "\n";
+    // An output left from an earlier run (a reused --work-dir, --keep-outputs) would be read as this
+    // run's answer if the command writes nothing: it goes first.
+    if (::unlink(out_path.c_str()) != 0 && errno != ENOENT)
+      return ImplOutput::failed("cannot remove the old output " + out_path + ": " + std::strerror(errno));
     const auto t0 = std::chrono::steady_clock::now();
     if (!write_all(text)) return restart_failed("cannot send the job");
     std::string line;
@@ -134,10 +139,12 @@ class CommandImpl final : public Implementation {
     const json::Value* st = p.ok() ? p->get("status") : nullptr;
     const json::Value* msg = p.ok() ? p->get("message") : nullptr;
     const std::string message = msg && msg->is_string() ? msg->text : "";
-    if (!st || !st->is_string()) return ImplOutput::failed("protocol: bad status line: " + line.substr(0, 200));
+    // A command out of step with the protocol would answer the next job with this one's leftovers:
+    // it is restarted, as after a crash.
+    if (!st || !st->is_string()) return restart_failed("protocol: bad status line: " + line.substr(0, 200), kOutOfStep);
     if (st->text == "skip") return ImplOutput::skip(message);
     if (st->text == "error") return ImplOutput::upstream(message);
-    if (st->text != "ok") return ImplOutput::failed("protocol: unknown status '" + st->text + "'");
+    if (st->text != "ok") return restart_failed("protocol: unknown status '" + st->text + "'", kOutOfStep);
     ImplOutput o = read_outputs(out_path, in.spec);
     o.seconds = secs;
     if (!keep_) ::unlink(out_path.c_str());
@@ -145,12 +152,14 @@ class CommandImpl final : public Implementation {
   }
 
  private:
-  ImplOutput restart_failed(const std::string& what) {
-    std::string why = what + ": " + died_text();
+  static constexpr const char* kOutOfStep = "the command is restarted for the next case";
+  // alive: what it means that the command is still running (by default, that it timed out).
+  ImplOutput restart_failed(const std::string& what, const char* alive = "command still running (timed out)") {
+    std::string why = what + ": " + died_text(alive);
     stop();
     return ImplOutput::failed(why);
   }
-  std::string died_text() {
+  std::string died_text(const char* alive = "command still running (timed out)") {
     std::string s;
     if (pid_ > 0) {
       int st = 0;
@@ -160,7 +169,7 @@ class CommandImpl final : public Implementation {
         s = WIFEXITED(st) ? "command exited with status " + std::to_string(WEXITSTATUS(st))
                           : "command killed by signal " + std::to_string(WTERMSIG(st));
       } else {
-        s = "command still running (timed out)";
+        s = alive;
       }
     }
     if (const std::string tail = log_tail(600); !tail.empty()) s += "; stderr ends: " + tail;
@@ -246,8 +255,12 @@ class CommandImpl final : public Implementation {
     ImplOutput o;
     const st::TensorInfo* out = h.find("output");
     if (!out) return ImplOutput::failed("protocol: " + path + " has no tensor 'output'");
-    const std::string out_want = "F32, BF16 or F16 [M, N] = " + index_text({c.m, c.n});
-    if (!gemm::float_dtype_of(out->dtype, o.out_dtype) || out->shape != st::Shape{c.m, c.n})
+    // The case's own dtype (its out_dtype), named: any float dtype used to pass here, and a wrong one
+    // then failed later with a message naming neither.
+    std::string want_dtype(gemm::float_dtype_name(c.out_dtype));
+    for (char& ch : want_dtype) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    const std::string out_want = want_dtype + " [M, N] = " + index_text({c.m, c.n}) + " (the case's out_dtype and shape)";
+    if (!gemm::float_dtype_of(out->dtype, o.out_dtype) || o.out_dtype != c.out_dtype || out->shape != st::Shape{c.m, c.n})
       return wrong("output", out_want, *out);
     auto ov = gemm::read_floats(*f, *out, "output");
     if (!ov.ok()) return ImplOutput::failed("protocol: " + ov.error().message);

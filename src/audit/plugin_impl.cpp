@@ -57,7 +57,9 @@ class PluginImpl final : public Implementation {
           e.message.find(plugin::status_name(W4A8_ERR_UNSUPPORTED)) != std::string::npos)
         return ImplOutput::unsupported(e.message);
       if (e.kind == ErrorKind::CudaNoDevice) return ImplOutput::skip(e.message);
-      return ImplOutput::upstream(std::string(e.type()) + ": " + e.message);
+      // With its code: the kind of failure (plugin.failed for a failed call or what the output checks
+      // found) is not in the Python type.
+      return ImplOutput::upstream(std::string(e.type()) + ": " + e.message + " [" + std::string(e.code()) + "]");
     }
     // The runner fills w_q from the reference decode on the correction path: not the plugin's.
     ImplOutput o = from_result(std::move(*r), inter, /*correction_w_q_is_own=*/false);

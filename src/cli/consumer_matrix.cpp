@@ -155,6 +155,15 @@ Status kernel_accepts(const validate::Report& r, const validate::Layer& l, py::V
   return Ok{};
 }
 
+// An error no loader gets past: the container cannot be parsed (safetensors' header errors) or the
+// index is unusable. Every consumer opens the files with safetensors, so each refuses the whole
+// checkpoint; sglang's other checkpoint-level errors (markers) concern sglang alone.
+bool unreadable_checkpoint(ErrorKind k) {
+  const std::string_view code = error_info(k).code;
+  return (k >= ErrorKind::StHeaderTooSmall && k <= ErrorKind::StMetadataIncompleteBuffer) ||
+         code.substr(0, 6) == "index.";
+}
+
 ConsumerMatrix build_consumer_matrix(std::span<const validate::LayersReport> per_sglang, upstream::Sglang selected,
                                      py::Version pv) {
   ConsumerMatrix m;
@@ -186,6 +195,13 @@ ConsumerMatrix build_consumer_matrix(std::span<const validate::LayersReport> per
   for (const auto& p : upstream::kComfyKitchenProfiles)
     m.consumers.push_back({ConsumerKind::ComfyKitchen, std::string(p.version), kCellOk, {}, {}});
   m.consumers.push_back({ConsumerKind::Kernel, "", kCellOk, {}, {}});
+  if (!per_sglang.empty() && !per_sglang.front().checkpoint.ok() &&
+      unreadable_checkpoint(per_sglang.front().checkpoint.error().kind))
+    for (std::size_t c = n_sglang; c < m.consumers.size(); ++c) {
+      m.consumers[c].checkpoint = m.consumers[0].checkpoint;
+      m.consumers[c].checkpoint_message = m.consumers[0].checkpoint_message;
+      m.consumers[c].checkpoint_file = m.consumers[0].checkpoint_file;
+    }
 
   // Rows: every recorded layer, the newest profile first (it names each layer's marker and tensors).
   struct Source {
@@ -220,6 +236,10 @@ ConsumerMatrix build_consumer_matrix(std::span<const validate::LayersReport> per
       if (it != index[j].end()) out.cells[j] = cell(out, j, r.verdicts[it->second].upstream);
     }
     const Source& src = sources[row];
+    if (m.consumers[n_sglang].checkpoint != kCellOk) {
+      for (std::size_t c = n_sglang; c < m.consumers.size(); ++c) out.cells[c] = m.consumers[c].checkpoint;
+      continue;
+    }
     if (!is_w4a8(*src.layer)) continue;
     for (std::size_t c = 0; c < upstream::kComfyKitchenCount; ++c)
       out.cells[n_sglang + c] =
@@ -331,7 +351,7 @@ std::size_t columns(std::string_view s) {
 void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary) {
   out << verdict_line(m) << "\n";
   // Row labels and the widths of the columns.
-  std::vector<std::string> labels;
+  std::vector<std::string> labels, formats;  // formats as repr() shows unprintable ones (file text)
   std::vector<const MatrixRow*> rows;
   if (summary) {
     for (const Group& g : groups_of(m)) {
@@ -344,10 +364,11 @@ void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary)
       rows.push_back(&r);
     }
   }
+  for (const MatrixRow* r : rows) formats.push_back(py::shown_name(r->format, m.python));
   std::size_t label_w = summary ? 6 : 5, format_w = 6;  // "layers" / "layer", "format"
   for (std::size_t i = 0; i < rows.size(); ++i) {
     label_w = std::max(label_w, std::min(columns(labels[i]), kMaxLabelWidth));
-    format_w = std::max(format_w, std::min(columns(rows[i]->format), kMaxLabelWidth));
+    format_w = std::max(format_w, std::min(columns(formats[i]), kMaxLabelWidth));
   }
   std::vector<std::string> heads;
   for (const Consumer& c : m.consumers) heads.push_back(c.kind == ConsumerKind::Kernel ? "cuda" : c.version);
@@ -380,9 +401,9 @@ void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary)
   for (std::size_t i = 0; i < rows.size(); ++i) {
     line.clear();
     line += labels[i];
-    const std::size_t lw = columns(labels[i]), fw = columns(rows[i]->format);
+    const std::size_t lw = columns(labels[i]), fw = columns(formats[i]);
     line.append(lw < label_w ? label_w - lw + 2 : 2, ' ');
-    line += rows[i]->format;
+    line += formats[i];
     line.append(fw < format_w ? format_w - fw + 2 : 2, ' ');
     for (std::size_t c = 0; c < heads.size(); ++c) {
       const std::string t = cell_text(rows[i]->cells[c], false);

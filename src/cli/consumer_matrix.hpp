@@ -38,7 +38,9 @@ inline constexpr std::uint32_t kCellNotApplicable = UINT32_MAX - 1;  // not a fo
 struct Consumer {
   ConsumerKind kind;
   std::string version;               // "0.5.23", "0.2.40"; "" for the kernel
-  std::uint32_t checkpoint = kCellOk;  // sglang: the error refusing the whole checkpoint (an errors index)
+  // The error refusing the whole checkpoint (an errors index): sglang's own, or for every consumer a
+  // container or index error no loader gets past.
+  std::uint32_t checkpoint = kCellOk;
   std::string checkpoint_message;      // ... and its exact message
   std::string checkpoint_file;         // ... and the shard it concerns, for a container error
   std::string name() const;          // "sglang 0.5.23", "comfy-kitchen 0.2.40", "CUDA kernel"

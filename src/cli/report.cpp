@@ -151,6 +151,7 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
       w.key("upstream");
       style.upstream.write(w);
     }
+    if (style.strict) w.key("strict").boolean(*style.strict);
     w.key("error").begin_object();
     w.key("type").string(e.type()).key("message").string(e.message).key("code").string(e.code());
     if (!style.where.empty()) w.key("file").string(style.where);
@@ -161,7 +162,10 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
   const std::string where = style.where.empty() ? "" : std::string(style.where) + ": ";
   if (exit_ == 1) {
     out_ << "REJECTED: " << where << e.type() << ": " << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]";
-    if (!style.upstream.empty()) out_ << " (" << style.upstream.text() << ")";
+    // A --strict check is ours, not a prediction of an sglang error: said so beside the releases.
+    if (!style.upstream.empty())
+      out_ << " (" << (e.code().substr(0, 7) == "strict." ? "a --strict check, not an sglang error; " : "")
+           << style.upstream.text() << ")";
     out_ << "\n";
   } else {
     err_ << "w4a8check: " << where << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]\n";

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,8 @@ struct FailStyle {
   // The error is about a file the command only reads (compare's operands, to-f32's input): a broken
   // container there is bad input, not a verdict, so it exits 2 like any I/O error.
   bool input_file = false;
+  // validate: whether --strict was on (JSON: "strict", as the OK object has it).
+  std::optional<bool> strict;
 };
 
 class Reporter {

@@ -60,12 +60,14 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
     py::append_repr_str(buf, l.prefix, pv);
     if (!shown.for_(l.marker)) {
       std::string text("  format="sv);
-      l.marker.visit([&text](const json::Value& m) {  // (a marker kept as text is not built for good)
-        append_marker_format(text, m);
+      // Strings from the file (the format, keys) as repr() shows them where they hold control or
+      // other unprintable characters: a marker cannot write lines or escapes into the report.
+      l.marker.visit([&text, pv](const json::Value& m) {  // (a marker kept as text is not built for good)
+        text += py::shown_name(marker_format(m), pv);
         for (const auto& [key, value] : m.members) {
           if (key == "format"sv) continue;
           text += ' ';
-          text += key;
+          text += py::shown_name(key, pv);
           text += '=';
           json::dump_append(text, value);
         }
@@ -113,7 +115,9 @@ void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs
   Predicts{upstream::profile(a.sglang).version, py::version_name(a.python), {}}.write(w.key("upstream"));
   w.key("strict").boolean(a.strict);
   if (a.summary) {
-    w.key("layer_count").number(std::uint64_t(r.layers.size()));
+    // As the OK line counts: the layers whose marker names a format sglang knows, the others apart.
+    w.key("layer_count").number(std::uint64_t(r.layers.size() - r.unknown_format));
+    w.key("unknown_format_count").number(std::uint64_t(r.unknown_format));
     w.key("formats").begin_object();
     for (const auto& [f, n] : format_counts(r)) w.key(f).number(n);
     w.end_object();
@@ -201,6 +205,7 @@ void run(const ValidateArgs& a, Reporter& report) {
   FailStyle style;
   style.format = a.json ? Format::Json : Format::Text;
   style.upstream = Predicts{version, py::version_name(a.python), {}};
+  style.strict = a.strict;
   style.one_line = a.quiet;
   if (a.consumers) return run_consumers(a, opt, style, report);
   std::string where;
@@ -225,7 +230,7 @@ void run(const ValidateArgs& a, Reporter& report) {
   out << "\n";
   if (a.quiet) return;
   if (a.summary) {
-    for (const auto& [f, n] : format_counts(kept)) out << "  " << f << ": " << n << "\n";
+    for (const auto& [f, n] : format_counts(kept)) out << "  " << py::shown_name(f, a.python) << ": " << n << "\n";
     return;
   }
   print_layers(out, kept, a.python);

@@ -1,5 +1,6 @@
 #include "plugin/plugin.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 
 #include <dlfcn.h>
@@ -66,17 +67,42 @@ Result<Plugin> Plugin::load(const std::string& given) {
   if (t->struct_size < sizeof(w4a8_kernel_plugin))
     return incompatible(path, "table of " + std::to_string(t->struct_size) + " bytes, expected at least " +
                                   std::to_string(sizeof(w4a8_kernel_plugin)));
-  if (!t->name || !t->check_problem || !t->workspace_size || !t->run || !t->last_error)
-    return incompatible(path, "name, check_problem, workspace_size, run and last_error must all be set");
+  // Each missing member named (the message listed all five whichever was missing).
+  auto missing = [](std::initializer_list<std::pair<const char*, bool>> members) {
+    std::string m;
+    for (const auto& [name, set] : members)
+      if (!set) m += (m.empty() ? "" : ", ") + std::string(name);
+    return m;
+  };
+  if (const std::string m = missing({{"name", t->name}, {"check_problem", t->check_problem != nullptr},
+                                     {"workspace_size", t->workspace_size != nullptr}, {"run", t->run != nullptr},
+                                     {"last_error", t->last_error != nullptr}});
+      !m.empty())
+    return incompatible(path, "its table leaves " + m + " NULL (name, check_problem, workspace_size, run and "
+                              "last_error must all be set)");
+  if (*t->name == '\0') return incompatible(path, "its name is empty");
   // Its name and version go into messages, JSON and the output's metadata, which must be UTF-8.
   if (!st::detail::valid_utf8(std::string_view(t->name)) || (t->version && !st::detail::valid_utf8(std::string_view(t->version))))
     return incompatible(path, "its name or version is not UTF-8 text");
   if (t->memory != W4A8_MEMORY_HOST && t->memory != W4A8_MEMORY_CUDA_DEVICE)
     return incompatible(path, "unknown memory space " + std::to_string(int(t->memory)));
-  if (t->memory == W4A8_MEMORY_CUDA_DEVICE &&
-      (!t->device_count || !t->alloc || !t->free || !t->copy_to_device || !t->copy_to_host || !t->synchronize))
-    return incompatible(path, "a CUDA_DEVICE plugin must set device_count, alloc, free, copy_to_device, "
-                              "copy_to_host and synchronize");
+  if (t->memory == W4A8_MEMORY_CUDA_DEVICE)
+    if (const std::string m = missing({{"device_count", t->device_count != nullptr}, {"alloc", t->alloc != nullptr},
+                                       {"free", t->free != nullptr}, {"copy_to_device", t->copy_to_device != nullptr},
+                                       {"copy_to_host", t->copy_to_host != nullptr},
+                                       {"synchronize", t->synchronize != nullptr}});
+        !m.empty())
+      return incompatible(path, "its table leaves " + m + " NULL (a CUDA_DEVICE plugin must set device_count, alloc, "
+                                "free, copy_to_device, copy_to_host and synchronize)");
+  // A capability this build does not know would be promised to no one: an older w4a8check reading a
+  // newer module's table, or stray bits.
+  constexpr std::uint64_t kKnownCaps = W4A8_CAP_INTEGER_PATH | W4A8_CAP_CORRECTION_PATH | W4A8_CAP_6BIT |
+                                       W4A8_CAP_F32_SCALES | W4A8_CAP_EAGER_POLICY | W4A8_CAP_INTERMEDIATES;
+  if (const std::uint64_t unknown = t->caps & ~kKnownCaps) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(unknown));
+    return incompatible(path, std::string("its caps set bits this w4a8check does not know (") + hex + ")");
+  }
   Plugin p;
   p.table_ = t;
   p.path_ = path;

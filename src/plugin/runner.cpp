@@ -28,22 +28,26 @@ Error null_alloc(const Plugin& pl) {
   return make_error(ErrorKind::PluginFailed, {pl.describe(), "alloc", "it returned W4A8_OK and a NULL pointer"});
 }
 
-// What no return status reports, seen in the buffers themselves: each output starts as a poison
-// pattern (not the zeros a plugin's alloc may or may not give, which also equal many right answers),
-// so an element the plugin never wrote shows; a guard zone after each output shows a write past its
-// end (a device allocation is rounded up, so such a write would not fault).
+// What no return status reports, seen in the buffers themselves. The plugin gets copies of every
+// buffer, each followed by a guard zone: a write past any buffer's end shows there (a device
+// allocation is rounded up, so it would not fault), and a write into an input (all are const in the
+// ABI) shows against the original, which the run never touches, so the audit's judgement of the
+// result still uses the real operands. Each output starts as a poison pattern (not the zeros a
+// plugin's alloc may or may not give, which also equal many right answers), so an element the
+// plugin never wrote shows.
 constexpr std::size_t kGuardBytes = 256;
 constexpr std::uint8_t kGuardByte = 0x5A;
 
-// An output buffer as the plugin sees it: staged here (host plugins write into `staged`; device
-// plugins get a device copy of it, copied back after run), then moved to the problem's own buffer.
-struct Output {
+// A buffer as the plugin sees it: `staged` (host plugins get it; device plugins a device copy of it,
+// copied back after run).
+struct Buffer {
   const char* name;                  // the w4a8_problem field
   std::function<void(void*)> point;  // sets that field
-  void* dest;                        // the LayerProblem buffer it is read from afterwards
+  const void* original;              // input: the operand itself; output: nullptr
+  void* dest;                        // output: the LayerProblem buffer it is read from afterwards
   std::size_t bytes;
-  std::size_t width = 1;        // element size, for the unwritten check
-  std::uint32_t poison = 0;     // element pattern (little-endian, `width` bytes)
+  std::size_t width = 1;        // output element size, for the unwritten check
+  std::uint32_t poison = 0;     // output element pattern (little-endian, `width` bytes)
   bool must_write = false;      // every element is the plugin's to write, and the pattern is no result
   std::vector<std::uint8_t> staged;  // bytes + kGuardBytes
 };
@@ -57,66 +61,82 @@ std::uint32_t out_poison(w4a8_dtype d) {
   return d == W4A8_DTYPE_F32 ? kPoisonF32 : d == W4A8_DTYPE_BF16 ? kPoisonBF16 : kPoisonF16;
 }
 
-std::vector<Output> stage_outputs(kern::LayerProblem& lp, w4a8_problem& p) {
-  std::vector<Output> outs;
-  auto add = [&](const char* name, auto& ptr, void* dest, std::size_t bytes, std::size_t width, std::uint32_t poison,
-                 bool must_write) {
+std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& layer, w4a8_problem& p) {
+  std::vector<Buffer> bufs;
+  auto input = [&](const char* name, auto& ptr, const void* original, std::size_t bytes) {
     using Ptr = std::remove_reference_t<decltype(ptr)>;
     if (!ptr) return;
-    Output o{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, dest, bytes, width, poison, must_write, {}};
-    o.staged.resize(bytes + kGuardBytes, kGuardByte);
-    for (std::size_t i = 0; i < bytes; ++i) o.staged[i] = static_cast<std::uint8_t>(poison >> (8 * (i % width)));
-    outs.push_back(std::move(o));
+    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, original, nullptr, bytes, 1, 0, false, {}};
+    b.staged.resize(bytes + kGuardBytes, kGuardByte);
+    if (bytes) std::memcpy(b.staged.data(), original, bytes);
+    bufs.push_back(std::move(b));
   };
+  auto output = [&](const char* name, auto& ptr, void* dest, std::size_t bytes, std::size_t width, std::uint32_t poison,
+                    bool must_write) {
+    using Ptr = std::remove_reference_t<decltype(ptr)>;
+    if (!ptr) return;
+    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, nullptr, dest, bytes, width, poison, must_write, {}};
+    b.staged.resize(bytes + kGuardBytes, kGuardByte);
+    for (std::size_t i = 0; i < bytes; ++i) b.staged[i] = static_cast<std::uint8_t>(poison >> (8 * (i % width)));
+    bufs.push_back(std::move(b));
+  };
+  input("x", p.x, lp.x.data(), lp.x.size());
+  input("weight", p.weight, layer.weight.data(), layer.weight.size());
+  input("s_rel", p.s_rel, layer.s_rel.data(), layer.s_rel.size());
+  input("s_channel", p.s_channel, layer.s_channel.data(), layer.s_channel.size() * sizeof(float));
+  input("codebook", p.codebook, layer.codebook.data(), layer.codebook.size() * sizeof(float));
+  input("correction", p.correction, layer.correction.data(), layer.correction.size() * sizeof(float));
+  input("bias", p.bias, lp.bias.data(), lp.bias.size());
   const std::size_t ob = kern::dtype_bytes(p.out_dtype);
-  add("out", p.out, lp.out.data(), lp.out.size(), ob, out_poison(p.out_dtype), true);
-  add("x_q", p.x_q, lp.x_q.data(), lp.x_q.size(), 1, kPoisonInt, false);
-  add("x_scale", p.x_scale, lp.x_scale.data(), lp.x_scale.size() * sizeof(float), 4, kPoisonF32, true);
-  add("acc", p.acc, lp.acc.data(), lp.acc.size() * sizeof(std::int32_t), 4, kPoisonInt, false);
-  add("w_q", p.w_q, lp.w_q.data(), lp.w_q.size(), 1, kPoisonInt, false);
+  output("out", p.out, lp.out.data(), lp.out.size(), ob, out_poison(p.out_dtype), true);
+  output("x_q", p.x_q, lp.x_q.data(), lp.x_q.size(), 1, kPoisonInt, false);
+  output("x_scale", p.x_scale, lp.x_scale.data(), lp.x_scale.size() * sizeof(float), 4, kPoisonF32, true);
+  output("acc", p.acc, lp.acc.data(), lp.acc.size() * sizeof(std::int32_t), 4, kPoisonInt, false);
+  output("w_q", p.w_q, lp.w_q.data(), lp.w_q.size(), 1, kPoisonInt, false);
   // The flag is set only on a NaN scale: it goes in as 0, as the ABI says.
-  add("nan_scale_flag", p.nan_scale_flag, &lp.nan_flag, sizeof(std::int32_t), 4, 0, false);
-  for (Output& o : outs) o.point(o.staged.data());
-  return outs;
+  output("nan_scale_flag", p.nan_scale_flag, &lp.nan_flag, sizeof(std::int32_t), 4, 0, false);
+  for (Buffer& b : bufs) b.point(b.staged.data());
+  return bufs;
 }
 
-// The guards first (a write past the end may also explain what is missing), then the elements left
-// as they were; then each output is handed to the problem's buffer.
-Status check_outputs(const Plugin& pl, std::vector<Output>& outs, std::int64_t row_len) {
-  for (const Output& o : outs)
+// The guards first (a write past the end may also explain what is missing), then the inputs, then
+// the elements left as they were; then each output is handed to the problem's buffer.
+Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t row_len) {
+  auto fail = [&pl](std::string why) { return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", why}); };
+  for (const Buffer& b : bufs)
     for (std::size_t i = 0; i < kGuardBytes; ++i)
-      if (o.staged[o.bytes + i] != kGuardByte)
-        return make_error(ErrorKind::PluginFailed,
-                          {pl.describe(), "run",
-                           "it wrote past the end of " + std::string(o.name) + " (" + std::to_string(o.bytes) +
-                               " bytes): byte " + std::to_string(i) + " after it changed"});
-  for (const Output& o : outs) {
-    if (!o.must_write) continue;
+      if (b.staged[b.bytes + i] != kGuardByte)
+        return fail("it wrote past the end of " + std::string(b.name) + " (" + std::to_string(b.bytes) + " bytes): byte " +
+                    std::to_string(i) + " after it changed");
+  for (const Buffer& b : bufs) {
+    if (!b.original || b.bytes == 0 || std::memcmp(b.staged.data(), b.original, b.bytes) == 0) continue;
+    const auto* o = static_cast<const std::uint8_t*>(b.original);
+    std::size_t first = 0, changed = 0;
+    for (std::size_t i = 0; i < b.bytes; ++i)
+      if (b.staged[i] != o[i] && changed++ == 0) first = i;
+    return fail("it wrote into its input " + std::string(b.name) + ", which the ABI declares const: " +
+                std::to_string(changed) + " of its " + std::to_string(b.bytes) + " bytes changed, the first at byte " +
+                std::to_string(first));
+  }
+  for (const Buffer& b : bufs) {
+    if (!b.must_write) continue;
     std::size_t left = 0, first = 0;
-    for (std::size_t e = 0; e < o.bytes / o.width; ++e) {
+    for (std::size_t e = 0; e < b.bytes / b.width; ++e) {
       std::uint32_t v = 0;
-      std::memcpy(&v, o.staged.data() + e * o.width, o.width);  // little-endian hosts only (as the ABI)
-      if (v == o.poison && left++ == 0) first = e;
+      std::memcpy(&v, b.staged.data() + e * b.width, b.width);  // little-endian hosts only (as the ABI)
+      if (v == b.poison && left++ == 0) first = e;
     }
     if (left == 0) continue;
-    const std::size_t cols = std::string_view(o.name) == "out" ? static_cast<std::size_t>(row_len) : 1;
+    const std::size_t cols = std::string_view(b.name) == "out" ? static_cast<std::size_t>(row_len) : 1;
     std::string where = cols > 1 ? "row " + std::to_string(first / cols) + ", column " + std::to_string(first % cols)
                                  : "row " + std::to_string(first);
-    return make_error(ErrorKind::PluginFailed,
-                      {pl.describe(), "run",
-                       "it left " + std::to_string(left) + " of " + std::to_string(o.bytes / o.width) + " elements of " +
-                           o.name + " unwritten (the first at " + where + ")"});
+    return fail("it left " + std::to_string(left) + " of " + std::to_string(b.bytes / b.width) + " elements of " + b.name +
+                " unwritten (the first at " + where + ")");
   }
-  for (const Output& o : outs) std::memcpy(o.dest, o.staged.data(), o.bytes);
+  for (const Buffer& b : bufs)
+    if (b.dest) std::memcpy(b.dest, b.staged.data(), b.bytes);
   return Ok{};
 }
-
-// One host input mirrored on the device.
-struct Mirror {
-  std::function<void(void*)> point;  // sets the problem's pointer to the device copy
-  const void* host;
-  std::size_t bytes;
-};
 
 // Device allocations, freed on every path out.
 struct DeviceBuffers {
@@ -127,42 +147,22 @@ struct DeviceBuffers {
   }
 };
 
-// Outputs are copied in too (their poison and guards), so nothing depends on alloc zero-filling.
-Status run_on_device(const Plugin& pl, const kern::LayerProblem& lp, const gemm::Layer& layer, w4a8_problem& p,
-                     std::vector<Output>& outs) {
+// Every staged buffer is copied in (outputs too: their poison and guards, so nothing depends on
+// alloc zero-filling) and back.
+Status run_on_device(const Plugin& pl, w4a8_problem& p, std::vector<Buffer>& staged) {
   const w4a8_kernel_plugin& t = pl.table();
   if (auto none = missing_device(pl)) return std::move(*none);
-  std::vector<Mirror> m;
-  auto add = [&](auto& ptr, const void* host, std::size_t bytes) {
-    using Ptr = std::remove_reference_t<decltype(ptr)>;
-    if (ptr) m.push_back({[&ptr](void* d) { ptr = static_cast<Ptr>(d); }, host, bytes});
-  };
-  add(p.x, lp.x.data(), lp.x.size());
-  add(p.weight, layer.weight.data(), layer.weight.size());
-  add(p.s_rel, layer.s_rel.data(), layer.s_rel.size());
-  add(p.s_channel, layer.s_channel.data(), layer.s_channel.size() * sizeof(float));
-  add(p.codebook, layer.codebook.data(), layer.codebook.size() * sizeof(float));
-  add(p.correction, layer.correction.data(), layer.correction.size() * sizeof(float));
-  add(p.bias, lp.bias.data(), lp.bias.size());
   DeviceBuffers bufs;
   bufs.t = &t;
-  auto device_copy = [&](const void* host, std::size_t bytes, void*& d) -> Status {
-    if (const w4a8_status s = t.alloc(&d, bytes ? bytes : 1); s != W4A8_OK || !d)  // never ask for 0 bytes
+  std::vector<void*> dev(staged.size());
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    void*& d = dev[i];
+    if (const w4a8_status s = t.alloc(&d, staged[i].staged.size()); s != W4A8_OK || !d)
       return s == W4A8_OK ? null_alloc(pl) : failed(pl, "alloc", s);
     bufs.ptrs.push_back(d);
-    if (bytes)
-      if (const w4a8_status s = t.copy_to_device(d, host, bytes); s != W4A8_OK) return failed(pl, "copy_to_device", s);
-    return Ok{};
-  };
-  for (const Mirror& b : m) {
-    void* d = nullptr;
-    W4A8_TRY(device_copy(b.host, b.bytes, d));
-    b.point(d);
-  }
-  std::vector<void*> out_dev(outs.size());
-  for (std::size_t i = 0; i < outs.size(); ++i) {
-    W4A8_TRY(device_copy(outs[i].staged.data(), outs[i].staged.size(), out_dev[i]));
-    outs[i].point(out_dev[i]);
+    if (const w4a8_status s = t.copy_to_device(d, staged[i].staged.data(), staged[i].staged.size()); s != W4A8_OK)
+      return failed(pl, "copy_to_device", s);
+    staged[i].point(d);
   }
   const std::size_t ws_bytes = t.workspace_size(&p);
   void* ws = nullptr;
@@ -172,8 +172,8 @@ Status run_on_device(const Plugin& pl, const kern::LayerProblem& lp, const gemm:
   }
   if (const w4a8_status s = t.run(&p, ws, ws_bytes, nullptr); s != W4A8_OK) return failed(pl, "run", s);
   if (const w4a8_status s = t.synchronize(nullptr); s != W4A8_OK) return failed(pl, "synchronize", s);
-  for (std::size_t i = 0; i < outs.size(); ++i)
-    if (const w4a8_status s = t.copy_to_host(outs[i].staged.data(), out_dev[i], outs[i].staged.size()); s != W4A8_OK)
+  for (std::size_t i = 0; i < staged.size(); ++i)
+    if (const w4a8_status s = t.copy_to_host(staged[i].staged.data(), dev[i], staged[i].staged.size()); s != W4A8_OK)
       return failed(pl, "copy_to_host", s);
   return Ok{};
 }
@@ -235,12 +235,12 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
                                             (e && *e ? ": " + printable(e) : std::string())});
     }
   }
-  std::vector<Output> outs = stage_outputs(lp, p);
+  std::vector<Buffer> staged = stage_buffers(lp, layer, p);
   {
     const CallGuard guard(pl.describe(), "run");  // its workspace, device memory and copies included
-    W4A8_TRY(pl.device() ? run_on_device(pl, lp, layer, p, outs) : run_on_host(pl, p));
+    W4A8_TRY(pl.device() ? run_on_device(pl, p, staged) : run_on_host(pl, p));
   }
-  W4A8_TRY(check_outputs(pl, outs, p.n));
+  W4A8_TRY(check_buffers(pl, staged, p.n));
   if (lp.nan_flag)
     return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", "it decoded a NaN scale the operand checks had excluded"});
   gemm::GemmResult r = kern::collect_result(lp, opt, correction);

@@ -470,6 +470,28 @@ TEST(AuditCommand, MisbehavingCommandsAreReportedAsSuch) {
   }
 }
 
+// A command out of step with the protocol (a stray line before its status) is restarted, so the
+// cases after it get their own answers (every later case was judged on the previous one's); an
+// output left in a reused --work-dir is never read as a new run's answer.
+TEST(AuditCommand, OutOfStepCommandsRestartAndStaleOutputsAreNotRead) {
+  auto cmd = [](const char* mode, const std::string& extra) {
+    return "--timeout 60 " + extra + " --command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
+           "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + " --mode " + mode + "'";
+  };
+  const std::string work = temp_dir() + "/reused-work";
+  auto once = check_json(cmd("junk-once", "--work-dir " + work), 1);
+  EXPECT_EQ(count(once, "broken"), 1u);
+  EXPECT_EQ(count(once, "exact") + count(once, "broken") + count(once, "skipped"), count(once, "cases"));
+  const json::Value& first = once.get("cases")->items[0];
+  EXPECT_NE(sget(first, "message").find("protocol: bad status line: warming up: the command is restarted"),
+            std::string::npos)
+      << sget(first, "message");
+  ASSERT_EQ(check_json(cmd("ok", "--work-dir " + work + " --keep-outputs"), 0).get("ok")->boolean, true);
+  auto stale = check_json(cmd("no-output", "--work-dir " + work), 1);
+  EXPECT_EQ(count(stale, "exact") + count(stale, "order"), 0u) << "a kept output was read as this run's";
+  EXPECT_EQ(count(stale, "broken"), count(stale, "cases"));
+}
+
 // Gone: no such process, or a zombie (a container's PID 1 may never reap what it inherits).
 bool process_gone(long pid) {
   if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) return true;

@@ -202,35 +202,63 @@ TEST(Explain, CorrectionPathBound) {
 // F16 -inf where the reference gave -808, an activation of 1e30 in the case). The bound follows the
 // rotated weights, and an output near F16's edge may overflow on its own side only; a row without
 // the outlier holds infinities to the bound, and an overflowed reference explains nothing for free.
+// A kernel that ignores the correction tensor (it runs the integer path) is a failure under the f32
+// policy with F16 activations: the bound once added roundings through F16 that the f32 policy never
+// makes, and 627 of 740 such outputs passed as "order" (found by a tester's plugin).
+TEST(Explain, IgnoringTheCorrectionIsNotExplainedUnderTheF32Policy) {
+  for (const FloatDtype xd : {FloatDtype::F16, FloatDtype::BF16, FloatDtype::F32}) {
+    auto f = make(DataKind::Random, xd, FloatDtype::F32, false, true, 8);
+    CaseData plain = f.d;
+    plain.layer.correction_shape.reset();
+    plain.layer.correction.clear();
+    auto wrong = reference_result(plain, FloatDtype::F32, ActPolicy::F32);
+    ASSERT_TRUE(wrong.ok());
+    const CaseVerdict v = judge(f.c, f.d, f.ref, as_output(*wrong, false), ActPolicy::F32, kExplained);
+    const StageResult& out = v.stages[int(Stage::Output)];
+    EXPECT_EQ(v.first_fail, "output") << int(xd) << ": " << out.detail;
+    EXPECT_LT(out.explained * 4, out.differing) << int(xd) << ": " << out.detail;  // most outputs beyond the bound
+  }
+}
+
 TEST(Explain, CorrectionPathOutlierMayOverflow) {
   auto f = make(DataKind::Random, FloatDtype::BF16, FloatDtype::F16, false, true, 2);
   const std::uint64_t N = f.c.n, K = f.c.k, k0 = 3;
-  // Row 0's x[k0] sized so that output n0 lands just under F16's largest finite value.
+  // Row 0's x[k0] sized so that output n0 lands just under F16's largest finite value. Under the
+  // eager policy the roundings through BF16 (2 ulps there: 512) can carry a legal result over the
+  // edge; under the f32 policy nothing is rounded to BF16, so they cannot.
   std::uint64_t n0 = 0;
   while (f.ref.w_dequant[n0 * K + k0] == 0) ++n0;
   const double rest = double(f.ref.out[n0]) - double(f.d.x.values[k0]) * f.ref.w_dequant[n0 * K + k0];
   f.d.x.values[k0] = gemm::round_to(FloatDtype::BF16, float((65000.0 - rest) / f.ref.w_dequant[n0 * K + k0]));
-  auto r = reference_result(f.d, FloatDtype::F16, ActPolicy::F32);
+  {
+    auto r32 = reference_result(f.d, FloatDtype::F16, ActPolicy::F32);
+    ASSERT_TRUE(r32.ok());
+    ASSERT_TRUE(std::isfinite(r32->out[n0]) && std::fabs(r32->out[n0]) > 60000) << r32->out[n0];
+    ImplOutput o32 = as_output(*r32);
+    o32.out[n0] = std::copysign(INFINITY, r32->out[n0]);
+    EXPECT_EQ(judge(f.c, f.d, *r32, o32, ActPolicy::F32, kExplained).first_fail, "output") << "f32 policy";
+  }
+  auto r = reference_result(f.d, FloatDtype::F16, ActPolicy::Eager);
   ASSERT_TRUE(r.ok());
   f.ref = std::move(*r);
   ASSERT_TRUE(std::isfinite(f.ref.out[n0]) && std::fabs(f.ref.out[n0]) > 60000) << f.ref.out[n0];
   const float near_edge = f.ref.out[n0];
   ImplOutput o = as_output(f.ref);
   o.out[n0] = std::copysign(INFINITY, near_edge);  // overflow on its own side: explained
-  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::Eager, kExplained);
   EXPECT_EQ(v.stages[int(Stage::Output)].verdict, Verdict::Order) << v.stages[int(Stage::Output)].detail;
   o.out[n0] = std::copysign(INFINITY, -near_edge);  // the other side: wrong
-  EXPECT_EQ(judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained).first_fail, "output");
+  EXPECT_EQ(judge(f.c, f.d, f.ref, o, ActPolicy::Eager, kExplained).first_fail, "output");
   o.out[n0] = near_edge;
   std::uint64_t n1 = 0;
   while (f.ref.out[N + n1] == 0) ++n1;
   o.out[N + n1] = INFINITY;  // a row without the outlier: not explained
-  EXPECT_EQ(judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained).first_fail, "output");
+  EXPECT_EQ(judge(f.c, f.d, f.ref, o, ActPolicy::Eager, kExplained).first_fail, "output");
   // A reference that overflowed does not explain an arbitrary finite value.
   ImplOutput p = as_output(f.ref);
   f.ref.out[N + n1] = INFINITY;
   p.out[N + n1] = 1.0f;
-  EXPECT_EQ(judge(f.c, f.d, f.ref, p, ActPolicy::F32, kExplained).first_fail, "output");
+  EXPECT_EQ(judge(f.c, f.d, f.ref, p, ActPolicy::Eager, kExplained).first_fail, "output");
 }
 
 }  // namespace

@@ -257,10 +257,38 @@ TEST_F(ConsumersCli, ContainerErrorRefusesTheCheckpointForEverySglang) {
     EXPECT_EQ(cp->get("file")->text, p("b.safetensors"));
   }
   EXPECT_TRUE(m.get("layers")->members.empty());
+  // No loader gets past the container: comfy-kitchen and the kernel refuse it too (they read the
+  // files with safetensors; they were shown accepting a file that cannot be opened).
+  for (std::size_t i = 5; i < m.get("consumers")->items.size(); ++i) {
+    const json::Value& c = m.get("consumers")->items[i];
+    EXPECT_EQ(c.get("accepts")->kind, json::Kind::Bool);
+    EXPECT_FALSE(c.get("accepts")->boolean) << c.get("name")->text;
+    ASSERT_TRUE(c.get("checkpoint")->is_object()) << c.get("name")->text;
+    EXPECT_EQ(c.get("checkpoint")->get("file")->text, p("b.safetensors"));
+  }
   const CliRun t = cli("validate --consumers " + p("a.safetensors") + " " + p("b.safetensors"));
+  EXPECT_NE(t.out.find("CUDA kernel refuses the whole checkpoint (every layer): E1 "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("refuses the whole checkpoint (every layer): E1 " + p("b.safetensors") + ": SafetensorError: "),
             std::string::npos)
       << t.out;
+}
+
+// Text from the file (a marker's format and keys) is shown as repr() shows it when it holds
+// control characters: a checkpoint cannot forge an "OK:" line or send escapes to a CI log (the
+// format and keys were printed raw in the layer list, --summary and the --consumers table).
+TEST_F(ConsumersCli, FileTextCannotWriteLinesOrEscapesIntoReports) {
+  std::vector<st::TensorSpec> t = w4a8_layer("blk", 8, 256, 16, 256);
+  t.push_back(marker("evil", R"({"format": "x\nOK: fake\u001b[2J", "k\n": 1})"));
+  t.push_back(marker("also", R"({"format": "other", "k\u001b": 1})"));
+  write(p("m.safetensors"), t);
+  for (const std::string mode : {"", "--summary ", "--consumers ", "--consumers --summary "}) {
+    const CliRun r = cli("validate " + mode + p("m.safetensors"));
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << mode << r.out;
+    EXPECT_EQ(r.out.find("\nOK: fake"), std::string::npos) << mode << r.out;
+    EXPECT_NE(r.out.find(R"('x\nOK: fake\x1b[2J')"), std::string::npos) << mode << r.out;
+  }
+  const CliRun r = cli("validate " + p("m.safetensors"));
+  EXPECT_NE(r.out.find(R"( 'k\x1b'=1)"), std::string::npos) << r.out;
 }
 
 // Huge models: one line per layer with short codes, one legend entry per error kind (not per

@@ -309,7 +309,17 @@ TEST_F(ShardsCli, QuietAndSummaryModes) {
                    "(8, 8, 128)  [sglang.w4a8.rank] (sglang 0.5.23, Python 3.11)\n");
   r = cli("validate --json --summary " + p("ck"));
   EXPECT_EQ(r.out, "{\"ok\": true, \"upstream\": {\"sglang\": \"0.5.23\", \"python\": \"3.11\"}, \"strict\": false, \"layer_count\": 2, "
-                   "\"formats\": {\"asym_w4a8_int8\": 2}}\n");
+                   "\"unknown_format_count\": 0, \"formats\": {\"asym_w4a8_int8\": 2}}\n");
+  // Markers of unknown formats are counted apart, as the OK line counts them (layer_count counted them).
+  const std::string odd = R"({"format": "odd"})";
+  write(p("odd.safetensors"), {{"x.comfy_quant", st::Dtype::U8, {odd.size()}, std::vector<std::uint8_t>(odd.begin(), odd.end())}});
+  r = cli("validate --json --summary " + kRoot + "/examples/flux-tiny-w4a8.safetensors " + p("odd.safetensors"));
+  EXPECT_NE(r.out.find("\"layer_count\": 2, \"unknown_format_count\": 1, \"formats\": {\"asym_w4a8_int8\": 2, \"odd\": 1}}"),
+            std::string::npos)
+      << r.out;
+  // A rejection under --strict says so in the JSON, and the text says the check is not sglang's.
+  r = cli("validate --strict --json " + kRoot + "/examples/broken-rank.safetensors");
+  EXPECT_NE(r.out.find("\"strict\": true, \"error\": {"), std::string::npos) << r.out;
 }
 
 TEST_F(ShardsCli, VersionsListsEveryProfile) {

@@ -30,6 +30,10 @@ __attribute__((visibility(W4A8_ENTRY_VISIBILITY))) const w4a8_kernel_plugin* w4a
   table.run = NULL;
 #elif defined(BAD_DEVICE_MISSING)
   table.memory = W4A8_MEMORY_CUDA_DEVICE;
+#elif defined(BAD_EMPTY_NAME)
+  table.name = "";
+#elif defined(BAD_UNKNOWN_CAPS)
+  table.caps |= 1ull << 40;
 #endif
   return &table;
 #endif

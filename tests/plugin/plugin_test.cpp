@@ -40,8 +40,13 @@ TEST(PluginLoader, RefusesBrokenModulesWithTheReason) {
       {W4A8_BAD_PLUGIN_NULL_TABLE, ErrorKind::PluginIncompatible, "w4a8_kernel_plugin_v1() returned NULL"},
       {W4A8_BAD_PLUGIN_ABI, ErrorKind::PluginIncompatible, "ABI version 2, expected 1"},
       {W4A8_BAD_PLUGIN_SMALL_STRUCT, ErrorKind::PluginIncompatible, "table of 16 bytes, expected at least"},
-      {W4A8_BAD_PLUGIN_NO_RUN, ErrorKind::PluginIncompatible, "run and last_error must all be set"},
-      {W4A8_BAD_PLUGIN_DEVICE_MISSING, ErrorKind::PluginIncompatible, "a CUDA_DEVICE plugin must set device_count"},
+      // The missing members are named (the message listed every member whichever was missing).
+      {W4A8_BAD_PLUGIN_NO_RUN, ErrorKind::PluginIncompatible, "its table leaves run NULL (name, check_problem"},
+      {W4A8_BAD_PLUGIN_DEVICE_MISSING, ErrorKind::PluginIncompatible,
+       "its table leaves device_count, alloc, free, copy_to_device, copy_to_host, synchronize NULL (a CUDA_DEVICE"},
+      {W4A8_BAD_PLUGIN_EMPTY_NAME, ErrorKind::PluginIncompatible, "its name is empty"},
+      {W4A8_BAD_PLUGIN_UNKNOWN_CAPS, ErrorKind::PluginIncompatible,
+       "its caps set bits this w4a8check does not know (0x10000000000)"},
       {"/nonexistent/libnothing.so", ErrorKind::PluginLoadFailed, "/nonexistent/libnothing.so: cannot open shared object file"},
       {W4A8_BAD_PLUGIN_NO_SYMBOL, ErrorKind::PluginLoadFailed, "it does not export w4a8_kernel_plugin_v1"},
       // A name without '/' is a file in the current directory, never a library-path search.
@@ -247,7 +252,9 @@ TEST(PluginRunner, DeviceAllocOfNullIsNamed) {
       << r.error().message;
 }
 
-// Outputs start as a NaN pattern and carry a guard zone: what no status reports is still seen.
+// Outputs start as a NaN pattern, every buffer is a copy with a guard zone, and inputs are compared
+// with the originals after the run: what no status reports is still seen (a kernel zeroing s_channel
+// and writing out = bias passed the audit: its epilogue was judged against the zeroed copy).
 // Nothing depends on the device's alloc zero-filling (a dirty alloc read as "a NaN scale was decoded").
 TEST(PluginRunner, UnwrittenOutputsAndWritesPastTheEndAreFailures) {
   const Plugin p = must_load(W4A8_PROBE_PLUGIN);
@@ -262,7 +269,8 @@ TEST(PluginRunner, UnwrittenOutputsAndWritesPastTheEndAreFailures) {
     const char* says;  // "" = it runs
   };
   for (const Want& w : {Want{0, ""}, Want{1, "failed in run: it left 1 of 32 elements of out unwritten (the first at row 3, column 7)"},
-                        Want{2, "failed in run: it wrote past the end of out (64 bytes): byte 0 after it changed"}}) {
+                        Want{2, "failed in run: it wrote past the end of out (64 bytes): byte 0 after it changed"},
+                        Want{3, "failed in run: it wrote into its input s_channel, which the ABI declares const: "}}) {
     *mode = w.mode;
     auto r = run_layer(p, layer, x, kt::options(c), false);
     *mode = 0;

@@ -7,6 +7,9 @@ bit-exact), or misbehaves on purpose with --mode:
   error     answer "error" (an upstream failure) for every job
   crash     exit after the hello line
   garbage   answer a line that is not JSON
+  junk-once before the first answer of the whole audit (a marker file in the work directory
+            remembers it), print a stray line; then answer correctly, also after a restart
+  no-output answer "ok" without writing the output
   no-hello  print nothing and exit
   silent    print nothing and stay (the hello deadline is --timeout)
   hang      say hello, start a child that sleeps (its pid written to $W4A8_TEST_PIDFILE), never answer
@@ -47,6 +50,14 @@ def main():
         if mode == "garbage":
             print("this is not json", flush=True)
             continue
+        if mode == "no-output":
+            print(json.dumps({"status": "ok"}), flush=True)
+            continue
+        if mode == "junk-once":
+            marker = os.path.join(os.path.dirname(job["out"]), ".junk-printed")
+            if not os.path.exists(marker):
+                open(marker, "w").close()
+                print("warming up", flush=True)
         print(json.dumps(answer_with_gemm(binary, job)), flush=True)
 
 
