@@ -168,20 +168,28 @@ static w4a8_status ex_check(const w4a8_problem* p) {
 static size_t ex_workspace(const w4a8_problem* p) { return ex_check(p) == W4A8_OK ? (size_t)p->k * sizeof(float) : 0; }
 
 /* x := x @ H_R for each block of R: log4(R) stages of stride 1, 4, 16, ...; each maps (a, b, c, d)
- * to 0.5 * (((a+b)+c)-d, ((a+b)-c)+d, ((a-b)+c)+d, ((b-a)+c)+d) in float32, in that order. */
+ * to (((a'+b')+c')-d', ((a'+b')-c')+d', ((a'-b')+c')+d', ((b'-a')+c')+d') in float32, in that order,
+ * where a' = pre * a and pre is 1/sqrt(R) in the first stage, 1 in the others. */
 static void ex_rotate(float* x, int64_t k, int64_t r) {
   int64_t blk, s, base, o;
+  /* The whole normalization 1/sqrt(R) = 2^-log4(R) multiplies each element in the first stage,
+   * before any sum (docs/gemm.md, "ConvRot order"); halving each stage's sums instead overflows
+   * rows whose result is finite. */
+  float first = 1.0f;
+  for (s = 1; s < r; s *= 4) first *= 0.5f;
   for (blk = 0; blk < k; blk += r)
-    for (s = 1; s < r; s *= 4)
+    for (s = 1; s < r; s *= 4) {
+      const float pre = s == 1 ? first : 1.0f;
       for (base = blk; base < blk + r; base += 4 * s)
         for (o = 0; o < s; ++o) {
           float* a = x + base + o;
-          const float va = a[0], vb = a[s], vc = a[2 * s], vd = a[3 * s];
-          a[0] = 0.5f * (((va + vb) + vc) - vd);
-          a[s] = 0.5f * (((va + vb) - vc) + vd);
-          a[2 * s] = 0.5f * (((va - vb) + vc) + vd);
-          a[3 * s] = 0.5f * (((vb - va) + vc) + vd);
+          const float va = pre * a[0], vb = pre * a[s], vc = pre * a[2 * s], vd = pre * a[3 * s];
+          a[0] = ((va + vb) + vc) - vd;
+          a[s] = ((va + vb) - vc) + vd;
+          a[2 * s] = ((va - vb) + vc) + vd;
+          a[3 * s] = ((vb - va) + vc) + vd;
         }
+    }
 }
 
 /* w_q[n, k] = clamp(rne(f32(value(code) * fp8(s_rel[n, k / G]))), -127, 127). */

@@ -220,6 +220,9 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
   if (!made.ok()) return std::move(made).error();
   kern::LayerProblem& lp = **made;
   w4a8_problem p = lp.p;
+  // For F32 activations both policies are one computation: the problem asks for the f32 one, so a
+  // plugin without the eager capability runs it (as `audit check --act-policy eager` does).
+  if (p.x_dtype == W4A8_DTYPE_F32) p.act_policy = 0;
   const bool correction = p.correction != nullptr;
   const std::uint64_t need = required_caps(p, intermediates);
   if (const std::uint64_t missing = need & ~pl.table().caps)

@@ -113,6 +113,12 @@ TEST_F(PluginCli, WhatAPluginCannotRunIsRefusedBeforeCallingIt) {
                        "  [plugin.unsupported]"),
             std::string::npos)
       << r.out;
+  // With F32 activations both policies are one computation: it runs (it was refused for lacking eager).
+  write(p("x32.safetensors"), {gemm::float_tensor("input", gemm::FloatDtype::F32, {3, 128}, ramp(384, 2.0f))});
+  r = cli("gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " + p("x32.safetensors") + " --out " +
+          p("o.safetensors") + " --kernel " + W4A8_EXAMPLE_PLUGIN + " --policy eager");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  fs::remove(p("o.safetensors"));
   r = cli(base + " --impl fast");
   EXPECT_EQ(r.rc, 2) << "--kernel and --impl exclude each other\n" << r.out;
   r = cli("gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " + p("x.safetensors") + " --out " +

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <numeric>
 
@@ -79,7 +80,8 @@ void check_against_reference(const Plugin& p, const kt::Case& c) {
   const gemm::Activations x = kt::make_acts(c);
   const gemm::GemmOptions opt = kt::options(c);
   auto got = run_layer(p, layer, x, opt, true);
-  if (c.correction || c.policy == gemm::ActPolicy::Eager) {
+  // (Eager with F32 activations is the f32 computation: it runs.)
+  if (c.correction || (c.policy == gemm::ActPolicy::Eager && c.x_dtype != gemm::FloatDtype::F32)) {
     RC_ASSERT(!got.ok());
     RC_ASSERT(got.error().kind == ErrorKind::PluginUnsupported);
     return;
@@ -104,6 +106,31 @@ RC_GTEST_PROP(PluginRunner, DevicePathMatchesTheReferenceAndFreesEverything, ())
   c.policy = gemm::ActPolicy::F32;
   check_against_reference(p, c);
   RC_ASSERT(*module_int(W4A8_FAKE_DEVICE_PLUGIN, "fake_live_allocs") == 0);
+}
+
+// Rows near float32's top: the rotation multiplies by 1/sqrt(R) before any sum (docs/gemm.md), so a
+// row whose result is finite rotates to finite values. The example plugin halved each stage's sums
+// and gave x_scale = inf and NaN outputs where the reference is finite (found by a docs review).
+TEST(PluginRunner, ExamplePluginRotatesHugeRowsAsTheReference) {
+  const Plugin p = must_load(W4A8_EXAMPLE_PLUGIN);
+  for (const std::int64_t r : {4, 16, 64}) {
+    kt::Case c;
+    c.m = 2, c.n = 8, c.k = 64, c.g = 16, c.r = r;
+    const auto layer = kt::make_layer(c);
+    auto x = kt::make_acts(c);
+    for (std::size_t k = 0; k < 3; ++k) x.values[k] = 1.5e38f;  // row 0: within FLT_MAX / sqrt(R) for R <= 4
+    x.values[c.k] = 3e38f, x.values[c.k + 1] = -3e38f;          // row 1: random-like signs
+    auto want = gemm::gemm_literal(layer, x, kt::options(c));
+    ASSERT_TRUE(want.ok()) << want.error().message;
+    auto got = run_layer(p, layer, x, kt::options(c), true);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_EQ(got->x_scale.size(), want->x_scale.size());
+    for (std::size_t m = 0; m < want->x_scale.size(); ++m)
+      EXPECT_EQ(gemm::f32_bits(got->x_scale[m]), gemm::f32_bits(want->x_scale[m])) << "R=" << r << " row " << m;
+    for (std::size_t i = 0; i < want->out.size(); ++i)
+      ASSERT_EQ(gemm::f32_bits(got->out[i]), gemm::f32_bits(want->out[i])) << "R=" << r << " at " << i;
+    EXPECT_TRUE(std::isfinite(want->x_scale[0])) << "R=" << r;
+  }
 }
 
 TEST(PluginRunner, IntegerPathGridWithoutIntermediates) {
