@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "core/result.hpp"
@@ -43,6 +44,26 @@ extern "C" void crashed_in_plugin(int sig) {
   ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
 }
 
+double g_limit = 0;        // set_call_time_limit
+char g_limit_text[128] = {};  // the hole for a call that overran it, rendered when the limit is set
+struct sigaction g_old_alarm;
+bool g_alarm_installed = false;
+
+extern "C" void overran_in_plugin(int) {
+  if (!g_active.exchange(false)) return;
+  g_report.write_text(STDERR_FILENO, g_limit_text);
+  io::remove_live_outputs();
+  ::_exit(2);
+}
+
+void arm(double seconds) {
+  itimerval t{};
+  t.it_value.tv_sec = static_cast<time_t>(seconds);
+  t.it_value.tv_usec = static_cast<suseconds_t>((seconds - double(t.it_value.tv_sec)) * 1e6);
+  if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0 && seconds > 0) t.it_value.tv_usec = 1;
+  ::setitimer(ITIMER_REAL, &t, nullptr);
+}
+
 extern "C" void exit_in_plugin() {
   if (!g_active.exchange(false)) return;
   g_report.write_text(STDERR_FILENO, "it called exit(); nothing it computed is used");
@@ -51,6 +72,12 @@ extern "C" void exit_in_plugin() {
 }
 
 }  // namespace
+
+void set_call_time_limit(double seconds) {
+  g_limit = seconds > 0 ? seconds : 0;
+  std::snprintf(g_limit_text, sizeof g_limit_text, "it did not return within %g s (--timeout); nothing it computed is used",
+                g_limit);
+}
 
 CallGuard::CallGuard(std::string_view plugin, std::string_view call) {
   if (g_depth++ > 0) return;
@@ -71,12 +98,24 @@ CallGuard::CallGuard(std::string_view plugin, std::string_view call) {
   std::fflush(stdout);
   saved_stdout_ = ::dup(STDOUT_FILENO);
   if (saved_stdout_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  g_alarm_installed = false;
+  if (g_limit > 0) {
+    struct sigaction sa {};
+    sa.sa_handler = overran_in_plugin;
+    sigemptyset(&sa.sa_mask);
+    g_alarm_installed = ::sigaction(SIGALRM, &sa, &g_old_alarm) == 0;
+  }
   g_active.store(true);
+  if (g_alarm_installed) arm(g_limit);
 }
 
 CallGuard::~CallGuard() {
   --g_depth;
   if (!outermost_) return;
+  if (g_alarm_installed) {
+    arm(0);
+    ::sigaction(SIGALRM, &g_old_alarm, nullptr);
+  }
   g_active.store(false);
   std::fflush(stdout);  // what the plugin printf'ed is still the stdio buffer's: to stderr with the rest
   if (saved_stdout_ >= 0) {

@@ -5,6 +5,8 @@
 //  - it may crash (SIGSEGV, SIGILL, SIGFPE, SIGABRT): the run ends naming the plugin and the call,
 //    after the same cleanup of outputs as a fatal signal, then dies of that signal;
 //  - it may call exit(): the run ends with exit status 2 and a message (an exit(0) was a silent pass).
+//  - it may never return: with a time limit set (set_call_time_limit), a call that runs longer ends
+//    the run with exit status 2 and a message naming the plugin, the call and the limit.
 // _exit() and kill() cannot be seen. Guards nest (only the outermost acts); one thread at a time.
 #pragma once
 
@@ -12,6 +14,10 @@
 #include <string_view>
 
 namespace w4a8::plugin {
+
+// Seconds each outermost guarded call may take (0: no limit, the default). Not thread-safe: set it
+// before calling plugins.
+void set_call_time_limit(double seconds);
 
 class CallGuard {
  public:

@@ -3,6 +3,8 @@
 // missing driver/device and an unsupported problem are clear errors (exit 2).
 #include <sys/stat.h>
 
+#include <chrono>
+
 #include "cli_fixture.hpp"
 #include "gemm/quantizer.hpp"
 #include "json/parse.hpp"
@@ -185,6 +187,17 @@ TEST_F(PluginCli, MisbehavingPluginsAreReported) {
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.mode << "\n" << r.out;
     EXPECT_FALSE(fs::exists(p("o.safetensors"))) << c.mode;
   }
+  // A plugin call that never returns ends the audit under --timeout (it hung it forever); without a
+  // plugin or command to bound, --timeout is refused.
+  const auto t0 = std::chrono::steady_clock::now();
+  const CliRun hung = sh("W4A8_TEST_MISBEHAVE=hang_run exec " + audit_cmd + " --timeout 1 2>&1");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(hung.rc, 2) << hung.out;
+  EXPECT_NE(hung.out.find("failed in run: it did not return within 1 s (--timeout); nothing it computed is used"),
+            std::string::npos)
+      << hung.out;
+  EXPECT_LT(secs, 20.0);
+  EXPECT_EQ(cli("audit check " + p("suite") + " --impl fast --timeout 1").rc, 2);
 }
 
 }  // namespace

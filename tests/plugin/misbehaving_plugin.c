@@ -1,11 +1,13 @@
 /* A kernel plugin that misbehaves where no return status reports it, as $W4A8_TEST_MISBEHAVE says:
  * stdout_run / stdout_entry (prints to stdout), exit_run / exit_entry (exit(0)), segv_run / segv_check
- * (SIGSEGV), abort_run (abort()), bad_name (a name that is not UTF-8). Otherwise it is a well-behaved
+ * (SIGSEGV), abort_run (abort()), hang_run (sleeps 300 s), bad_name (a name that is not UTF-8).
+ * Otherwise it is a well-behaved
  * plugin that computes nothing (its output stays as the host left it). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "w4a8_cuda.h"
 
@@ -35,6 +37,7 @@ static size_t ws(const w4a8_problem* p) { (void)p; return 0; }
 static w4a8_status run(const w4a8_problem* p, void* w, size_t b, void* s) {
   (void)p, (void)w, (void)b, (void)s;
   misbehave("run");
+  if (is("hang_run")) sleep(300);
   return W4A8_OK;
 }
 static const char* last(void) { return ""; }
