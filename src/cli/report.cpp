@@ -152,6 +152,12 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
       style.upstream.write(w);
     }
     if (style.strict) w.key("strict").boolean(*style.strict);
+    // A JSON-only gate sees what the notes on stderr say (a shadowing model.safetensors, ...).
+    if (!notes_.empty()) {
+      w.key("notes").begin_array();
+      for (const std::string& n : notes_) w.string(n);
+      w.end_array();
+    }
     w.key("error").begin_object();
     w.key("type").string(e.type()).key("message").string(e.message).key("code").string(e.code());
     if (!style.where.empty()) w.key("file").string(style.where);
@@ -173,6 +179,9 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
 }
 
 void Reporter::warn(std::string_view text) { err_ << "w4a8check: warning: " << text << "\n"; }
-void Reporter::note(std::string_view text) { err_ << "w4a8check: note: " << text << "\n"; }
+void Reporter::note(std::string_view text) {
+  err_ << "w4a8check: note: " << text << "\n";
+  notes_.emplace_back(text);
+}
 
 }  // namespace w4a8::cli

@@ -110,10 +110,12 @@ class Reporter {
   // Renders e and sets the exit status from the error table.
   // Text: Reject -> stdout "REJECTED: [WHERE: ]TYPE: MESSAGE" + "  [CODE]" (+ " (PREDICTS)" when
   // style.upstream names any release); Usage -> stderr "w4a8check: [WHERE: ]MESSAGE" + "  [CODE]".
-  // JSON (stdout): {"ok": false, ["upstream": {...},] "error": {"type", "message", "code"[, "file"]}}.
+  // JSON (stdout): {"ok": false, ["upstream": {...},] ["strict": B,] ["notes": [...],] "error": {"type",
+  // "message", "code"[, "file"]}}.
   void fail(const Error& e, const FailStyle& style = {});
   void warn(std::string_view text);  // stderr "w4a8check: warning: TEXT"
-  void note(std::string_view text);  // stderr "w4a8check: note: TEXT"
+  void note(std::string_view text);  // stderr "w4a8check: note: TEXT"; kept for JSON reports (notes())
+  const std::vector<std::string>& notes() const { return notes_; }
   void succeed() { exit_ = 0; }
   // A check's outcome that is not an Error (compare, audit check): 0 passed, 1 failed.
   void verdict(bool passed) { exit_ = passed ? 0 : 1; }
@@ -126,6 +128,7 @@ class Reporter {
   std::ostream& out_;
   std::ostream& err_;
   int exit_ = 0;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace w4a8::cli

@@ -109,11 +109,17 @@ std::vector<std::pair<std::string, std::uint64_t>> format_counts(const validate:
   return counts;
 }
 
-void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs& a) {
+void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs& a,
+                const std::vector<std::string>& notes) {
   JsonWriter w(out);
   w.begin_object().key("ok").boolean(true);
   Predicts{upstream::profile(a.sglang).version, py::version_name(a.python), {}}.write(w.key("upstream"));
   w.key("strict").boolean(a.strict);
+  if (!notes.empty()) {
+    w.key("notes").begin_array();
+    for (const std::string& n : notes) w.string(n);
+    w.end_array();
+  }
   if (a.summary) {
     // As the OK line counts: the layers whose marker names a format sglang knows, the others apart.
     w.key("layer_count").number(std::uint64_t(r.layers.size() - r.unknown_format));
@@ -220,8 +226,13 @@ void run(const ValidateArgs& a, Reporter& report) {
   if (!r.ok()) return report.fail(r.error(), style);
   report.succeed();
   const validate::Report& kept = keep_until_exit(std::move(ck).value(), std::move(r).value());
+  if (kept.replaced_tensors > 0)
+    report.note(std::to_string(kept.replaced_tensors) + " tensor name(s) are held by more than one of the files (the "
+                "first: " + py::repr_str(kept.first_replaced, a.python) +
+                "); the last file's tensor is checked, as sglang reads them, and the others are not: a sharded "
+                "checkpoint holds each tensor once");
   std::ostream& out = report.out();
-  if (a.json) return print_json(out, kept, a);
+  if (a.json) return print_json(out, kept, a, report.notes());
   // Markers that name no known format are accepted unchecked (upstream skips them): counted apart,
   // so "N quantized layer(s)" counts the layers whose tensors were checked.
   out << "OK: " << kept.layers.size() - kept.unknown_format << " quantized layer(s) accepted " << rules_text(a);

@@ -278,7 +278,11 @@ void finalize_meta(State& s) {
   std::stable_sort(out.begin(), out.end(), name_less);
   std::size_t w = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
-    if (i + 1 < out.size() && out[i]->name == out[i + 1]->name) continue;
+    if (i + 1 < out.size() && out[i]->name == out[i + 1]->name) {
+      if (i == 0 || out[i - 1]->name != out[i]->name)  // once per name
+        if (s.report.replaced_tensors++ == 0) s.report.first_replaced = out[i]->name;
+      continue;
+    }
     out[w++] = out[i];
   }
   out.resize(w);

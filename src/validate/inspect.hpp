@@ -58,6 +58,10 @@ struct Report {
   // Of those, the layers whose marker names no format upstream knows (no "format", or another
   // string): section 4 skips them silently, so they are accepted without a check of their tensors.
   std::size_t unknown_format = 0;
+  // Tensor names held by more than one of the files (a later file's replaces the earlier ones), and
+  // the first such name: sharded checkpoints hold each tensor once, so this is worth a note.
+  std::size_t replaced_tensors = 0;
+  std::string_view first_replaced;
   // checkpoint_meta, sorted by name (a later file's tensor replaces an earlier one of that name).
   // Pointers into the parsed headers, which `keep` owns (inspect, inspect_paths) or the caller
   // keeps alive (inspect_parsed).

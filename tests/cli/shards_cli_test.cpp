@@ -256,9 +256,28 @@ TEST_F(ShardsCli, ADirectoryWithBothASingleFileAndAnIndexSaysWhichIsRead) {
     const CliRun r = cli(cmd);
     EXPECT_NE(r.out.find(note), std::string::npos) << cmd << "\n" << r.out;
   }
+  // A gate reading only the JSON sees it too (it went to stderr alone, beside "ok": true).
+  const CliRun j = sh("exec " + kBin + " validate --json " + p("ck") + " 2>/dev/null");
+  EXPECT_NE(j.out.find("\"notes\": [\"directory " + p("ck") + " holds both model.safetensors"), std::string::npos) << j.out;
   // An index that names model.safetensors as a shard is not such a case.
   spit(p("ck/model.safetensors.index.json"), R"({"weight_map": {"blk.0.weight": "model.safetensors"}})");
   EXPECT_EQ(cli("validate " + p("ck")).out.find("note:"), std::string::npos);
+  EXPECT_EQ(cli("validate --json " + p("ck")).out.find("\"notes\""), std::string::npos);
+}
+
+// Files given together are one checkpoint, and a later file's tensor replaces an earlier one of that
+// name, as sglang reads them: a broken file followed by a good copy passed with nothing said.
+TEST_F(ShardsCli, TensorsHeldByMoreThanOneFileAreNoted) {
+  const std::string bad = kRoot + "/examples/broken-rank.safetensors", good = kRoot + "/examples/flux-tiny-w4a8.safetensors";
+  const CliRun r = cli("validate --strict " + bad + " " + good);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("note: 10 tensor name(s) are held by more than one of the files (the first: "
+                       "'double_blocks.0.img_attn.qkv.bias'); the last file's tensor is checked"),
+            std::string::npos)
+      << r.out;
+  const CliRun j = sh("exec " + kBin + " validate --json " + bad + " " + good + " 2>/dev/null");
+  EXPECT_NE(j.out.find("\"notes\": [\"10 tensor name(s) are held by more than one of the files"), std::string::npos) << j.out;
+  EXPECT_EQ(cli("validate " + good).out.find("note:"), std::string::npos);
 }
 
 // A layer whose marker names another format (or none) exists: the message says what its marker is.
