@@ -41,14 +41,16 @@ constexpr Command kCommands[] = {
 };
 
 // --json among the options (before a "--" that ends them).
-bool asks_for_json(int argc, char** argv) {
+// Whether `flag` is among the options (before any "--").
+bool has_flag(int argc, char** argv, std::string_view flag) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--") return false;
-    if (a == "--json") return true;
+    if (a == flag) return true;
   }
   return false;
 }
+bool asks_for_json(int argc, char** argv) { return has_flag(argc, argv, "--json"); }
 
 // An existing file whose name starts with '-' is read as an option, and the error then speaks of
 // something else ("checkpoint is required"): say how to name it.
@@ -117,13 +119,16 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
 // The exit status, once everything printed has reached standard output. A verdict or report that
 // could not be written (a full disk, a closed descriptor) must not leave status 0 behind it: a
 // script would read "accepted" with no report. (A closed pipe ends the process by SIGPIPE first.)
-int finish(w4a8::cli::Reporter& report) {
+int finish(w4a8::cli::Reporter& report, bool one_line) {
   errno = 0;
   std::cout.flush();
   const bool written = static_cast<bool>(std::cout) && std::fflush(stdout) == 0 && std::ferror(stdout) == 0;
   if (written) return report.exit_code();
   const int err = errno;
-  report.fail(w4a8::make_error(w4a8::ErrorKind::IoWriteFailed, {"standard output", err != 0 ? std::strerror(err) : "write error"}));
+  w4a8::cli::FailStyle style;
+  style.one_line = one_line;  // --quiet: every message on one line, this one too
+  report.fail(w4a8::make_error(w4a8::ErrorKind::IoWriteFailed, {"standard output", err != 0 ? std::strerror(err) : "write error"}),
+              style);
   return report.exit_code();
 }
 
@@ -136,7 +141,7 @@ int main(int argc, char** argv) {
   w4a8::cli::Reporter report(std::cout, std::cerr);
   try {
     const int rc = run(argc, argv, report);
-    return rc == report.exit_code() ? finish(report) : rc;  // (a usage error: CLI11 printed it)
+    return rc == report.exit_code() ? finish(report, has_flag(argc, argv, "--quiet")) : rc;  // (a usage error: CLI11 printed it)
   } catch (const std::bad_alloc&) {
     report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"out of memory", "std::bad_alloc"}));
   } catch (const std::system_error& e) {
@@ -144,5 +149,5 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"internal error", e.what()}));
   }
-  return finish(report);
+  return finish(report, has_flag(argc, argv, "--quiet"));
 }

@@ -19,6 +19,7 @@
 #include "cli/report.hpp"
 #include "json/dump.hpp"
 #include "py/repr.hpp"
+#include "py/version.hpp"
 #include "validate/inspect.hpp"
 #include "validate/layers.hpp"
 
@@ -213,6 +214,12 @@ void run(const ValidateArgs& a, Reporter& report) {
   style.upstream = Predicts{version, py::version_name(a.python), {}};
   style.strict = a.strict;
   style.one_line = a.quiet;
+  // A prediction resting on facts not checked against that interpreter says so.
+  if (const auto pv = static_cast<std::size_t>(a.python); pv > 0 && !py::kInterpreterFacts[pv].measured)
+    report.note("Python " + std::string(py::version_name(a.python)) +
+                "'s json.loads nesting limit and int() error order are assumed from Python " +
+                std::string(py::version_name(py::Version(pv - 1))) +
+                "'s, not checked against that interpreter (w4a8check versions)");
   if (a.consumers) return run_consumers(a, opt, style, report);
   std::string where;
   auto ck = open_checkpoint(a.files, opt, &where, &report);

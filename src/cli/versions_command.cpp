@@ -10,6 +10,7 @@
 #include "cli/report.hpp"
 #include "core/version.hpp"
 #include "core/upstream.hpp"
+#include "py/version.hpp"
 
 namespace w4a8::cli {
 namespace {
@@ -39,6 +40,16 @@ void run(bool json, Reporter& report) {
       w.key("releases").begin_object().key("first").string(ranges[i].first).key("last").string(ranges[i].second).end_object();
       w.end_object();
     }
+    w.end_object().end_object();
+    // The Pythons --python models, with whether each row was checked against that interpreter.
+    w.key("python").begin_object().key("default").string(py::version_name(py::kDefaultVersion));
+    w.key("versions").begin_object();
+    for (std::size_t i = 0; i < std::size_t(py::Version::kCount); ++i) {
+      const auto v = py::Version(i);
+      const py::InterpreterFacts& f = py::kInterpreterFacts[i];
+      w.key(py::version_name(v)).begin_object().key("unicode").string(py::unicode_version(v));
+      w.key("json_max_depth").number(std::uint64_t(f.json_max_depth)).key("measured").boolean(f.measured).end_object();
+    }
     w.end_object().end_object().end_object();
     out << "\n";
     return;
@@ -51,6 +62,14 @@ void run(bool json, Reporter& report) {
   out << "\ncomfy-kitchen (W4A8 operand rules and numerics, default "
       << upstream::profile(upstream::kLatestComfyKitchen).version << "):\n";
   for (const auto& p : upstream::kComfyKitchenProfiles) out << "  " << p.version << "  " << p.note << "\n";
+  out << "\nPython sglang runs under (repr()/int() Unicode data, json.loads nesting limit; validate --python P, default "
+      << py::version_name(py::kDefaultVersion) << "):\n";
+  for (std::size_t i = 0; i < std::size_t(py::Version::kCount); ++i) {
+    const auto v = py::Version(i);
+    const py::InterpreterFacts& f = py::kInterpreterFacts[i];
+    out << "  " << py::version_name(v) << "  Unicode " << py::unicode_version(v) << ", nesting limit " << f.json_max_depth
+        << (f.measured ? "" : "  (not checked against that interpreter: assumed from the one before)") << "\n";
+  }
 }
 
 }  // namespace

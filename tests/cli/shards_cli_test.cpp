@@ -358,6 +358,21 @@ TEST_F(ShardsCli, VersionsListsEveryProfile) {
                                " -c 'import json,sys; d=json.load(sys.stdin)[\"comfy_kitchen\"][\"profiles\"]; "
                                "print([(v, p[\"releases\"][\"first\"], p[\"releases\"][\"last\"]) for v, p in d.items()])'");
   EXPECT_EQ(k.out, "[('0.2.35', '0.2.30', '0.2.35'), ('0.2.40', '0.2.36', '0.2.40')]\n");
+  // The Pythons --python takes, and which were checked against an interpreter (docs/validator.md:
+  // 3.10.13, 3.11.7, 3.12.1, 3.13.0 measured; 3.14 not).
+  const CliRun py = run_command(kBin + " versions --json | " + W4A8_PYTHON +
+                                " -c 'import json,sys; d=json.load(sys.stdin)[\"python\"]; "
+                                "print(d[\"default\"], [(v, p[\"json_max_depth\"], p[\"measured\"]) for v, p in d[\"versions\"].items()])'");
+  EXPECT_EQ(py.out, "3.11 [('3.10', 990, True), ('3.11', 990, True), ('3.12', 1497, True), ('3.13', 9998, True), "
+                    "('3.14', 9998, False)]\n");
+  EXPECT_NE(r.out.find("  3.14  Unicode 16.0.0, nesting limit 9998  (not checked against that interpreter"), std::string::npos)
+      << r.out;
+  // A verdict under 3.14 says what it assumes; under a measured one, nothing.
+  const std::string ok = kRoot + "/examples/flux-tiny-w4a8.safetensors";
+  EXPECT_NE(cli("validate --python 3.14 " + ok).out.find("note: Python 3.14's json.loads nesting limit and int() error order "
+                                                          "are assumed from Python 3.13's"),
+            std::string::npos);
+  EXPECT_EQ(cli("validate --python 3.13 " + ok).out.find("note:"), std::string::npos);
 }
 
 }  // namespace
