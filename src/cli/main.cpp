@@ -102,14 +102,22 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);  // prints help / the usage error
-    if (rc == 0) return 0;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // Through the one reporter, as every other error ("w4a8check: MESSAGE" and its code), then
+    // where help is; with --json the error object on stdout as well (a script reads JSON there).
+    const w4a8::Error err = w4a8::make_error(w4a8::ErrorKind::UsageError, {e.what()});
+    report.fail(err);
+    std::string help = "w4a8check";
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      help += " " + sub->get_name();
+    }
+    report.err() << "Run " << help << " --help for more information.\n";
     note_dash_files(argc, argv, report);
-    // A script that asked for --json reads stdout as JSON: the usage error is there too.
     if (asks_for_json(argc, argv)) {
       w4a8::cli::FailStyle json;
       json.format = w4a8::cli::Format::Json;
-      report.fail(w4a8::make_error(w4a8::ErrorKind::UsageError, {e.what()}), json);
+      report.fail(err, json);
     }
     return 2;  // usage errors exit 2, as documented
   }
