@@ -275,7 +275,8 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
           for (std::uint64_t m = 0; m < M; ++m) {
             const float sd = gemm::division_scale(XS[m], pol, c.x_dtype);
             for (std::uint64_t k = 0; k < K; ++k) {
-              const int a = (*act.x_q)[m * K + k], e = ref.x_q[m * K + k];
+              const std::int8_t qa = (*act.x_q)[m * K + k], qe = ref.x_q[m * K + k];
+              const int a = qa, e = qe;
               if (a == e) continue;
               ++diff;
               const QRange r = legal_q(row(m).y[k], row(m).err[k], sd, 0, pol, c.x_dtype);

@@ -5,20 +5,20 @@
 #include <optional>
 #include <vector>
 
+#include "gemm/numerics.hpp"
+
 namespace w4a8::audit {
 namespace {
 
 std::string shown(float v) {
-  std::uint32_t b = 0;
-  std::memcpy(&b, &v, sizeof b);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g (0x%08x)", double(v), b);
+  std::snprintf(buf, sizeof buf, "%.9g (0x%08x)", double(v), gemm::f32_bits(v));
   return buf;
 }
 std::string shown(std::int32_t v) { return std::to_string(v); }
 std::string shown(std::int8_t v) { return std::to_string(int(v)); }
 
-bool same(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }  // bits: NaN payloads and -0 too
+bool same(float a, float b) { return gemm::f32_bits(a) == gemm::f32_bits(b); }  // bits: NaN payloads and -0 too
 bool same(std::int32_t a, std::int32_t b) { return a == b; }
 bool same(std::int8_t a, std::int8_t b) { return a == b; }
 

@@ -102,7 +102,7 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
 // The guards first (a write past the end may also explain what is missing), then the inputs, then
 // the elements left as they were; then each output is handed to the problem's buffer.
 Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t row_len) {
-  auto fail = [&pl](std::string why) { return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", why}); };
+  auto fail = [&pl](const std::string& why) { return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", why}); };
   for (const Buffer& b : bufs)
     for (std::size_t i = 0; i < kGuardBytes; ++i)
       if (b.staged[b.bytes + i] != kGuardByte)

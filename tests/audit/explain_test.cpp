@@ -64,7 +64,8 @@ bool find_element(const Fixture& f, double lo, double hi, std::uint64_t& m_out, 
       const double dist = std::fabs(q - std::floor(q) - 0.5);
       if (dist >= lo && dist <= hi && std::fabs(q) < 120) {
         m_out = m, k_out = k;
-        const int mine = f.ref.x_q[m * f.c.k + k];
+        const std::int8_t q8 = f.ref.x_q[m * f.c.k + k];
+        const int mine = q8;
         other = mine == int(std::floor(q)) ? mine + 1 : mine - 1;
         return true;
       }
