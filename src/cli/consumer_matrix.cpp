@@ -426,8 +426,15 @@ void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary)
   out << "\nok: loads it   -: not a W4A8 layer   En: refused (one code per error kind; --json: each layer's message)\n";
   for (std::size_t e = 0; e < m.errors.size(); ++e) {
     const Error& x = m.errors[e].first;
-    out << cell_text(std::uint32_t(e), false) << "  [" << x.code() << "] " << m.errors[e].cells << " cell(s), first: "
-        << x.type() << ": " << x.message << "\n";
+    // A whole-checkpoint refusal with no layer row to fill: "0 cell(s)" read as if nothing refused.
+    std::size_t refusing = 0;
+    for (const Consumer& c : m.consumers) refusing += c.checkpoint == e ? 1 : 0;
+    out << cell_text(std::uint32_t(e), false) << "  [" << x.code() << "] ";
+    if (refusing > 0 && m.errors[e].cells == 0)
+      out << "the whole checkpoint, for " << refusing << " consumer(s)";
+    else
+      out << m.errors[e].cells << " cell(s)";
+    out << ", first: " << x.type() << ": " << x.message << "\n";
   }
 }
 

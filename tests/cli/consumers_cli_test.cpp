@@ -268,6 +268,10 @@ TEST_F(ConsumersCli, ContainerErrorRefusesTheCheckpointForEverySglang) {
   }
   const CliRun t = cli("validate --consumers " + p("a.safetensors") + " " + p("b.safetensors"));
   EXPECT_NE(t.out.find("CUDA kernel refuses the whole checkpoint (every layer): E1 "), std::string::npos) << t.out;
+  // The legend says what it refused: no layer row exists, and "0 cell(s)" read as nothing refused.
+  EXPECT_NE(t.out.find("E1  [safetensors.InvalidHeaderLength] the whole checkpoint, for 8 consumer(s), first: "),
+            std::string::npos)
+      << t.out;
   EXPECT_NE(t.out.find("refuses the whole checkpoint (every layer): E1 " + p("b.safetensors") + ": SafetensorError: "),
             std::string::npos)
       << t.out;
