@@ -194,13 +194,17 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
       auto& out = v.stages[int(Stage::Output)];
       const bool eager = pol == ActPolicy::Eager && c.x_dtype != FloatDtype::F32;
       const double ux = eager ? unit_roundoff(c.x_dtype) : 0.0;
-      const double gamma = double(K) * kU32 + 4 * ux;
+      // Both results are float32 sums in some order of the same products, each within K u of the exact
+      // sum (and each product's rounding within 2^-150 absolutely, where they underflow): their
+      // difference within twice that.
+      const double gamma = 2 * double(K) * kU32 + 4 * ux;
+      const double underflow = double(K) * 0x1p-149;
       // The weight is rotated back in float arithmetic (ours float32, upstream's the activation
       // dtype): each physical weight carries an error up to (R u + u_x) / sqrt(R) times its block's
       // sum of |W_rot|, which can dwarf the weight itself when the rotation cancels. Summed against
       // |x| that is (1/sqrt R) * sum over blocks of (sum |x|) (sum |W_rot|).
       const std::uint64_t R = std::uint64_t(std::max<std::int64_t>(L.convrot_groupsize, 1)), G = std::uint64_t(L.group_size);
-      const double rot_gamma = double(R) * kU32 + 2 * ux, inv_sqrt_r = 1.0 / std::sqrt(double(R));
+      const double rot_gamma = 2 * double(R) * kU32 + 2 * ux, inv_sqrt_r = 1.0 / std::sqrt(double(R));
       const double max_out = max_finite(od);
       std::uint64_t diff = 0, expl = 0, first = ~0ull;
       std::vector<double> xabs(K), xblk(K / R), wblk(K / R);
@@ -222,7 +226,8 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
             srot += xblk[b] * wsum;
           }
           const float mag = std::isinf(e) ? float(max_out) : e;  // an overflowed reference: ulps at the edge
-          double tol = gamma * s + rot_gamma * inv_sqrt_r * srot + 2 * ulp_of(mag, od) + (eager ? 2 * ulp_of(mag, c.x_dtype) : 0);
+          double tol = gamma * s + underflow + rot_gamma * inv_sqrt_r * srot + 2 * ulp_of(mag, od) +
+                       (eager ? 2 * ulp_of(mag, c.x_dtype) : 0);
           if (L.has_bias()) tol += 2 * ulp_of(L.bias[n], od) + (eager ? ulp_of(L.bias[n], c.x_dtype) : 0);
           bool ok = false;
           if (std::isinf(a) && std::isinf(e)) {

@@ -113,6 +113,7 @@ std::string consumers_line(const ConsumerMatrix& m);
 void print_matrix_text(std::ostream& out, const ConsumerMatrix& m, bool summary);
 // JSON: {"ok", "upstream", "consumers": [...], "layers": {P: {"format", "cells", "messages"}} |
 // "groups": [...], "errors": {"E1": {"type", "code", "cells", "example"}}}.
-void print_matrix_json(std::ostream& out, const ConsumerMatrix& m, bool summary);
+// notes: the run's notes (Reporter::notes()), written as "notes" when there are any.
+void print_matrix_json(std::ostream& out, const ConsumerMatrix& m, bool summary, const std::vector<std::string>& notes = {});
 
 }  // namespace w4a8::cli

@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   w4a8::cli::Reporter report(std::cout, std::cerr);
   try {
     const int rc = run(argc, argv, report);
-    return rc == report.exit_code() ? finish(report, has_flag(argc, argv, "--quiet")) : rc;  // (a usage error: CLI11 printed it)
+    return rc == report.exit_code() ? finish(report, has_flag(argc, argv, "--quiet")) : rc;  // (a usage error, already reported)
   } catch (const std::bad_alloc&) {
     report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"out of memory", "std::bad_alloc"}));
   } catch (const std::system_error& e) {

@@ -199,7 +199,7 @@ void run_consumers(const ValidateArgs& a, const validate::Options& opt, const Fa
   }
   const ConsumerMatrix m = build_consumer_matrix(per, a.sglang, a.python);
   report.verdict(m.accepts(m.selected));
-  if (a.json) return print_matrix_json(report.out(), m, a.summary);
+  if (a.json) return print_matrix_json(report.out(), m, a.summary, report.notes());
   print_matrix_text(report.out(), m, a.summary);
 }
 
@@ -215,11 +215,14 @@ void run(const ValidateArgs& a, Reporter& report) {
   style.strict = a.strict;
   style.one_line = a.quiet;
   // A prediction resting on facts not checked against that interpreter says so.
-  if (const auto pv = static_cast<std::size_t>(a.python); pv > 0 && !py::kInterpreterFacts[pv].measured)
+  if (auto pv = static_cast<std::size_t>(a.python); !py::kInterpreterFacts[pv].measured) {
+    std::size_t from = pv;  // the nearest earlier interpreter that was measured (the table's rows follow it)
+    while (from > 0 && !py::kInterpreterFacts[from].measured) --from;
     report.note("Python " + std::string(py::version_name(a.python)) +
                 "'s json.loads nesting limit and int() error order are assumed from Python " +
-                std::string(py::version_name(py::Version(pv - 1))) +
+                std::string(py::version_name(py::Version(from))) +
                 "'s, not checked against that interpreter (w4a8check versions)");
+  }
   if (a.consumers) return run_consumers(a, opt, style, report);
   std::string where;
   auto ck = open_checkpoint(a.files, opt, &where, &report);

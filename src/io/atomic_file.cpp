@@ -252,6 +252,7 @@ int make_output_dir(const std::string& path, bool& made) {
 }
 
 void set_read_fault_json(bool json) { g_fault_json.store(json); }
+bool fatal_reports_json() noexcept { return g_fault_json.load(); }
 
 void remove_live_outputs() { cleanup_outputs(); }
 

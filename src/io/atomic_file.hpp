@@ -22,6 +22,9 @@ namespace w4a8::io {
 void install_output_cleanup();
 // With json, that read-fault report also goes to stdout as the JSON error object `--json` promises.
 void set_read_fault_json(bool json);
+// Whether fatal reports (the read fault, a kernel plugin's crash, exit() or overrun) also go to
+// stdout as the JSON error object: set_read_fault_json's value. Async-signal-safe.
+bool fatal_reports_json() noexcept;
 // What a fatal signal does before the process dies: removes every live temporary, then the output
 // directories this run made if they are empty. Async-signal-safe (for other fatal-error handlers).
 void remove_live_outputs();

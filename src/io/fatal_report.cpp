@@ -50,7 +50,7 @@ void FatalReport::write_text(int fd, const char* fill) const noexcept {
 void FatalReport::write_json(int fd, const char* fill) const noexcept {
   write_now(fd, json_head_);
   const std::string_view s(fill);
-  char piece[256];
+  char piece[256];  // dump_string_piece needs room for 12 bytes (a surrogate pair) to advance
   for (std::size_t pos = 0; pos < s.size();) {
     piece[json::dump_string_piece(s, pos, piece, sizeof piece - 1)] = '\0';
     write_now(fd, piece);

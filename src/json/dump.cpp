@@ -1,6 +1,7 @@
 #include "json/dump.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <string_view>
 
 #include "core/hex.hpp"
@@ -120,6 +121,7 @@ void dump_append(std::string& out, const Value& v, NonFinite nf) { dump_to(out, 
 void dump_string_append(std::string& out, std::string_view wtf8) { dump_string_to(out, wtf8); }
 
 std::size_t dump_string_piece(std::string_view wtf8, std::size_t& pos, char* buf, std::size_t cap) {
+  if (cap < 12) std::abort();  // no progress possible: a caller's loop would never end
   char* p = buf;
   while (pos < wtf8.size() && static_cast<std::size_t>(p - buf) + 12 <= cap) p = put_escaped(p, wtf8, pos);
   return static_cast<std::size_t>(p - buf);

@@ -22,6 +22,7 @@ int g_depth = 0;  // guards alive (one thread calls plugins)
 // The report, rendered when the outermost guard starts; the hole is what the plugin did.
 io::FatalReport g_report;
 std::atomic<bool> g_active{false};
+std::atomic<int> g_stdout{STDOUT_FILENO};  // the real stdout while fd 1 is stderr (the JSON report goes there)
 struct sigaction g_old[std::size(kCrashSignals)];
 bool g_installed[std::size(kCrashSignals)];
 
@@ -35,9 +36,15 @@ const char* signal_text(int sig) {
   }
 }
 
+// The report on stderr, and with --json as the JSON error object on the real stdout too.
+void report_now(const char* what) {
+  if (io::fatal_reports_json()) g_report.write_json(g_stdout.load(), what);
+  g_report.write_text(STDERR_FILENO, what);
+}
+
 extern "C" void crashed_in_plugin(int sig) {
   if (g_active.exchange(false)) {
-    g_report.write_text(STDERR_FILENO, signal_text(sig));
+    report_now(signal_text(sig));
     io::remove_live_outputs();
   }
   ::signal(sig, SIG_DFL);
@@ -49,9 +56,28 @@ char g_limit_text[128] = {};  // the hole for a call that overran it, rendered w
 struct sigaction g_old_alarm;
 bool g_alarm_installed = false;
 
-extern "C" void overran_in_plugin(int) {
-  if (!g_active.exchange(false)) return;
-  g_report.write_text(STDERR_FILENO, g_limit_text);
+// A SIGALRM that is not the limit's timer (kill(), sigqueue(), a supervisor's `timeout -s ALRM`)
+// goes where it went before the guard.
+void forward_alarm(int sig, siginfo_t* info, void* context) {
+  const struct sigaction& o = g_old_alarm;
+  if ((o.sa_flags & SA_SIGINFO) != 0) {
+    if (o.sa_sigaction != nullptr) o.sa_sigaction(sig, info, context);
+    return;
+  }
+  if (o.sa_handler == SIG_IGN) return;
+  if (o.sa_handler == SIG_DFL) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);  // delivered when the handler returns
+    return;
+  }
+  o.sa_handler(sig);
+}
+
+extern "C" void overran_in_plugin(int sig, siginfo_t* info, void* context) {
+  // ITIMER_REAL's expiry comes from the kernel (SI_KERNEL); anything else was sent by someone.
+  if (info == nullptr || info->si_code != SI_KERNEL) return forward_alarm(sig, info, context);
+  if (!g_active.exchange(false)) return;  // the call returned just as the timer fired
+  report_now(g_limit_text);
   io::remove_live_outputs();
   ::_exit(2);
 }
@@ -66,7 +92,7 @@ void arm(double seconds) {
 
 extern "C" void exit_in_plugin() {
   if (!g_active.exchange(false)) return;
-  g_report.write_text(STDERR_FILENO, "it called exit(); nothing it computed is used");
+  report_now("it called exit(); nothing it computed is used");
   io::remove_live_outputs();
   ::_exit(2);
 }
@@ -98,10 +124,12 @@ CallGuard::CallGuard(std::string_view plugin, std::string_view call) {
   std::fflush(stdout);
   saved_stdout_ = ::dup(STDOUT_FILENO);
   if (saved_stdout_ >= 0) ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  g_stdout.store(saved_stdout_ >= 0 ? saved_stdout_ : STDOUT_FILENO);
   g_alarm_installed = false;
   if (g_limit > 0) {
     struct sigaction sa {};
-    sa.sa_handler = overran_in_plugin;
+    sa.sa_sigaction = overran_in_plugin;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     g_alarm_installed = ::sigaction(SIGALRM, &sa, &g_old_alarm) == 0;
   }
@@ -118,6 +146,7 @@ CallGuard::~CallGuard() {
   }
   g_active.store(false);
   std::fflush(stdout);  // what the plugin printf'ed is still the stdio buffer's: to stderr with the rest
+  g_stdout.store(STDOUT_FILENO);
   if (saved_stdout_ >= 0) {
     ::dup2(saved_stdout_, STDOUT_FILENO);
     ::close(saved_stdout_);

@@ -1,6 +1,5 @@
 #include "plugin/plugin.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 
 #include <dlfcn.h>
@@ -94,15 +93,8 @@ Result<Plugin> Plugin::load(const std::string& given) {
         !m.empty())
       return incompatible(path, "its table leaves " + m + " NULL (a CUDA_DEVICE plugin must set device_count, alloc, "
                                 "free, copy_to_device, copy_to_host and synchronize)");
-  // A capability this build does not know would be promised to no one: an older w4a8check reading a
-  // newer module's table, or stray bits.
-  constexpr std::uint64_t kKnownCaps = W4A8_CAP_INTEGER_PATH | W4A8_CAP_CORRECTION_PATH | W4A8_CAP_6BIT |
-                                       W4A8_CAP_F32_SCALES | W4A8_CAP_EAGER_POLICY | W4A8_CAP_INTERMEDIATES;
-  if (const std::uint64_t unknown = t->caps & ~kKnownCaps) {
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(unknown));
-    return incompatible(path, std::string("its caps set bits this w4a8check does not know (") + hex + ")");
-  }
+  // caps bits this build does not know are ignored, as struct_size lets a newer module's table be
+  // larger: a module built against a later header still loads here (nothing asks for those bits).
   Plugin p;
   p.table_ = t;
   p.path_ = path;

@@ -29,8 +29,9 @@ Error null_alloc(const Plugin& pl) {
 }
 
 // What no return status reports, seen in the buffers themselves. The plugin gets copies of every
-// buffer, each followed by a guard zone: a write past any buffer's end shows there (a device
-// allocation is rounded up, so it would not fault), and a write into an input (all are const in the
+// buffer, each between two guard zones: a write past any buffer's end or before its start shows
+// there (a device allocation is rounded up, so it would not fault; a host one would corrupt the
+// heap's own records), and a write into an input (all are const in the
 // ABI) shows against the original, which the run never touches, so the audit's judgement of the
 // result still uses the real operands. Each output starts as a poison pattern (not the zeros a
 // plugin's alloc may or may not give, which also equal many right answers), so an element the
@@ -49,7 +50,9 @@ struct Buffer {
   std::size_t width = 1;        // output element size, for the unwritten check
   std::uint32_t poison = 0;     // output element pattern (little-endian, `width` bytes)
   bool must_write = false;      // every element is the plugin's to write, and the pattern is no result
-  std::vector<std::uint8_t> staged;  // bytes + kGuardBytes
+  std::vector<std::uint8_t> staged;  // guard, the bytes, guard: the plugin's pointer is data()
+  std::uint8_t* data() { return staged.data() + kGuardBytes; }
+  const std::uint8_t* data() const { return staged.data() + kGuardBytes; }
 };
 
 // NaN bit patterns with a payload no arithmetic produces (signalling NaNs), so a left-over element
@@ -67,8 +70,8 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
     using Ptr = std::remove_reference_t<decltype(ptr)>;
     if (!ptr) return;
     Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, original, nullptr, bytes, 1, 0, false, {}};
-    b.staged.resize(bytes + kGuardBytes, kGuardByte);
-    if (bytes) std::memcpy(b.staged.data(), original, bytes);
+    b.staged.resize(kGuardBytes + bytes + kGuardBytes, kGuardByte);
+    if (bytes) std::memcpy(b.data(), original, bytes);
     bufs.push_back(std::move(b));
   };
   auto output = [&](const char* name, auto& ptr, void* dest, std::size_t bytes, std::size_t width, std::uint32_t poison,
@@ -76,8 +79,10 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
     using Ptr = std::remove_reference_t<decltype(ptr)>;
     if (!ptr) return;
     Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, nullptr, dest, bytes, width, poison, must_write, {}};
-    b.staged.resize(bytes + kGuardBytes, kGuardByte);
-    for (std::size_t i = 0; i < bytes; ++i) b.staged[i] = static_cast<std::uint8_t>(poison >> (8 * (i % width)));
+    b.staged.reserve(kGuardBytes + bytes + kGuardBytes);
+    b.staged.assign(kGuardBytes, kGuardByte);
+    for (std::size_t i = 0; i < bytes; ++i) b.staged.push_back(static_cast<std::uint8_t>(poison >> (8 * (i % width))));
+    b.staged.insert(b.staged.end(), kGuardBytes, kGuardByte);
     bufs.push_back(std::move(b));
   };
   input("x", p.x, lp.x.data(), lp.x.size());
@@ -95,7 +100,7 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
   output("w_q", p.w_q, lp.w_q.data(), lp.w_q.size(), 1, kPoisonInt, false);
   // The flag is set only on a NaN scale: it goes in as 0, as the ABI says.
   output("nan_scale_flag", p.nan_scale_flag, &lp.nan_flag, sizeof(std::int32_t), 4, 0, false);
-  for (Buffer& b : bufs) b.point(b.staged.data());
+  for (Buffer& b : bufs) b.point(b.data());
   return bufs;
 }
 
@@ -104,16 +109,20 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
 Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t row_len) {
   auto fail = [&pl](const std::string& why) { return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", why}); };
   for (const Buffer& b : bufs)
-    for (std::size_t i = 0; i < kGuardBytes; ++i)
-      if (b.staged[b.bytes + i] != kGuardByte)
+    for (std::size_t i = 0; i < kGuardBytes; ++i) {
+      if (b.data()[b.bytes + i] != kGuardByte)
         return fail("it wrote past the end of " + std::string(b.name) + " (" + std::to_string(b.bytes) + " bytes): byte " +
                     std::to_string(i) + " after it changed");
+      if (b.data()[-1 - std::ptrdiff_t(i)] != kGuardByte)  // a row -1, an index that went negative
+        return fail("it wrote before the start of " + std::string(b.name) + ": byte " + std::to_string(i + 1) +
+                    " before it changed");
+    }
   for (const Buffer& b : bufs) {
-    if (!b.original || b.bytes == 0 || std::memcmp(b.staged.data(), b.original, b.bytes) == 0) continue;
+    if (!b.original || b.bytes == 0 || std::memcmp(b.data(), b.original, b.bytes) == 0) continue;
     const auto* o = static_cast<const std::uint8_t*>(b.original);
     std::size_t first = 0, changed = 0;
     for (std::size_t i = 0; i < b.bytes; ++i)
-      if (b.staged[i] != o[i] && changed++ == 0) first = i;
+      if (b.data()[i] != o[i] && changed++ == 0) first = i;
     return fail("it wrote into its input " + std::string(b.name) + ", which the ABI declares const: " +
                 std::to_string(changed) + " of its " + std::to_string(b.bytes) + " bytes changed, the first at byte " +
                 std::to_string(first));
@@ -123,7 +132,7 @@ Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t r
     std::size_t left = 0, first = 0;
     for (std::size_t e = 0; e < b.bytes / b.width; ++e) {
       std::uint32_t v = 0;
-      std::memcpy(&v, b.staged.data() + e * b.width, b.width);  // little-endian hosts only (as the ABI)
+      std::memcpy(&v, b.data() + e * b.width, b.width);  // little-endian hosts only (as the ABI)
       if (v == b.poison && left++ == 0) first = e;
     }
     if (left == 0) continue;
@@ -134,7 +143,7 @@ Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t r
                 " unwritten (the first at " + where + ")");
   }
   for (const Buffer& b : bufs)
-    if (b.dest) std::memcpy(b.dest, b.staged.data(), b.bytes);
+    if (b.dest) std::memcpy(b.dest, b.data(), b.bytes);
   return Ok{};
 }
 
@@ -162,7 +171,7 @@ Status run_on_device(const Plugin& pl, w4a8_problem& p, std::vector<Buffer>& sta
     bufs.ptrs.push_back(d);
     if (const w4a8_status s = t.copy_to_device(d, staged[i].staged.data(), staged[i].staged.size()); s != W4A8_OK)
       return failed(pl, "copy_to_device", s);
-    staged[i].point(d);
+    staged[i].point(static_cast<std::uint8_t*>(d) + kGuardBytes);  // the device copy's own data(): guards either side
   }
   const std::size_t ws_bytes = t.workspace_size(&p);
   void* ws = nullptr;

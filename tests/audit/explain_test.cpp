@@ -221,6 +221,35 @@ TEST(Explain, IgnoringTheCorrectionIsNotExplainedUnderTheF32Policy) {
   }
 }
 
+// The other side of that bound: a correct float GEMM that sums in another order (reversed, or
+// pairwise as a blocked or split-K kernel does) is explained, under either policy's activations.
+TEST(Explain, CorrectionPathInAnotherSummationOrderIsExplained) {
+  for (const FloatDtype xd : {FloatDtype::BF16, FloatDtype::F16, FloatDtype::F32})
+    for (const bool pairwise : {false, true}) {
+      auto f = make(DataKind::Random, xd, FloatDtype::F32, false, true, 8);
+      const std::uint64_t M = f.c.m, N = f.c.n, K = f.c.k;
+      ImplOutput o = as_output(f.ref, false);
+      for (std::uint64_t m = 0; m < M; ++m)
+        for (std::uint64_t n = 0; n < N; ++n) {
+          std::vector<float> p(K);
+          for (std::uint64_t k = 0; k < K; ++k) p[k] = f.d.x.values[m * K + k] * f.ref.w_dequant[n * K + k];
+          if (pairwise) {
+            for (std::size_t w = 1; w < K; w *= 2)
+              for (std::size_t i = 0; i + w < K; i += 2 * w) p[i] = p[i] + p[i + w];
+            o.out[m * N + n] = p[0];
+          } else {
+            float s = 0;
+            for (std::uint64_t k = K; k-- > 0;) s = s + p[k];
+            o.out[m * N + n] = s;
+          }
+        }
+      const CaseVerdict v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
+      const StageResult& out = v.stages[int(Stage::Output)];
+      EXPECT_NE(v.overall, Verdict::Fail) << int(xd) << (pairwise ? " pairwise: " : " reversed: ") << out.detail;
+      EXPECT_EQ(out.explained, out.differing) << out.detail;
+    }
+}
+
 TEST(Explain, CorrectionPathOutlierMayOverflow) {
   auto f = make(DataKind::Random, FloatDtype::BF16, FloatDtype::F16, false, true, 2);
   const std::uint64_t N = f.c.n, K = f.c.k, k0 = 3;

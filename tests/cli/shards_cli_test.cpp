@@ -365,7 +365,9 @@ TEST_F(ShardsCli, VersionsListsEveryProfile) {
                                 "print(d[\"default\"], [(v, p[\"json_max_depth\"], p[\"measured\"]) for v, p in d[\"versions\"].items()])'");
   EXPECT_EQ(py.out, "3.11 [('3.10', 990, True), ('3.11', 990, True), ('3.12', 1497, True), ('3.13', 9998, True), "
                     "('3.14', 9998, False)]\n");
-  EXPECT_NE(r.out.find("  3.14  Unicode 16.0.0, nesting limit 9998  (not checked against that interpreter"), std::string::npos)
+  EXPECT_NE(r.out.find("  3.14  Unicode 16.0.0, nesting limit 9998  (nesting limit and int() error order assumed from the "
+                       "Python before; not checked against that interpreter)"),
+            std::string::npos)
       << r.out;
   // A verdict under 3.14 says what it assumes; under a measured one, nothing.
   const std::string ok = kRoot + "/examples/flux-tiny-w4a8.safetensors";
@@ -373,6 +375,9 @@ TEST_F(ShardsCli, VersionsListsEveryProfile) {
                                                           "are assumed from Python 3.13's"),
             std::string::npos);
   EXPECT_EQ(cli("validate --python 3.13 " + ok).out.find("note:"), std::string::npos);
+  // The consumer matrix's JSON carries it too (a JSON-only gate reads nothing else).
+  const CliRun m = sh("exec " + kBin + " validate --consumers --json --python 3.14 " + ok + " 2>/dev/null");
+  EXPECT_NE(m.out.find("\"notes\": [\"Python 3.14's json.loads nesting limit"), std::string::npos) << m.out;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-/* Deliberately broken kernel plugins, one per -D switch, for the loader's checks. */
+/* Deliberately broken kernel plugins, one per -D switch, for the loader's checks (UNKNOWN_CAPS is not
+ * broken: a caps bit from a later header, which the loader ignores). */
 #include <stddef.h>
 
 #include "w4a8_cuda.h"

@@ -3,7 +3,8 @@
  * returns probe_ws_bytes (set by the test), and run() writes every byte it is told it has. The name
  * and m=5's error text are variables the test may point elsewhere (printing plugin text). Its output
  * is zeros, written as probe_out_mode says: 0 every element, 1 all but the last, 2 one element past
- * the end as well, 3 every element and a zero into the const input s_channel[0]. */
+ * the end as well, 3 every element and a zero into the const input s_channel[0], 4 every element
+ * and one element before the start. */
 #include <stddef.h>
 #include <string.h>
 
@@ -37,6 +38,7 @@ static w4a8_status run(const w4a8_problem* p, void* w, size_t b, void* s) {
     if (probe_out_mode == 2) ++n;
     memset(p->out, 0, n * elem);
     if (probe_out_mode == 3) ((float*)p->s_channel)[0] = 0.0f; /* through a const pointer */
+    if (probe_out_mode == 4) memset((char*)p->out - elem, 0, elem);
   }
   if (p->m == 5) {
     error = probe_error_on_m5;
