@@ -18,7 +18,8 @@ extern "C" {
 typedef enum w4a8_dtype { W4A8_DTYPE_F32 = 0, W4A8_DTYPE_BF16 = 1, W4A8_DTYPE_F16 = 2 } w4a8_dtype;
 
 /* Storage of weight_s_rel: FP8 E4M3FN bytes (sglang and comfy-kitchen) or little-endian F32
- * (comfy-kitchen >= 0.2.40). */
+ * (written by comfy-kitchen 0.2.40's quantizer; every checked comfy-kitchen release, 0.2.30 on,
+ * decodes either; sglang refuses F32). */
 typedef enum w4a8_scale_dtype { W4A8_SCALE_FP8_E4M3 = 0, W4A8_SCALE_F32 = 1 } w4a8_scale_dtype;
 
 typedef enum w4a8_status {

@@ -128,9 +128,12 @@ class WorkDir {
 
 void run_check(const CheckArgs& a, Reporter& report) {
   // With --json every error is a JSON object on stdout too; the file it concerns is named there.
+  // The text names the file too when the message does not (the manifest or case file a field of it
+  // is wrong in); the JSON always has it as "file".
   auto fail = [&](const Error& e, std::string_view file = {}) {
     FailStyle s;
     if (a.json) s.format = Format::Json, s.where = file;
+    else if (!file.empty() && e.message.find(file) == std::string::npos) s.where = file;
     report.fail(e, s);
   };
   const int sources = int(a.impl_given) + int(a.kernel_given) + int(a.command_given);

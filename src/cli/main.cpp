@@ -105,7 +105,12 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // Through the one reporter, as every other error ("w4a8check: MESSAGE" and its code), then
     // where help is; with --json the error object on stdout as well (a script reads JSON there).
-    const w4a8::Error err = w4a8::make_error(w4a8::ErrorKind::UsageError, {e.what()});
+    // CLI11's words for an option given twice, said plainly.
+    std::string what = e.what();
+    constexpr std::string_view kTwice = ": At Most 1 required but received ";
+    if (const auto at = what.find(kTwice); at != std::string::npos)
+      what = what.substr(0, at) + " is given " + what.substr(at + kTwice.size()) + " times; give it once";
+    const w4a8::Error err = w4a8::make_error(w4a8::ErrorKind::UsageError, {what});
     report.fail(err);
     std::string help = "w4a8check";
     for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {

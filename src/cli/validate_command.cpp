@@ -271,8 +271,9 @@ void add_validate_command(CLI::App& app, Reporter& report) {
                   "safetensors shard(s), a directory or an index.json; paths appear in messages as given")
       ->required();
   cmd->add_flag("--json", args->json,
-                "print one JSON object: {\"ok\": true, \"upstream\": {\"sglang\": V, \"python\": P}, \"strict\": B, \"layers\": "
-                "{PREFIX: MARKER}} or {\"ok\": false, \"upstream\": ..., \"error\": {\"type\", \"message\", \"code\"}}");
+                "print one JSON object: {\"ok\": true, \"upstream\": {\"sglang\": V, \"python\": P}, \"strict\": B[, "
+                "\"notes\": [...]], \"layers\": {PREFIX: MARKER}} or {\"ok\": false, \"upstream\": ..., \"strict\": B[, "
+                "\"notes\": [...]], \"error\": {\"type\", \"message\", \"code\"[, \"file\"]}} (docs/json.md)");
   cmd->add_flag("--strict", args->strict,
                 "also enforce the W4A8 kernels' contract (K, group size, ConvRot) and check tensor data "
                 "(NaN FP8 scales, non-finite or negative channel scales, codebook, correction)");

@@ -86,6 +86,14 @@ TEST(ValidateCli, MissingFileIsAnIoErrorWithExitTwo) {
 TEST(ValidateCli, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_EQ(run_cli("validate 2>&1").rc, 2);             // no files
   EXPECT_EQ(run_cli("validate --bogus x 2>&1").rc, 2);   // unknown flag
+  // Reported as every other error is (CLI11 printed its own two lines, with no code), naming the
+  // command whose --help to read; an option given twice said plainly.
+  EXPECT_EQ(run_cli("validate --bogus x 2>&1").out,
+            "w4a8check: The following argument was not expected: --bogus\n  [usage.error]\n"
+            "Run w4a8check validate --help for more information.\n");
+  EXPECT_EQ(run_cli("validate --sglang 0.5.23 --sglang 0.5.22 x 2>&1").out,
+            "w4a8check: --sglang is given 2 times; give it once\n  [usage.error]\n"
+            "Run w4a8check validate --help for more information.\n");
   EXPECT_EQ(run_cli("2>&1").rc, 2);                      // no subcommand
   // A mistyped command is named, with the nearest one (CLI11 said only "A subcommand is required").
   const auto typo = run_cli("validat x 2>&1");
