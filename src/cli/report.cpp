@@ -168,9 +168,12 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
   const std::string where = style.where.empty() ? "" : std::string(style.where) + ": ";
   if (exit_ == 1) {
     out_ << "REJECTED: " << where << e.type() << ": " << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]";
-    // A --strict check is ours, not a prediction of an sglang error: said so beside the releases.
+    // A --strict check or --min-layers is ours, not a prediction of an sglang error: said so beside
+    // the releases.
     if (!style.upstream.empty())
-      out_ << " (" << (e.code().substr(0, 7) == "strict." ? "a --strict check, not an sglang error; " : "")
+      out_ << " (" << (e.code().substr(0, 7) == "strict."             ? "a --strict check, not an sglang error; "
+                       : e.kind == ErrorKind::ValidateTooFewLayers ? "--min-layers, not an sglang error; "
+                                                                     : "")
            << style.upstream.text() << ")";
     out_ << "\n";
   } else {

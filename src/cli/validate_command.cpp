@@ -31,6 +31,7 @@ struct ValidateArgs {
   bool json = false, strict = false, quiet = false, summary = false, consumers = false;
   upstream::Sglang sglang = upstream::kLatestSglang;
   py::Version python = py::kDefaultVersion;
+  std::uint64_t min_layers = 0;
 };
 
 std::string rules_text(const ValidateArgs& a) {
@@ -236,6 +237,10 @@ void run(const ValidateArgs& a, Reporter& report) {
   if (!r.ok()) return report.fail(r.error(), style);
   report.succeed();
   const validate::Report& kept = keep_until_exit(std::move(ck).value(), std::move(r).value());
+  // A gate that requires a quantized model: a checkpoint with no markers is one sglang loads as is.
+  if (const std::uint64_t known = kept.layers.size() - kept.unknown_format; known < a.min_layers)
+    return report.fail(make_error(ErrorKind::ValidateTooFewLayers, {std::to_string(known), std::to_string(a.min_layers)}),
+                       style);
   if (kept.replaced_tensors > 0)
     report.note(std::to_string(kept.replaced_tensors) + " tensor name(s) are held by more than one of the files (the "
                 "first: " + py::repr_str(kept.first_replaced, a.python) +
@@ -277,6 +282,12 @@ void add_validate_command(CLI::App& app, Reporter& report) {
   cmd->add_flag("--strict", args->strict,
                 "also enforce the W4A8 kernels' contract (K, group size, ConvRot) and check tensor data "
                 "(NaN FP8 scales, non-finite or negative channel scales, codebook, correction)");
+  require_decimal<std::uint64_t>(cmd->add_option(
+      "--min-layers", args->min_layers,
+      "reject (exit 1, validate.too_few_layers) a checkpoint with fewer quantized layers of a format sglang knows; "
+      "--min-layers 1 fails a checkpoint with no quantization markers, which sglang loads as is"))
+      ->type_name("N")
+      ->capture_default_str();
   auto* quiet = cmd->add_flag("--quiet", args->quiet, "print the verdict line only");
   auto* summary = cmd->add_flag("--summary", args->summary,
                                 "print layer counts per marker format instead of every layer (huge models); with --consumers, one "
@@ -293,6 +304,7 @@ void add_validate_command(CLI::App& app, Reporter& report) {
       "load it, with short error codes and a legend (--summary: identical rows grouped; --json)");
   consumers->excludes(quiet);
   consumers->excludes("--strict");
+  consumers->excludes("--min-layers");
   cmd->callback([args, &report] { run(*args, report); });
 }
 

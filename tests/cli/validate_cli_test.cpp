@@ -83,6 +83,21 @@ TEST(ValidateCli, MissingFileIsAnIoErrorWithExitTwo) {
   EXPECT_NE(r.out.find("No such file or directory"), std::string::npos) << r.out;
 }
 
+// A gate that needs a quantized model: --min-layers N rejects fewer accepted layers of known formats
+// (a checkpoint without markers passes sglang's rules as is), said to be ours, not sglang's.
+TEST(ValidateCli, MinLayersRejectsACheckpointWithFewerQuantizedLayers) {
+  auto r = run_cli("validate --min-layers 3 --quiet " + kGood + " 2>&1");  // the example has 2
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(r.out, "REJECTED: ValueError: the checkpoint holds 2 quantized layer(s) of a format sglang knows, fewer than "
+                   "--min-layers 3  [validate.too_few_layers] (--min-layers, not an sglang error; sglang 0.5.23, Python 3.11)\n");
+  EXPECT_EQ(run_cli("validate --min-layers 2 --quiet " + kGood + " 2>&1").rc, 0);
+  r = run_cli("validate --min-layers 3 --json " + kGood + " 2>&1");
+  EXPECT_NE(r.out.find("\"code\": \"validate.too_few_layers\""), std::string::npos) << r.out;
+  // A broken checkpoint keeps sglang's own error; --consumers does not take it.
+  EXPECT_NE(run_cli("validate --min-layers 3 " + kBroken + " 2>&1").out.find("[sglang.w4a8.rank]"), std::string::npos);
+  EXPECT_EQ(run_cli("validate --min-layers 1 --consumers " + kGood + " 2>&1").rc, 2);
+}
+
 TEST(ValidateCli, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_EQ(run_cli("validate 2>&1").rc, 2);             // no files
   EXPECT_EQ(run_cli("validate --bogus x 2>&1").rc, 2);   // unknown flag
