@@ -50,6 +50,9 @@ struct Buffer {
   std::size_t width = 1;        // output element size, for the unwritten check
   std::uint32_t poison = 0;     // output element pattern (little-endian, `width` bytes)
   bool must_write = false;      // every element is the plugin's to write, and the pattern is no result
+  // The pattern can be a result, but never in every element: x_q (a nonzero row holds a +-127, a zero
+  // row zeros) and acc (0xA5A5A5A5 everywhere); w_q can (a constant layer), so it has neither check.
+  bool all_poison_unwritten = false;
   std::vector<std::uint8_t> staged;  // guard, the bytes, guard: the plugin's pointer is data()
   std::uint8_t* data() { return staged.data() + kGuardBytes; }
   const std::uint8_t* data() const { return staged.data() + kGuardBytes; }
@@ -69,7 +72,7 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
   auto input = [&](const char* name, auto& ptr, const void* original, std::size_t bytes) {
     using Ptr = std::remove_reference_t<decltype(ptr)>;
     if (!ptr) return;
-    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, original, nullptr, bytes, 1, 0, false, {}};
+    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, original, nullptr, bytes, 1, 0, false, false, {}};
     b.staged.resize(kGuardBytes + bytes + kGuardBytes, kGuardByte);
     if (bytes) std::memcpy(b.data(), original, bytes);
     bufs.push_back(std::move(b));
@@ -78,7 +81,9 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
                     bool must_write) {
     using Ptr = std::remove_reference_t<decltype(ptr)>;
     if (!ptr) return;
-    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, nullptr, dest, bytes, width, poison, must_write, {}};
+    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, nullptr, dest, bytes, width, poison, must_write,
+             false, {}};
+    b.all_poison_unwritten = std::string_view(name) == "x_q" || std::string_view(name) == "acc";
     b.staged.reserve(kGuardBytes + bytes + kGuardBytes);
     b.staged.assign(kGuardBytes, kGuardByte);
     for (std::size_t i = 0; i < bytes; ++i) b.staged.push_back(static_cast<std::uint8_t>(poison >> (8 * (i % width))));
@@ -126,6 +131,14 @@ Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t r
     return fail("it wrote into its input " + std::string(b.name) + ", which the ABI declares const: " +
                 std::to_string(changed) + " of its " + std::to_string(b.bytes) + " bytes changed, the first at byte " +
                 std::to_string(first));
+  }
+  for (const Buffer& b : bufs) {
+    if (!b.all_poison_unwritten || b.bytes == 0) continue;
+    bool all = true;
+    for (std::size_t i = 0; i < b.bytes && all; ++i) all = b.data()[i] == static_cast<std::uint8_t>(b.poison >> (8 * (i % b.width)));
+    if (all)
+      return fail("it left " + std::string(b.name) + " unwritten: every element still holds the poison (with "
+                  "W4A8_CAP_INTERMEDIATES a plugin fills x_q, x_scale, acc and w_q when given)");
   }
   for (const Buffer& b : bufs) {
     if (!b.must_write) continue;

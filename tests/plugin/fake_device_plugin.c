@@ -5,7 +5,7 @@
  * (-1 pretends a failure with error code 0);
  * W4A8_FAKE_NULL_ALLOC=1 makes alloc report success with a NULL pointer; W4A8_FAKE_DIRTY_ALLOC=1 makes
  * it hand out memory full of 0xFF bytes (against the ABI's zero-filled); W4A8_FAKE_OVERRUN=1 makes
- * run() write one byte past the end of out. */
+ * run() write one byte past the end of out; W4A8_FAKE_NO_ACC=1 makes it leave acc unwritten. */
 #define W4A8_EXAMPLE_NO_ENTRY
 #include "w4a8_example_plugin.c"
 
@@ -83,7 +83,9 @@ static w4a8_status fake_run(const w4a8_problem* p, void* ws, size_t ws_bytes, vo
   for (i = 0; i < sizeof ptrs / sizeof ptrs[0]; ++i)
     if (ptrs[i] && !on_device(ptrs[i], 1)) return ex_fail(W4A8_ERR_ARGUMENT, "a host pointer reached the device");
   {
-    const w4a8_status s = ex_run(p, ws, ws_bytes, stream);
+    w4a8_problem q = *p;
+    if (getenv("W4A8_FAKE_NO_ACC")) q.acc = NULL;
+    const w4a8_status s = ex_run(&q, ws, ws_bytes, stream);
     if (s == W4A8_OK && getenv("W4A8_FAKE_OVERRUN"))
       ((unsigned char*)p->out)[(size_t)(p->m * p->ldo) * (p->out_dtype == W4A8_DTYPE_F32 ? 4 : 2)] ^= 1;
     return s;

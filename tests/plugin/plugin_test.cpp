@@ -324,6 +324,18 @@ TEST(PluginRunner, UnwrittenOutputsAndWritesPastTheEndAreFailures) {
     EXPECT_NE(r.error().message.find("failed in run: it wrote past the end of out ("), std::string::npos)
         << r.error().message;
   }
+  {
+    // An intermediate the plugin promised (W4A8_CAP_INTERMEDIATES) and never wrote: acc all poison.
+    const Plugin dev = must_load(W4A8_FAKE_DEVICE_PLUGIN);
+    ::setenv("W4A8_FAKE_NO_ACC", "1", 1);
+    kt::Case c2;
+    auto r = run_layer(dev, kt::make_layer(c2), kt::make_acts(c2), kt::options(c2), true);
+    ::unsetenv("W4A8_FAKE_NO_ACC");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("failed in run: it left acc unwritten: every element still holds the poison"),
+              std::string::npos)
+        << r.error().message;
+  }
   auto r = run_fake_device_with("W4A8_FAKE_DIRTY_ALLOC", "1");
   ASSERT_TRUE(r.ok()) << r.error().message;
   auto want = gemm::gemm_literal(kt::make_layer(kt::Case{}), kt::make_acts(kt::Case{}), kt::options(kt::Case{}));
