@@ -44,7 +44,8 @@ for t in $targets; do
     tail -n 60 "$work/$t.log"
     mkdir -p fuzz-artifacts && cp -r "$work/artifacts-$t" fuzz-artifacts/ || true
     echo "fuzz_$t FAILED (artifacts copied to fuzz-artifacts/; read one with build/fuzz/fuzz_decode $t FILE;"
-    echo "keep it as corpus/$t/regress-<what> once fixed)"
+    echo "keep it as corpus/$t/regress-<what> once fixed; for validator_struct also re-pin:"
+    echo "  build/fuzz/fuzz_decode pin validator_struct corpus/validator_struct > corpus/validator_struct.pins)"
   else
     grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb" "$work/$t.log" || true
     grep -E "DONE" "$work/$t.log" | tail -1 || true

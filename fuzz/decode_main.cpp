@@ -1,7 +1,9 @@
 // fuzz_decode: makes a fuzz input readable.
 //   fuzz_decode TARGET FILE [OUTDIR]  what the input means (the replay's description); for
 //                                     validator_struct also writes the scenario's checkpoint files
-//                                     to OUTDIR (default FILE.d/) and prints the oracle's expected
+//                                     to OUTDIR (default $TMPDIR/fuzz_decode-NAME: never next to the
+//                                     input, where a corpus directory would take the files as inputs)
+//                                     and prints the oracle's expected
 //                                     verdict and the validator's actual one; then the target's
 //                                     property result.
 //   fuzz_decode pin TARGET DIR...     prints the pins file for the regress-* inputs (fuzz/pins.hpp)
@@ -85,8 +87,17 @@ int main(int argc, char** argv) {
   if (!b) return std::fprintf(stderr, "cannot read %s\n", argv[2]), 2;
   const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(b->data()), b->size());
   std::printf("input: %s (%zu bytes), target %s\n", argv[2], bytes.size(), argv[1]);
-  if (t->name == "validator_struct") decode_scenario(bytes, argc == 4 ? argv[3] : std::string(argv[2]) + ".d");
-  else std::printf("%s", t->describe(bytes).c_str());
+  if (t->name == "validator_struct") {
+    std::error_code ec;
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+    const std::string out = argc == 4 ? std::string(argv[3])
+                                      : ((ec ? std::filesystem::path("/tmp") : tmp) /
+                                         ("fuzz_decode-" + std::filesystem::path(argv[2]).filename().string()))
+                                            .string();
+    decode_scenario(bytes, out);
+  } else {
+    std::printf("%s", t->describe(bytes).c_str());
+  }
   if (t->max_input != 0 && bytes.size() > t->max_input) {
     std::printf("property: not run (longer than the target's %zu-byte limit)\n", t->max_input);
     return 0;

@@ -11,6 +11,9 @@ namespace w4a8::fuzz {
 bool is_pinned_name(const std::string& filename) { return filename.starts_with("regress-"); }
 
 std::optional<std::string> read_bytes(const std::filesystem::path& p) {
+  // A directory opens as a stream and then throws on the first read: only regular files are inputs.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) return std::nullopt;
   std::ifstream in(p, std::ios::binary);
   if (!in) return std::nullopt;
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

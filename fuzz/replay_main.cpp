@@ -22,20 +22,35 @@ int main(int argc, char** argv) {
   bool quiet = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a.starts_with("-pins=")) pins_file = a.substr(6);
-    else if (a == "-quiet") quiet = true;
-    else if (!a.starts_with("-")) paths.emplace_back(a);  // other libFuzzer-style flags are ignored
+    if (a.starts_with("-pins=")) {
+      pins_file = a.substr(6);
+    } else if (a == "-pins" || a == "-pin" || a.starts_with("-pin=")) {
+      // A near miss would replay the pins file as an input and check no pin, with status 0.
+      std::fprintf(stderr, "%s: write -pins=FILE (got %s)\n", argv[0], a.c_str());
+      return 2;
+    } else if (a == "-quiet") {
+      quiet = true;
+    } else if (a.starts_with("-")) {
+      std::fprintf(stderr, "%s: note: ignoring %s (libFuzzer-style flags other than -pins= and -quiet)\n", argv[0], a.c_str());
+    } else {
+      paths.emplace_back(a);
+    }
   }
   const auto files = collect_inputs(paths);
   if (files.empty()) {
     std::fprintf(stderr, "usage: %s [-pins=FILE] [-quiet] FILE_OR_DIR...\n(no inputs found)\n", argv[0]);
     return 2;
   }
-  std::size_t ran = 0;
+  std::size_t ran = 0, too_long = 0;
   for (const auto& f : files) {
     const auto b = read_bytes(f);
     if (!b) {
       std::fprintf(stderr, "cannot read %s\n", f.c_str());
+      continue;
+    }
+    if (t.max_input != 0 && b->size() > t.max_input) {  // the target would return at once: say so
+      std::printf("== %s\nskipped: %zu bytes, longer than the target's %zu-byte limit\n", f.c_str(), b->size(), t.max_input);
+      ++too_long;
       continue;
     }
     const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(b->data()), b->size());
@@ -44,8 +59,10 @@ int main(int argc, char** argv) {
     LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
     ++ran;
   }
-  std::printf("replayed %zu/%zu inputs of %s\n", ran, files.size(), std::string(t.name).c_str());
-  int status = ran == files.size() ? 0 : 1;
+  std::printf("replayed %zu/%zu inputs of %s", ran, files.size(), std::string(t.name).c_str());
+  if (too_long > 0) std::printf(" (%zu skipped: longer than %zu bytes)", too_long, t.max_input);
+  std::printf("\n");
+  int status = ran + too_long == files.size() ? 0 : 1;
   if (!pins_file.empty()) {
     const auto pins = read_pins(pins_file);
     const std::string report = pins ? check_pins(t, files, *pins, pins_file) : "cannot read " + pins_file.string() + "\n";
