@@ -186,9 +186,13 @@ std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
     const ErrorKind want = r.error().failure == json::ParseFailure::IntTooLong ? ErrorKind::PyIntMaxStrDigits
                            : r.error().failure == json::ParseFailure::TooDeep  ? ErrorKind::PyRecursion
                                                                             : ErrorKind::SgInvalidMarker;
-    if (got.ok() || got.error().kind != want) return "marker JSON rejected, but the validator says " + show(got);
+    // Which side said what: the JSON reader (the oracle here) and the kind it implies, then the validator.
+    if (got.ok() || got.error().kind != want)
+      return "oracle (json.loads): marker JSON rejected (" + r.error().detail + "), expected " +
+             std::string(error_info(want).code) + "; validator: " + show(got);
   } else if (!r->is_object()) {
-    if (got.ok() || got.error().kind != ErrorKind::SgMarkerNotObject) return "marker not an object, but the validator says " + show(got);
+    if (got.ok() || got.error().kind != ErrorKind::SgMarkerNotObject)
+      return "oracle (json.loads): the marker is not an object, expected sglang.marker_not_object; validator: " + show(got);
   } else if (!got.ok()) {
     const std::string_view code = got.error().code();
     if (code.starts_with("safetensors.") || code.starts_with("sglang.invalid") || code == "sglang.marker_not_object")
