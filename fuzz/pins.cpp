@@ -74,6 +74,7 @@ std::string check_pins(const Target& t, const std::vector<std::filesystem::path>
                        const std::map<std::string, std::string>& pins, const std::filesystem::path& pins_file) {
   std::string report;
   std::set<std::string> seen;
+  bool missing = false, changed = false;
   for (const auto& p : inputs) {
     const std::string name = p.filename().string();
     if (!is_pinned_name(name)) continue;
@@ -81,18 +82,28 @@ std::string check_pins(const Target& t, const std::vector<std::filesystem::path>
     const std::string now = describe_file(t, p);
     auto it = pins.find(name);
     if (it == pins.end()) {
-      report += "PIN MISSING: " + name + " has no pin in " + pins_file.string() + "; it decodes to:\n" + now;
+      missing = true;
+      report.append("PIN MISSING: ").append(name).append(" has no pin in ").append(pins_file.string());
+      report.append("; it decodes to:\n").append(now);
     } else if (it->second != now) {
-      report += "PIN MISMATCH: " + name + " no longer decodes to the scenario it was kept for.\n  pinned:\n" + it->second +
-                "  now:\n" + now;
+      changed = true;
+      report.append("PIN MISMATCH: ").append(name).append(" no longer decodes to the scenario it was kept for.\n  pinned:\n");
+      report.append(it->second).append("  now:\n").append(now);
     }
   }
   for (const auto& [name, desc] : pins)
-    if (!seen.count(name)) report += "PIN WITHOUT INPUT: " + name + " is pinned but not in the corpus\n";
-  if (!report.empty())
+    if (!seen.count(name)) report.append("PIN WITHOUT INPUT: ").append(name).append(" is pinned but not in the corpus\n");
+  if (report.empty()) return report;
+  // A new input only needs its pin; a changed decoding needs a decision (the message said the
+  // generator had changed even when an input was merely new).
+  if (changed)
     report += "\nThe generator now reads these choice bytes differently. Either restore the decoding, or re-pin\n"
-              "consciously (review that each input still tests what its name says), with:\n"
-              "  build/fuzz/fuzz_decode pin " + std::string(t.name) + " corpus/" + std::string(t.name) + " > " + pins_file.string() + "\n";
+              "consciously (review that each input still tests what its name says), with:\n";
+  else
+    report += missing ? "\nA new regression input needs its pin; record it (the diff should add only that entry) with:\n"
+                      : "\nRe-pin (the pins file lists an input the corpus no longer has) with:\n";
+  report.append("  build/fuzz/fuzz_decode pin ").append(t.name).append(" corpus/").append(t.name).append(" > ");
+  report.append(pins_file.string()).append("\n");
   return report;
 }
 
