@@ -166,8 +166,12 @@ Result<OutputNames> output_names(const std::string& out) {
   }
   o.dir = out;
   o.stem = "model";
+  // Only the last component is made: a missing parent is more often a typo than a wish (said as such).
   if (const int err = io::make_output_dir(out, o.created_dir); err != 0)
-    return make_error(ErrorKind::IoWriteFailed, {out, std::strerror(err)});
+    return make_error(ErrorKind::IoWriteFailed,
+                      {out, err == ENOENT ? std::string("its parent directory does not exist (quantize makes only the last "
+                                                        "component of --out)")
+                                          : std::string(std::strerror(err))});
   struct stat st {};
   if (::stat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return make_error(ErrorKind::IoWriteFailed, {out, "not a directory (name a FILE.safetensors or a directory)"});

@@ -204,6 +204,18 @@ TEST_F(QuantizeCli, SingleLayerKeepsItsBias) {
       << missing.out;
 }
 
+// --out names a directory whose parent is missing: said so (it read "No such file or directory"), and
+// nothing is made (only the last component of --out is ever created).
+TEST_F(QuantizeCli, AMissingParentOfOutIsNamed) {
+  const CliRun r = cli("quantize --weights " + float_shards_ + " --out " + p("no/such/q") + " --quiet");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot write " + p("no/such/q") + ": its parent directory does not exist (quantize makes only the "
+                       "last component of --out)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(p("no")));
+}
+
 TEST_F(QuantizeCli, AFailingLayerPublishesNothing) {
   // A NaN weight in the last layer: the earlier shards were already written to temporaries. A tensor
   // that cannot be quantized is refused (exit 1, docs/cli.md), naming the layer, its tensor and the weight.
