@@ -44,7 +44,7 @@ RowBounds row_bounds(const CaseSpec& c, const float* x, ActPolicy pol) {
   const auto k = std::int64_t(c.k), r = c.r;
   b.y = rotate_row_f64(x, k, r);
   b.err.resize(std::size_t(k));
-  const bool eager = pol == ActPolicy::Eager && c.x_dtype != FloatDtype::F32;
+  const bool eager = gemm::effective_policy(pol, c.x_dtype) == ActPolicy::Eager;
   const double ud = eager ? unit_roundoff(c.x_dtype) : 0.0;
   const double inv_sqrt_r = 1.0 / std::sqrt(double(r));
   for (std::int64_t blk = 0; blk < k; blk += r) {
@@ -67,7 +67,7 @@ struct QRange {
   int lo, hi;
 };
 QRange legal_q(double y, double err, double sd, double rel_extra, ActPolicy pol, FloatDtype xd) {
-  const double ud = (pol == ActPolicy::Eager && xd != FloatDtype::F32) ? unit_roundoff(xd) : 0.0;
+  const double ud = gemm::effective_policy(pol, xd) == ActPolicy::Eager ? unit_roundoff(xd) : 0.0;
   const double t = y / sd;
   const double delta = err / sd + (2 * kU32 + ud + rel_extra) * std::fabs(t) + 1e-9;
   auto q = [](double v) { return v != v ? 0 : int(std::clamp(std::nearbyint(v), -128.0, 127.0)); };
@@ -192,7 +192,7 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
       // activation dtype. Under the f32 policy nothing is rounded to that dtype, so its terms are 0
       // (with them, f16 activations let a kernel that ignores the correction pass as "order").
       auto& out = v.stages[int(Stage::Output)];
-      const bool eager = pol == ActPolicy::Eager && c.x_dtype != FloatDtype::F32;
+      const bool eager = gemm::effective_policy(pol, c.x_dtype) == ActPolicy::Eager;
       const double ux = eager ? unit_roundoff(c.x_dtype) : 0.0;
       // Both results are float32 sums in some order of the same products, each within K u of the exact
       // sum (and each product's rounding within 2^-150 absolutely, where they underflow): their

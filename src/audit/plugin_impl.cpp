@@ -37,7 +37,7 @@ class PluginImpl final : public Implementation {
     if (!reason_.empty()) return ImplOutput::skip(reason_);
     // For F32 activations both policies are one computation: ask for the eager capability only
     // where it changes the result.
-    const gemm::ActPolicy pol = in.spec.x_dtype == gemm::FloatDtype::F32 ? gemm::ActPolicy::F32 : in.policy;
+    const gemm::ActPolicy pol = gemm::effective_policy(in.policy, in.spec.x_dtype);
     const std::uint64_t caps = p_.table().caps;
     if (const std::uint64_t missing = case_caps(in.spec, pol) & ~caps)
       return ImplOutput::unsupported(

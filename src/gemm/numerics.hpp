@@ -22,6 +22,12 @@ enum class FloatDtype : std::uint8_t { F32, BF16, F16 };
 // How the activation is rotated/quantized: all in float32, or as upstream's eager torch code does
 // (rotated row and the division's scale rounded to the activation dtype for bf16/fp16).
 enum class ActPolicy : std::uint8_t { F32, Eager };
+// The policy a computation actually follows: for F32 activations every rounding to the activation
+// dtype is the identity, so Eager is the F32 computation (a kernel without the eager capability runs
+// it; the audit's bounds add no activation-dtype roundings).
+constexpr ActPolicy effective_policy(ActPolicy p, FloatDtype act) {
+  return act == FloatDtype::F32 ? ActPolicy::F32 : p;
+}
 
 // ---- single IEEE float32 operations (round to nearest even), host and device --------------------
 // Under __CUDA_ARCH__ the _rn intrinsics: never fused, never flushed, whatever nvcc's --fmad says.

@@ -238,13 +238,14 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
                                    const gemm::GemmOptions& opt, bool intermediates) {
   kern::LayoutOptions layout;
   layout.kernel_limits = false;  // this project's kernel limits are not the plugin's: its caps and check decide
-  auto made = kern::make_layer_problem(layer, x, opt, layout);
+  // The problem asks for the policy the computation follows: for F32 activations the f32 one, which a
+  // plugin without the eager capability runs (as `audit check --act-policy eager` does).
+  gemm::GemmOptions asked = opt;
+  asked.policy = gemm::effective_policy(opt.policy, x.dtype);
+  auto made = kern::make_layer_problem(layer, x, asked, layout);
   if (!made.ok()) return std::move(made).error();
   kern::LayerProblem& lp = **made;
   w4a8_problem p = lp.p;
-  // For F32 activations both policies are one computation: the problem asks for the f32 one, so a
-  // plugin without the eager capability runs it (as `audit check --act-policy eager` does).
-  if (p.x_dtype == W4A8_DTYPE_F32) p.act_policy = 0;
   const bool correction = p.correction != nullptr;
   const std::uint64_t need = required_caps(p, intermediates);
   if (const std::uint64_t missing = need & ~pl.table().caps)
