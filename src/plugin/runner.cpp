@@ -49,14 +49,17 @@ struct Buffer {
   std::size_t bytes;
   std::size_t width = 1;        // output element size, for the unwritten check
   std::uint32_t poison = 0;     // output element pattern (little-endian, `width` bytes)
-  bool must_write = false;      // every element is the plugin's to write, and the pattern is no result
-  // The pattern can be a result, but never in every element: x_q (a nonzero row holds a +-127, a zero
-  // row zeros) and acc (0xA5A5A5A5 everywhere); w_q can (a constant layer), so it has neither check.
-  bool all_poison_unwritten = false;
+  // What a left-over poison proves. Each: the pattern is no result (out, x_scale: NaN payloads no
+  // arithmetic makes). All: it can be a result, but never in every element (x_q: a nonzero row
+  // holds a +-127, a zero row zeros; acc: 0xA5A5A5A5 everywhere). None: even all of it can be (w_q
+  // of a constant layer), or the buffer is no result (nan_scale_flag).
+  enum class Unwritten : std::uint8_t { None, Each, All } unwritten = Unwritten::None;
   std::vector<std::uint8_t> staged;  // guard, the bytes, guard: the plugin's pointer is data()
   std::uint8_t* data() { return staged.data() + kGuardBytes; }
   const std::uint8_t* data() const { return staged.data() + kGuardBytes; }
+  std::uint8_t poison_byte(std::size_t i) const { return static_cast<std::uint8_t>(poison >> (8 * (i % width))); }
 };
+using Unwritten = Buffer::Unwritten;
 
 // NaN bit patterns with a payload no arithmetic produces (signalling NaNs), so a left-over element
 // cannot be mistaken for a result.
@@ -72,21 +75,19 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
   auto input = [&](const char* name, auto& ptr, const void* original, std::size_t bytes) {
     using Ptr = std::remove_reference_t<decltype(ptr)>;
     if (!ptr) return;
-    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, original, nullptr, bytes, 1, 0, false, false, {}};
+    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, original, nullptr, bytes, 1, 0, Unwritten::None, {}};
     b.staged.resize(kGuardBytes + bytes + kGuardBytes, kGuardByte);
     if (bytes) std::memcpy(b.data(), original, bytes);
     bufs.push_back(std::move(b));
   };
   auto output = [&](const char* name, auto& ptr, void* dest, std::size_t bytes, std::size_t width, std::uint32_t poison,
-                    bool must_write) {
+                    Unwritten unwritten) {
     using Ptr = std::remove_reference_t<decltype(ptr)>;
     if (!ptr) return;
-    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, nullptr, dest, bytes, width, poison, must_write,
-             false, {}};
-    b.all_poison_unwritten = std::string_view(name) == "x_q" || std::string_view(name) == "acc";
+    Buffer b{name, [&ptr](void* d) { ptr = static_cast<Ptr>(d); }, nullptr, dest, bytes, width, poison, unwritten, {}};
     b.staged.reserve(kGuardBytes + bytes + kGuardBytes);
     b.staged.assign(kGuardBytes, kGuardByte);
-    for (std::size_t i = 0; i < bytes; ++i) b.staged.push_back(static_cast<std::uint8_t>(poison >> (8 * (i % width))));
+    for (std::size_t i = 0; i < bytes; ++i) b.staged.push_back(b.poison_byte(i));
     b.staged.insert(b.staged.end(), kGuardBytes, kGuardByte);
     bufs.push_back(std::move(b));
   };
@@ -98,13 +99,13 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
   input("correction", p.correction, layer.correction.data(), layer.correction.size() * sizeof(float));
   input("bias", p.bias, lp.bias.data(), lp.bias.size());
   const std::size_t ob = kern::dtype_bytes(p.out_dtype);
-  output("out", p.out, lp.out.data(), lp.out.size(), ob, out_poison(p.out_dtype), true);
-  output("x_q", p.x_q, lp.x_q.data(), lp.x_q.size(), 1, kPoisonInt, false);
-  output("x_scale", p.x_scale, lp.x_scale.data(), lp.x_scale.size() * sizeof(float), 4, kPoisonF32, true);
-  output("acc", p.acc, lp.acc.data(), lp.acc.size() * sizeof(std::int32_t), 4, kPoisonInt, false);
-  output("w_q", p.w_q, lp.w_q.data(), lp.w_q.size(), 1, kPoisonInt, false);
+  output("out", p.out, lp.out.data(), lp.out.size(), ob, out_poison(p.out_dtype), Unwritten::Each);
+  output("x_q", p.x_q, lp.x_q.data(), lp.x_q.size(), 1, kPoisonInt, Unwritten::All);
+  output("x_scale", p.x_scale, lp.x_scale.data(), lp.x_scale.size() * sizeof(float), 4, kPoisonF32, Unwritten::Each);
+  output("acc", p.acc, lp.acc.data(), lp.acc.size() * sizeof(std::int32_t), 4, kPoisonInt, Unwritten::All);
+  output("w_q", p.w_q, lp.w_q.data(), lp.w_q.size(), 1, kPoisonInt, Unwritten::None);
   // The flag is set only on a NaN scale: it goes in as 0, as the ABI says.
-  output("nan_scale_flag", p.nan_scale_flag, &lp.nan_flag, sizeof(std::int32_t), 4, 0, false);
+  output("nan_scale_flag", p.nan_scale_flag, &lp.nan_flag, sizeof(std::int32_t), 4, 0, Unwritten::None);
   for (Buffer& b : bufs) b.point(b.data());
   return bufs;
 }
@@ -133,15 +134,15 @@ Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t r
                 std::to_string(first));
   }
   for (const Buffer& b : bufs) {
-    if (!b.all_poison_unwritten || b.bytes == 0) continue;
+    if (b.unwritten != Unwritten::All || b.bytes == 0) continue;
     bool all = true;
-    for (std::size_t i = 0; i < b.bytes && all; ++i) all = b.data()[i] == static_cast<std::uint8_t>(b.poison >> (8 * (i % b.width)));
+    for (std::size_t i = 0; i < b.bytes && all; ++i) all = b.data()[i] == b.poison_byte(i);
     if (all)
       return fail("it left " + std::string(b.name) + " unwritten: every element still holds the poison (with "
                   "W4A8_CAP_INTERMEDIATES a plugin fills x_q, x_scale, acc and w_q when given)");
   }
   for (const Buffer& b : bufs) {
-    if (!b.must_write) continue;
+    if (b.unwritten != Unwritten::Each) continue;
     std::size_t left = 0, first = 0;
     for (std::size_t e = 0; e < b.bytes / b.width; ++e) {
       std::uint32_t v = 0;
