@@ -443,11 +443,7 @@ void print_matrix_json(std::ostream& out, const ConsumerMatrix& m, bool summary,
   w.begin_object().key("ok").boolean(m.accepts(m.selected));
   const std::string sg = m.consumers[m.selected].version;
   Predicts{sg, py::version_name(m.python), {}}.write(w.key("upstream"));
-  if (!notes.empty()) {
-    w.key("notes").begin_array();
-    for (const std::string& n : notes) w.string(n);
-    w.end_array();
-  }
+  w.notes(notes);
   w.key("consumers").begin_array();
   for (std::size_t c = 0; c < m.consumers.size(); ++c) {
     const Consumer& k = m.consumers[c];

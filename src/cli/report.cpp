@@ -141,6 +141,13 @@ void Predicts::write(JsonWriter& w) const {
   w.end_object();
 }
 
+JsonWriter& JsonWriter::notes(const std::vector<std::string>& n) {
+  if (n.empty()) return *this;
+  key("notes").begin_array();
+  for (const std::string& t : n) string(t);
+  return end_array();
+}
+
 void Reporter::fail(const Error& e, const FailStyle& style) {
   exit_ = exit_status(e);
   if (style.input_file && exit_ == 1) exit_ = 2;
@@ -152,12 +159,7 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
       style.upstream.write(w);
     }
     if (style.strict) w.key("strict").boolean(*style.strict);
-    // A JSON-only gate sees what the notes on stderr say (a shadowing model.safetensors, ...).
-    if (!notes_.empty()) {
-      w.key("notes").begin_array();
-      for (const std::string& n : notes_) w.string(n);
-      w.end_array();
-    }
+    w.notes(notes_);  // a JSON-only gate sees what the notes on stderr say (a shadowing model.safetensors, ...)
     w.key("error").begin_object();
     w.key("type").string(e.type()).key("message").string(e.message).key("code").string(e.code());
     if (!style.where.empty()) w.key("file").string(style.where);

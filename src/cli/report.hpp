@@ -67,6 +67,8 @@ class JsonWriter {
   JsonWriter& value(const json::Value& v, json::NonFinite nf);
   // A value as json::dump gave it earlier (the report prints one marker object for many layers).
   JsonWriter& dumped(std::string_view text);
+  // The member "notes": [...] of a run's notes (Reporter::notes()); nothing when there are none.
+  JsonWriter& notes(const std::vector<std::string>& n);
 
  private:
   void separate();

@@ -117,11 +117,7 @@ void print_json(std::ostream& out, const validate::Report& r, const ValidateArgs
   w.begin_object().key("ok").boolean(true);
   Predicts{upstream::profile(a.sglang).version, py::version_name(a.python), {}}.write(w.key("upstream"));
   w.key("strict").boolean(a.strict);
-  if (!notes.empty()) {
-    w.key("notes").begin_array();
-    for (const std::string& n : notes) w.string(n);
-    w.end_array();
-  }
+  w.notes(notes);
   if (a.summary) {
     // As the OK line counts: the layers whose marker names a format sglang knows, the others apart.
     w.key("layer_count").number(std::uint64_t(r.layers.size() - r.unknown_format));
