@@ -128,7 +128,7 @@ struct FastCursor {
 
 class HashMetadataReader {
  public:
-  HashMetadataReader(std::string_view text, Header& out) : r_(text), out_(out) {}
+  HashMetadataReader(std::string_view text, Header& out, NameOrder* order) : r_(text), out_(out), order_(order) {}
 
   Status run() {
     if (!root()) {
@@ -169,6 +169,12 @@ class HashMetadataReader {
       if (!(mapping() && fast_tensor(t)) && !tensor(t)) return false;
       if (!mapping()) continue;
       if (out_.tensors.size() == kSampleTensors) reserve_estimate();
+      // The name is in cache now: its place in name order is worked out here (an escaped name's
+      // bytes move before the end, so its table is sorted from the final names instead).
+      if (order_ != nullptr) {
+        if (escaped_at_.empty()) order_->add(t.name);
+        else order_ = nullptr;
+      }
       out_.tensors.push_back(std::move(t));
     }
     if (!mapping()) return r_.fail_here(deferred_);
@@ -200,6 +206,7 @@ class HashMetadataReader {
   void reserve_estimate() {
     const std::size_t per_tensor = std::max<std::size_t>(r_.pos() / kSampleTensors, kMinTensorBytes);
     out_.tensors.reserve(kSampleTensors + (r_.text().size() - r_.pos()) / per_tensor + 1);
+    if (order_ != nullptr) order_->reserve(out_.tensors.capacity());
   }
 
   // serde_json's peek_invalid_type: containers are not consumed; a scalar is read first (its own
@@ -451,16 +458,20 @@ class HashMetadataReader {
   std::vector<Escaped> escaped_at_;
   SerdeReader r_;
   Header& out_;
+  NameOrder* order_;      // fed each tensor's name (null: not asked, or given up at an escaped name)
   std::string deferred_;  // the first tensor mapping failure
 };
 
 }  // namespace
 
-Status read_header(std::string_view text, Header& out) { return HashMetadataReader(text, out).run(); }
+Status read_header(std::string_view text, Header& out, NameOrder* order) {
+  return HashMetadataReader(text, out, order).run();
+}
 
 Status deserialize_header(std::string_view text, Header& out) {
-  W4A8_TRY(read_header(text, out));
-  sort_by_name(out.tensors);
+  NameOrder order;
+  W4A8_TRY(read_header(text, out, &order));
+  order.sort(out.tensors);
   return Ok{};
 }
 

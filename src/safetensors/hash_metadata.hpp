@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "safetensors/name_order.hpp"
 #include "safetensors/reader.hpp"
 
 namespace w4a8::st::detail {
@@ -35,8 +36,11 @@ namespace w4a8::st::detail {
 // pre: text is UTF-8. out.tensors is left in document order with repeated names kept, offsets
 // unvalidated; out.metadata (merged) and out.has_metadata are set. Tensor names view `text` (or
 // out.storage, for names with escapes): the caller keeps text alive or copies them.
+// order (optional, empty): given each tensor's name as it is read, so that order->sort(out.tensors)
+// needs no second pass over the names; no more names after one with escapes (sort() then sees the
+// count differ and reads the table's names).
 // @return Ok, or StInvalidHeaderDeserialization with serde_json's message and position.
-Status read_header(std::string_view text, Header& out);
+Status read_header(std::string_view text, Header& out, NameOrder* order = nullptr);
 
 // read_header, then the tensors in name order with repeated names resolved (sort_by_name).
 Status deserialize_header(std::string_view text, Header& out);

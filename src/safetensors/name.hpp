@@ -6,8 +6,11 @@
 // of its Header must not outlive every copy of that Header.
 #pragma once
 
+#include <bit>
 #include <compare>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -27,7 +30,9 @@ class Name {
 
   constexpr Name() = default;
   // pre: [p, p + n) stays valid while this Name (or a copy) is used.
-  constexpr explicit Name(std::string_view s) : p_(s.data()), n_(s.size()) {}
+  // pre: s.size() < 2^32 (a name lives in a header of at most 100 MB).
+  constexpr explicit Name(std::string_view s)
+      : p_(s.data()), n_(static_cast<std::uint32_t>(s.size())), tail_(pack_tail(s.data(), s.size())) {}
 
   constexpr operator std::string_view() const noexcept { return {p_, n_}; }
   constexpr std::string_view view() const noexcept { return {p_, n_}; }
@@ -47,7 +52,15 @@ class Name {
   constexpr std::string_view substr(size_type pos = 0, size_type n = npos) const { return view().substr(pos, n); }
   constexpr bool starts_with(std::string_view s) const noexcept { return view().starts_with(s); }
   constexpr bool starts_with(char c) const noexcept { return view().starts_with(c); }
-  constexpr bool ends_with(std::string_view s) const noexcept { return view().ends_with(s); }
+  // Its last bytes are held in place: a suffix that differs there is told apart without reading
+  // the name (a table's names lie scattered through a header; the suffix tests that group tensors
+  // into layers would otherwise miss the cache on nearly every one).
+  constexpr bool ends_with(std::string_view s) const noexcept {
+    if (s.size() > n_) return false;
+    const std::size_t k = s.size() < kTail ? s.size() : kTail;
+    if (k > 0 && (tail_ >> (8 * (kTail - k))) != pack_tail(s.data() + s.size() - k, k) >> (8 * (kTail - k))) return false;
+    return s.size() <= kTail || view().substr(n_ - s.size(), s.size() - kTail) == s.substr(0, s.size() - kTail);
+  }
   constexpr bool ends_with(char c) const noexcept { return view().ends_with(c); }
   constexpr size_type find(std::string_view s, size_type pos = 0) const noexcept { return view().find(s, pos); }
   constexpr size_type find(char c, size_type pos = 0) const noexcept { return view().find(c, pos); }
@@ -83,9 +96,25 @@ class Name {
   friend std::ostream& operator<<(std::ostream& os, const Name& n) { return os << n.view(); }
 
  private:
+  static constexpr std::size_t kTail = 4;
+  // The last min(n, 4) bytes of p[0, n) as a little-endian word, the last byte highest (a shorter
+  // name's bytes are the high ones, zeros below).
+  static constexpr std::uint32_t pack_tail(const char* p, std::size_t n) noexcept {
+    std::uint32_t t = 0;
+    if (!std::is_constant_evaluated() && n >= kTail) {
+      std::memcpy(&t, p + n - kTail, kTail);
+      return std::endian::native == std::endian::little ? t : __builtin_bswap32(t);
+    }
+    for (std::size_t i = n < kTail ? 0 : n - kTail; i < n; ++i)
+      t = (t >> 8) | static_cast<std::uint32_t>(static_cast<unsigned char>(p[i])) << 24;
+    return t;
+  }
+
   const char* p_ = "";
-  std::size_t n_ = 0;
+  std::uint32_t n_ = 0;
+  std::uint32_t tail_ = 0;  // pack_tail(p_, n_)
 };
+static_assert(sizeof(Name) == 16);
 
 }  // namespace w4a8::st
 

@@ -17,15 +17,7 @@ constexpr std::size_t kSmallRange = 16;     // ranges up to this size: insertion
 constexpr std::uint32_t kAhead = 8;         // entries prefetched ahead of the moves
 constexpr std::size_t kNear = 8;            // a name this close behind its place is moved there, not a new run
 
-// A name being sorted: its bytes (so sorting never reads the tensor table), its input position,
-// and the 8 bytes it is currently sorted on.
-struct Entry {
-  std::uint64_t key;  // name bytes [depth, depth + 8), big-endian, zero-padded
-  const char* p;
-  std::uint32_t n;
-  std::uint32_t index;
-  std::uint32_t h;  // merge path: bytes shared with the previous entry of its run (LCP)
-};
+using Entry = NameOrder::Entry;
 
 std::uint64_t chunk(const Entry& e, std::size_t depth) {
   std::uint64_t k = 0;  // a name's last chunk: its bytes first in memory, zeros after them
@@ -166,13 +158,6 @@ bool insert_near_end(Entry* e, std::size_t start, std::size_t i, std::uint32_t l
   return true;
 }
 
-// Bytes every name shares at its start.
-std::uint32_t common_prefix(const Entry* e, std::size_t n) {
-  std::uint32_t lcp = e[0].n;
-  for (std::size_t i = 1; i < n && lcp > 0; ++i) lcp = mismatch_from(e[0], e[i], 0, lcp);
-  return lcp;
-}
-
 // Most-significant-digit refinement on 8-byte chunks with an explicit work list, so the cost is
 // linear in the bytes that tell names apart (names share long prefixes such as "model.diffusion_model.").
 // pre: every name starts with the same `lcp` bytes.
@@ -211,55 +196,76 @@ void chunked_sort(Entry* all, std::size_t n, std::size_t lcp) {
 }  // namespace
 
 bool sort_by_name(std::vector<TensorInfo>& v, std::size_t gather_from) {
+  NameOrder order;
+  order.reserve(v.size());
+  for (const TensorInfo& t : v) order.add(t.name);
+  return order.sort(v, gather_from);
+}
+
+void NameOrder::add(std::string_view name) {
+  const auto i = static_cast<std::uint32_t>(e_.size());
+  e_.push_back({0, name.data(), static_cast<std::uint32_t>(name.size()), i, 0});
+  if (i == 0) {
+    lcp_ = e_[0].n;
+    runs_ = {0};
+    return;
+  }
+  // Against the entry before it (its input predecessor, or the end of the run a name was moved into):
+  // every name is compared with an earlier one, so the least of these LCPs is the names' common prefix.
+  Entry* const e = e_.data();
+  const std::uint32_t k = mismatch_from(e[i - 1], e[i], 0);
+  lcp_ = std::min(lcp_, k);
+  if (runs_.size() > kMaxMergedRuns) return;  // the chunked sort: runs no longer matter
+  // Ascending runs (strictly: a repeat starts a new one), each entry's LCP with its predecessor
+  // noted for the merge; a name a few places out of order is moved into its run. A run's first entry
+  // gets its LCP in sort(), once the common prefix is known.
+  if (name_less_at(e[i - 1], e[i], k)) {
+    e[i].h = k;
+  } else if (insert_near_end(e, runs_.back(), i, 0, k)) {
+    moved_ = true;
+  } else {
+    runs_.push_back(i);
+  }
+}
+
+bool NameOrder::sort(std::vector<TensorInfo>& v, std::size_t gather_from) {
   const std::size_t n = v.size();  // n <= header bytes / 2 < 2^32
   if (n < 2) return false;
-  std::unique_ptr<Entry[]> e(new Entry[n]);
-  for (std::size_t i = 0; i < n; ++i)
-    e[i] = {0, v[i].name.data(), static_cast<std::uint32_t>(v[i].name.size()), static_cast<std::uint32_t>(i), 0};
-  // Names share long prefixes ("model.diffusion_model."): every comparison starts after them.
-  const std::uint32_t lcp = common_prefix(e.get(), n);
-  // Ascending runs (strictly: a repeat starts a new one), each entry's LCP with its predecessor
-  // noted for the merge; a name a few places out of order is moved into its run. One run that
-  // nothing was moved in: sorted, no repeats, nothing to do.
-  std::vector<std::size_t> runs = {0};
-  e[0].h = lcp;
-  bool moved = false;
-  for (std::size_t i = 1; i < n && runs.size() <= kMaxMergedRuns; ++i) {
-    const std::uint32_t k = mismatch_from(e[i - 1], e[i], lcp);
-    if (name_less_at(e[i - 1], e[i], k)) {
-      e[i].h = k;
-    } else if (insert_near_end(e.get(), runs.back(), i, lcp, k)) {
-      moved = true;
-    } else {
-      e[i].h = lcp;
-      runs.push_back(i);
-    }
-  }
-  if (runs.size() == 1 && !moved) return false;
+  if (e_.size() != n) return sort_by_name(v, gather_from);  // (not the names added: start again from the table's)
+  // One run that nothing was moved in: sorted, no repeats, nothing to do.
+  if (runs_.size() == 1 && !moved_) return false;
+  std::vector<Entry> entries = std::move(e_);
+  std::unique_ptr<Entry[]> spare;  // the merge's second array
+  Entry* e = entries.data();       // the entries in their current order (in one of the two)
+  std::vector<std::size_t> runs = std::move(runs_);
+  const std::uint32_t lcp = lcp_;  // names share long prefixes ("model.diffusion_model."): comparisons start after them
+  if (runs.size() <= kMaxMergedRuns)
+    for (std::size_t r : runs) e[r].h = lcp;  // the merge's precondition: each run's first against the names' common prefix
   bool dropped = false;
   if (runs.size() <= kMaxMergedRuns) {
     // The crate's writer emits names sorted within each dtype group: a few runs, merged pairwise
     // (adjacent runs, so the left one always came first in the input).
     runs.push_back(n);
-    std::unique_ptr<Entry[]> spare(new Entry[n]);
+    spare.reset(new Entry[n]);  // (not value-initialized: every entry is written before it is read)
+    Entry* other = spare.get();
     while (runs.size() > 2) {
       std::vector<std::size_t> merged = {0};
       std::size_t r = 0;
       for (; r + 2 < runs.size(); r += 2) {
-        lcp_merge(e.get() + runs[r], e.get() + runs[r + 1], e.get() + runs[r + 1], e.get() + runs[r + 2], spare.get() + runs[r]);
+        lcp_merge(e + runs[r], e + runs[r + 1], e + runs[r + 1], e + runs[r + 2], other + runs[r]);
         merged.push_back(runs[r + 2]);
       }
       if (r + 1 < runs.size()) {  // an odd run out waits a round
-        std::copy(e.get() + runs[r], e.get() + runs[r + 1], spare.get() + runs[r]);
+        std::copy(e + runs[r], e + runs[r + 1], other + runs[r]);
         merged.push_back(runs[r + 1]);
       }
-      std::swap(e, spare);
+      std::swap(e, other);
       runs = std::move(merged);
     }
     // Equal names are adjacent, in input order: the whole name shared with the previous one.
     for (std::size_t k = 1; k < n && !dropped; ++k) dropped = e[k].h == e[k].n && e[k - 1].n == e[k].n;
   } else {
-    chunked_sort(e.get(), n, lcp);
+    chunked_sort(e, n, lcp);
     // Equal names are adjacent, in input order, and the last of them stays.
     for (std::size_t k = 0; k + 1 < n && !dropped; ++k) dropped = same_name(e[k], e[k + 1]);
   }
@@ -273,7 +279,8 @@ bool sort_by_name(std::vector<TensorInfo>& v, std::size_t gather_from) {
     // cycles' misses below kGatherFrom (20k tensors in process: 1.39 -> 2.17 ms).
     std::unique_ptr<std::uint32_t[]> order(new std::uint32_t[n]);
     for (std::size_t k = 0; k < n; ++k) order[k] = e[k].index;
-    e.reset();
+    entries = {};
+    spare.reset();
     std::vector<TensorInfo> sorted;
     sorted.reserve(n);
     for (std::size_t k = 0; k < n; ++k) {
@@ -288,7 +295,8 @@ bool sort_by_name(std::vector<TensorInfo>& v, std::size_t gather_from) {
     // (a tenth of a 20k-tensor `validate`, most of it waiting on that chain).
     std::unique_ptr<std::uint32_t[]> order(new std::uint32_t[n]);
     for (std::size_t k = 0; k < n; ++k) order[k] = e[k].index;
-    e.reset();
+    entries = {};
+    spare.reset();
     for (std::uint32_t k = 0; k < n; ++k) {
       if (order[k] == k) continue;
       TensorInfo held = std::move(v[k]);

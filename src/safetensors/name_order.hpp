@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "safetensors/reader.hpp"
@@ -23,5 +24,36 @@ namespace w4a8::st::detail {
 // misses cost more than faulting in a second table; name_order.cpp).
 inline constexpr std::size_t kGatherFrom = std::size_t{1} << 16;
 bool sort_by_name(std::vector<TensorInfo>& tensors, std::size_t gather_from = kGatherFrom);
+
+// sort_by_name in two steps, so that a reader can do the first while it reads the names: add() takes
+// the names in input order and finds the ascending runs as they come (each name against the one
+// before it, both still in cache; read afterwards from the table, the names missed the cache on
+// nearly every pair: a third of a 20,000-tensor sort); sort() merges them and orders the table.
+class NameOrder {
+ public:
+  // A name being sorted: its bytes (so sorting never reads the tensor table), its input position,
+  // and the 8 bytes it is currently sorted on.
+  struct Entry {
+    std::uint64_t key;  // chunked sort: name bytes [depth, depth + 8), big-endian, zero-padded
+    const char* p;
+    std::uint32_t n;
+    std::uint32_t index;
+    std::uint32_t h;  // merge path: bytes shared with the previous entry of its run (LCP)
+  };
+
+  void reserve(std::size_t n) { e_.reserve(n); }
+  // The next name in input order. pre: its bytes stay as they are until sort(); fewer than 2^32 names.
+  void add(std::string_view name);
+  std::size_t size() const { return e_.size(); }
+  // sort_by_name(tensors). pre: tensors[i].name is the i-th name added (same bytes), for every i.
+  // Consumes the names added.
+  bool sort(std::vector<TensorInfo>& tensors, std::size_t gather_from = kGatherFrom);
+
+ private:
+  std::vector<Entry> e_;
+  std::vector<std::size_t> runs_;  // where each ascending run starts (up to kMaxMergedRuns + 1 of them)
+  std::uint32_t lcp_ = 0;          // bytes every name added shares at its start
+  bool moved_ = false;             // a name was moved back into its run
+};
 
 }  // namespace w4a8::st::detail

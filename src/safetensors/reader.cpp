@@ -104,9 +104,10 @@ Result<Header> parse_prefix_viewing(std::span<const std::uint8_t> prefix, std::u
   const auto text = prefix.subspan(8, static_cast<std::size_t>(h.header_len));
   if (auto bad = detail::check_utf8(text)) return make_error(ErrorKind::StInvalidHeader, {detail::utf8_error_text(*bad)});
   const std::string_view json_text(reinterpret_cast<const char*>(text.data()), text.size());
-  W4A8_TRY(detail::read_header(json_text, h));
+  detail::NameOrder order;
+  W4A8_TRY(detail::read_header(json_text, h, &order));
   const std::optional<std::uint64_t> tiled = offsets_in_document_order(h.tensors);
-  const bool dropped = detail::sort_by_name(h.tensors);
+  const bool dropped = order.sort(h.tensors);
   Result<std::uint64_t> end = tiled && !dropped ? Result<std::uint64_t>(*tiled) : validate_offsets(h.tensors);
   if (!end.ok()) return std::move(end).error();
   // The crate adds in usize (wrapping in release builds); a wrapped sum can never equal the file
