@@ -471,7 +471,7 @@ Status read_header(std::string_view text, Header& out, NameOrder* order) {
 Status deserialize_header(std::string_view text, Header& out) {
   NameOrder order;
   W4A8_TRY(read_header(text, out, &order));
-  order.sort(out.tensors);
+  order.sort(out.tensors, kGatherFrom, &out.name_lcp);
   return Ok{};
 }
 

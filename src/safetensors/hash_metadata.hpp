@@ -42,7 +42,8 @@ namespace w4a8::st::detail {
 // @return Ok, or StInvalidHeaderDeserialization with serde_json's message and position.
 Status read_header(std::string_view text, Header& out, NameOrder* order = nullptr);
 
-// read_header, then the tensors in name order with repeated names resolved (sort_by_name).
+// read_header, then the tensors in name order with repeated names resolved (sort_by_name), and
+// out.name_lcp where the sort knows it.
 Status deserialize_header(std::string_view text, Header& out);
 
 // parse_prefix(), with names left viewing `prefix` when owner keeps its bytes alive (File's mapping:

@@ -228,12 +228,32 @@ void NameOrder::add(std::string_view name) {
   }
 }
 
-bool NameOrder::sort(std::vector<TensorInfo>& v, std::size_t gather_from) {
+namespace {
+
+// lcp[k] = e[k].h for k >= 1 (each entry's LCP with the one before it), lcp[0] = 0.
+void lcp_from(const Entry* e, std::size_t n, std::vector<std::uint32_t>* lcp) {
+  if (lcp == nullptr) return;
+  lcp->resize(n);
+  if (n > 0) (*lcp)[0] = 0;
+  for (std::size_t k = 1; k < n; ++k) (*lcp)[k] = e[k].h;
+}
+
+}  // namespace
+
+bool NameOrder::sort(std::vector<TensorInfo>& v, std::size_t gather_from, std::vector<std::uint32_t>* lcp_out) {
   const std::size_t n = v.size();  // n <= header bytes / 2 < 2^32
-  if (n < 2) return false;
+  if (lcp_out != nullptr) lcp_out->clear();
+  if (n < 2) {
+    if (lcp_out != nullptr) lcp_out->assign(n, 0);
+    return false;
+  }
   if (e_.size() != n) return sort_by_name(v, gather_from);  // (not the names added: start again from the table's)
-  // One run that nothing was moved in: sorted, no repeats, nothing to do.
-  if (runs_.size() == 1 && !moved_) return false;
+  // One run that nothing was moved in: sorted, no repeats, nothing to do (each entry's h is its LCP
+  // with the one before it already).
+  if (runs_.size() == 1 && !moved_) {
+    lcp_from(e_.data(), n, lcp_out);
+    return false;
+  }
   std::vector<Entry> entries = std::move(e_);
   std::unique_ptr<Entry[]> spare;  // the merge's second array
   Entry* e = entries.data();       // the entries in their current order (in one of the two)
@@ -264,6 +284,9 @@ bool NameOrder::sort(std::vector<TensorInfo>& v, std::size_t gather_from) {
     }
     // Equal names are adjacent, in input order: the whole name shared with the previous one.
     for (std::size_t k = 1; k < n && !dropped; ++k) dropped = e[k].h == e[k].n && e[k - 1].n == e[k].n;
+    // The merge left each entry's LCP with the one written before it: the sorted table's (unless
+    // repeats go, which changes neighbours; then, as after the chunked sort, none is given).
+    if (!dropped) lcp_from(e, n, lcp_out);
   } else {
     chunked_sort(e, n, lcp);
     // Equal names are adjacent, in input order, and the last of them stays.

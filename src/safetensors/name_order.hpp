@@ -46,8 +46,10 @@ class NameOrder {
   void add(std::string_view name);
   std::size_t size() const { return e_.size(); }
   // sort_by_name(tensors). pre: tensors[i].name is the i-th name added (same bytes), for every i.
-  // Consumes the names added.
-  bool sort(std::vector<TensorInfo>& tensors, std::size_t gather_from = kGatherFrom);
+  // Consumes the names added. lcp (optional): set to the sorted names' LCP array where the sort
+  // knows it (Header::name_lcp), else left empty.
+  bool sort(std::vector<TensorInfo>& tensors, std::size_t gather_from = kGatherFrom,
+            std::vector<std::uint32_t>* lcp = nullptr);
 
  private:
   std::vector<Entry> e_;

@@ -107,7 +107,7 @@ Result<Header> parse_prefix_viewing(std::span<const std::uint8_t> prefix, std::u
   detail::NameOrder order;
   W4A8_TRY(detail::read_header(json_text, h, &order));
   const std::optional<std::uint64_t> tiled = offsets_in_document_order(h.tensors);
-  const bool dropped = order.sort(h.tensors);
+  const bool dropped = order.sort(h.tensors, detail::kGatherFrom, &h.name_lcp);
   Result<std::uint64_t> end = tiled && !dropped ? Result<std::uint64_t>(*tiled) : validate_offsets(h.tensors);
   if (!end.ok()) return std::move(end).error();
   // The crate adds in usize (wrapping in release builds); a wrapped sum can never equal the file

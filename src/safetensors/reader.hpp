@@ -41,6 +41,10 @@ struct Header {
   std::vector<std::pair<std::string, std::string>> metadata;  // in JSON order (a repeated key keeps
                                                               // its first place and its last value)
   std::vector<TensorInfo> tensors;  // sorted by name (code point order), as Python's keys()
+  // The bytes tensors[i].name shares with tensors[i - 1].name at its start (0 for i = 0), where
+  // parsing found it on the way (the usual writers' orders); empty otherwise. Whoever edits
+  // `tensors` must clear it.
+  std::vector<std::uint32_t> name_lcp;
   std::shared_ptr<const void> storage;  // the bytes the tensor names view (shared by copies)
   std::uint64_t data_start() const { return 8 + header_len; }
   const TensorInfo* find(std::string_view name) const;  // binary search

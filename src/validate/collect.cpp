@@ -494,14 +494,28 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     }
     MarkerMemo memo(loads_options(s.opt.python));
     std::size_t k = 0;  // this marker's position in name order
-    for (const st::TensorInfo& t : src.header->tensors) {
-      const std::string_view name = t.name;
-      if (name.ends_with(kWeightSuffix) && is_quantized_dtype(t.dtype))
-        s.quantized.push_back(name.substr(0, name.size() - kWeightSuffix.size()));
-      if (name.ends_with(kMarkerSuffix)) {
+    const auto& ts = src.header->tensors;
+    // One file: report.tensors will be its table, so a layer that a marker here starts has its
+    // tensors around the marker, told apart by the LCP array (names sharing prefix + "." with a
+    // neighbour that does) instead of by comparing names later.
+    const std::vector<std::uint32_t>& lcp = src.header->name_lcp;
+    const bool ranges = nfiles == 1 && lcp.size() == ts.size();
+    for (std::size_t j = 0; j < ts.size(); ++j) {
+      const st::TensorInfo& t = ts[j];
+      if (t.name.ends_with(kWeightSuffix) && is_quantized_dtype(t.dtype))
+        s.quantized.push_back(t.name.substr(0, t.name.size() - kWeightSuffix.size()));
+      if (t.name.ends_with(kMarkerSuffix)) {
         Marker* pre = k < ahead.size() && !ahead[k].is_null() ? &ahead[k] : nullptr;
         ++k;
+        const std::size_t before = s.report.layers.size();
         W4A8_TRY(collect_marker(s, src, t, pre, memo));
+        if (ranges && s.report.layers.size() > before) {  // a new layer, whose prefix is this name's start
+          const std::size_t shared = t.name.size() - kMarkerSuffix.size() + 1;  // prefix + "."
+          std::size_t first = j, last = j + 1;
+          while (first > 0 && lcp[first] >= shared) --first;
+          while (last < ts.size() && lcp[last] >= shared) ++last;
+          s.know_range(before, first, last);
+        }
       }
     }
   }

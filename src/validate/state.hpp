@@ -102,6 +102,12 @@ struct State {
       return find_in_range(report.layers[layer].prefix, suffix, layer_ranges_[layer].first, layer_ranges_[layer].last);
     return meta_first(layer, suffix);
   }
+  // Layer `layer`'s tensors are report.tensors[first, last) (found by collect(), which knows them
+  // from the header's LCP array); pre: they are, once report.tensors is final.
+  void know_range(std::size_t layer, std::size_t first, std::size_t last) {
+    if (layer_ranges_.size() <= layer) layer_ranges_.resize(std::max(layer + 1, report.layers.capacity()));
+    layer_ranges_[layer] = {first, last, true};
+  }
   // The bytes of checkpoint_meta[name] as stored in the file that defined it last.
   std::span<const std::uint8_t> data(const TensorMeta& t) const;
   bool has_layer(std::string_view prefix) const { return layer_index.contains(prefix); }

@@ -68,12 +68,28 @@ std::string describe(const Status& s, const Header& h) {
   return out;
 }
 
+// Header::name_lcp, where given, against the names themselves. @return whether it was given.
+bool lcp_array_right(const Header& h, std::string* why) {
+  if (h.name_lcp.empty()) return false;
+  if (h.name_lcp.size() != h.tensors.size()) return *why = "name_lcp has the wrong size", true;
+  for (std::size_t i = 0; i < h.tensors.size(); ++i) {
+    std::uint32_t k = 0;
+    if (i > 0) {
+      const std::string_view a = h.tensors[i - 1].name, b = h.tensors[i].name;
+      while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
+    }
+    if (h.name_lcp[i] != k)
+      return *why = "name_lcp[" + std::to_string(i) + "] = " + std::to_string(h.name_lcp[i]) + ", names share " + std::to_string(k), true;
+  }
+  return true;
+}
+
 TEST(StReference, SinglePassMatchesDomReference) {
   const std::uint64_t seed = env_u64("W4A8_ST_SEED", 0x5AFE7E5050);
   const std::size_t count = env_u64("W4A8_ST_REF_HEADERS", 40000);
   test::Mutator mutator(seed ^ 0x2EF);
   std::mt19937_64 rng(seed);
-  std::size_t compared = 0, accepted = 0, disagreements = 0;
+  std::size_t compared = 0, accepted = 0, disagreements = 0, with_lcp = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const auto mu = test::Mutation(i % std::size_t(test::Mutation::kCount));
     std::string text;
@@ -87,6 +103,9 @@ TEST(StReference, SinglePassMatchesDomReference) {
     const Status b = detail::deserialize_header_reference(text, ref);
     ++compared;
     accepted += a.ok();
+    std::string why;
+    with_lcp += a.ok() && lcp_array_right(fast, &why);
+    if (!why.empty() && ++disagreements <= 20) ADD_FAILURE() << "header " << i << ": " << why;
     const std::string da = describe(a, fast), db = describe(b, ref);
     if (da != db && ++disagreements <= 20)
       ADD_FAILURE() << "header " << i << " (" << test::mutation_name(mu) << "): " << text.substr(0, 400)
@@ -97,6 +116,7 @@ TEST(StReference, SinglePassMatchesDomReference) {
   EXPECT_EQ(disagreements, 0u);
   EXPECT_GT(compared, count / 2);
   EXPECT_GT(accepted, compared / 10);
+  EXPECT_GT(with_lcp, accepted / 4);
 }
 
 // Many tensors: names with long shared prefixes, prefixes of each other, NUL bytes and repeats,
@@ -202,6 +222,7 @@ TEST(StReference, CyclesAndGatherGiveTheSameTable) {
 // names that move to a run's first place, and runs of one: the same table as the reference.
 TEST(StReference, NearlySortedNamesSortLikeReference) {
   std::mt19937_64 rng(2026);
+  std::size_t with_lcp = 0;
   const std::vector<std::string> suffixes = {".weight", ".weight_s_rel", ".weight_s_channel", ".comfy_quant",
                                              ".bias", ".weight_s_channel.x", ".w"};
   for (int round = 0; round < 240; ++round) {
@@ -237,7 +258,11 @@ TEST(StReference, NearlySortedNamesSortLikeReference) {
     const Status b = detail::deserialize_header_reference(h, ref);
     ASSERT_TRUE(b.ok()) << b.error().message;
     ASSERT_EQ(describe(a, fast), describe(b, ref)) << "round " << round << ": " << h.substr(0, 600);
+    std::string why;
+    with_lcp += lcp_array_right(fast, &why);
+    ASSERT_EQ(why, "") << "round " << round;
   }
+  EXPECT_GT(with_lcp, 100u);  // (not the rounds with repeats or past 64 runs)
 }
 
 // The fast path reads the form writers emit and skips whitespace only where a token is not found at
