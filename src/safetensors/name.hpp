@@ -59,7 +59,7 @@ class Name {
     if (s.size() > n_) return false;
     const std::size_t k = s.size() < kTail ? s.size() : kTail;
     if (k > 0 && (tail_ >> (8 * (kTail - k))) != pack_tail(s.data() + s.size() - k, k) >> (8 * (kTail - k))) return false;
-    return s.size() <= kTail || view().substr(n_ - s.size(), s.size() - kTail) == s.substr(0, s.size() - kTail);
+    return s.size() <= kTail || same_bytes(p_ + n_ - s.size(), s.data(), s.size() - kTail);
   }
   constexpr bool ends_with(char c) const noexcept { return view().ends_with(c); }
   constexpr size_type find(std::string_view s, size_type pos = 0) const noexcept { return view().find(s, pos); }
@@ -97,6 +97,18 @@ class Name {
 
  private:
   static constexpr std::size_t kTail = 4;
+  // a[0, n) == b[0, n), in words (no library call: suffixes are a few bytes).
+  static constexpr bool same_bytes(const char* a, const char* b, std::size_t n) noexcept {
+    if (std::is_constant_evaluated() || n < 4) return std::string_view(a, n) == std::string_view(b, n);
+    const auto word = [](const char* p) {
+      std::uint32_t w;
+      std::memcpy(&w, p, 4);
+      return w;
+    };
+    for (; n > 4; n -= 4, a += 4, b += 4)
+      if (word(a) != word(b)) return false;
+    return word(a + n - 4) == word(b + n - 4);  // the last 4, overlapping bytes already equal
+  }
   // The last min(n, 4) bytes of p[0, n) as a little-endian word, the last byte highest (a shorter
   // name's bytes are the high ones, zeros below).
   static constexpr std::uint32_t pack_tail(const char* p, std::size_t n) noexcept {

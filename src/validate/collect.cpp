@@ -369,7 +369,7 @@ const TensorMeta* State::find_in_range(std::string_view prefix, std::string_view
   // of tensors are scanned, lengths first (most differ); a large range is searched.
   if (last - first <= kLinearRange) {
     for (std::size_t i = first; i < last; ++i) {
-      const std::string_view n = ts[i]->name;
+      const st::Name& n = ts[i]->name;
       if (n.size() == prefix.size() + suffix.size() && n.ends_with(suffix)) return ts[i];
     }
     return nullptr;
@@ -480,7 +480,7 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     s.sources.push_back(*opened);
     const Source& src = s.sources.back();
     std::size_t markers = 0;  // room for this file's layers up front (no rehash or regrowth)
-    for (const st::TensorInfo& t : src.header->tensors) markers += std::string_view(t.name).ends_with(kMarkerSuffix);
+    for (const st::TensorInfo& t : src.header->tensors) markers += t.name.ends_with(kMarkerSuffix);
     s.report.layers.reserve(s.report.layers.size() + markers);
     s.layer_index.reserve(s.report.layers.size() + markers);
     W4A8_TRY(collect_metadata(s, src));
@@ -489,7 +489,7 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
       std::vector<std::uint32_t> indices;
       indices.reserve(markers);
       for (std::uint32_t i = 0; i < src.header->tensors.size(); ++i)
-        if (std::string_view(src.header->tensors[i].name).ends_with(kMarkerSuffix)) indices.push_back(i);
+        if (src.header->tensors[i].name.ends_with(kMarkerSuffix)) indices.push_back(i);
       ahead = preparse_markers(src, indices, loads_options(s.opt.python));
     }
     MarkerMemo memo(loads_options(s.opt.python));
