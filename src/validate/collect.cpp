@@ -474,6 +474,7 @@ Status record_marker(State& s, std::string_view prefix, Marker marker) {
 
 Status collect(State& s, std::size_t nfiles, const Loader& load) {
   s.sources.reserve(nfiles);
+  bool quantized_in_order = true;  // s.quantized is known to be sorted and distinct
   for (std::size_t f = 0; f < nfiles; ++f) {
     Result<Source> opened = load(f);
     if (!opened.ok()) return std::move(opened).error();
@@ -500,10 +501,20 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     // neighbour that does) instead of by comparing names later.
     const std::vector<std::uint32_t>& lcp = src.header->name_lcp;
     const bool ranges = nfiles == 1 && lcp.size() == ts.size();
+    // The same table tells whether the weight prefixes come out sorted and distinct: two names that
+    // first differ before either prefix ends have prefixes in the names' order.
+    std::uint32_t shared = UINT32_MAX;  // the LCP of this name and the last quantized weight's
+    std::size_t last_prefix = 0;        // that weight's prefix length
     for (std::size_t j = 0; j < ts.size(); ++j) {
       const st::TensorInfo& t = ts[j];
-      if (t.name.ends_with(kWeightSuffix) && is_quantized_dtype(t.dtype))
-        s.quantized.push_back(t.name.substr(0, t.name.size() - kWeightSuffix.size()));
+      if (ranges && j > 0) shared = std::min(shared, lcp[j]);
+      if (t.name.ends_with(kWeightSuffix) && is_quantized_dtype(t.dtype)) {
+        const std::size_t n = t.name.size() - kWeightSuffix.size();
+        if (!s.quantized.empty() && !(ranges && shared < std::min(n, last_prefix))) quantized_in_order = false;
+        s.quantized.push_back(t.name.substr(0, n));
+        shared = UINT32_MAX;
+        last_prefix = n;
+      }
       if (t.name.ends_with(kMarkerSuffix)) {
         Marker* pre = k < ahead.size() && !ahead[k].is_null() ? &ahead[k] : nullptr;
         ++k;
@@ -520,8 +531,10 @@ Status collect(State& s, std::size_t nfiles, const Loader& load) {
     }
   }
   // A set: sorted (code point order), unique. One file's prefixes are usually in order already.
-  if (!std::is_sorted(s.quantized.begin(), s.quantized.end())) std::sort(s.quantized.begin(), s.quantized.end());
-  s.quantized.erase(std::unique(s.quantized.begin(), s.quantized.end()), s.quantized.end());
+  if (!quantized_in_order) {
+    if (!std::is_sorted(s.quantized.begin(), s.quantized.end())) std::sort(s.quantized.begin(), s.quantized.end());
+    s.quantized.erase(std::unique(s.quantized.begin(), s.quantized.end()), s.quantized.end());
+  }
   finalize_meta(s);
   s.collected = true;
   return Ok{};

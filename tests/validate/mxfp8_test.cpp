@@ -72,6 +72,16 @@ TEST(MissingMarkers, FirstFiveSorted) {
   c.tensor("w0.weight", Dtype::U8, {1}).marker("w0", R"({"format": "other"})");
   EXPECT_EQ(verdict(run(c)),
             "sglang.missing_markers: Quantized weights are missing comfy_quant metadata: ['Z', 'w1', 'w2', 'w3', 'w4']");
+  // Prefixes in another order than their weights' names ("x-.weight" < "x.a.weight" < "x.weight",
+  // but "x" < "x-" < "x.a"), and prefixes that first differ before either ends (in name order).
+  Ckpt nested;
+  for (const char* n : {"x.weight", "x.a.weight", "x-.weight", "y1.weight", "y2.weight"})
+    nested.tensor(n, Dtype::I8, {1});
+  EXPECT_EQ(verdict(run(nested)),
+            "sglang.missing_markers: Quantized weights are missing comfy_quant metadata: ['x', 'x-', 'x.a', 'y1', 'y2']");
+  Ckpt shorter;  // the later name's prefix is the earlier one's start: "x-.weight" < "x.weight", "x" < "x-"
+  shorter.tensor("x-.weight", Dtype::I8, {1}).tensor("x.weight", Dtype::I8, {1});
+  EXPECT_EQ(verdict(run(shorter)), "sglang.missing_markers: Quantized weights are missing comfy_quant metadata: ['x', 'x-']");
   Ckpt one;
   one.tensor("a\nb.weight", Dtype::F8_E4M3, {1});
   EXPECT_EQ(verdict(run(one)), "sglang.missing_markers: Quantized weights are missing comfy_quant metadata: ['a\\nb']");
