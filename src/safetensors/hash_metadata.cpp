@@ -163,6 +163,7 @@ class HashMetadataReader {
         if (!r_.colon() || !metadata()) return false;
         continue;
       }
+      if (out_.tensors.empty()) first_tensor_at_ = r_.pos();
       TensorInfo t;
       if (mapping()) set_name(t, key);
       if (!r_.colon()) return false;
@@ -204,7 +205,10 @@ class HashMetadataReader {
   // After the first tensors, reserve for the rest at their average size (one growth, not ~20), but
   // never more than one entry per kMinTensorBytes of the text left, whatever the first ones were.
   void reserve_estimate() {
-    const std::size_t per_tensor = std::max<std::size_t>(r_.pos() / kSampleTensors, kMinTensorBytes);
+    // Measured from the first tensor: a __metadata__ before it (where the crate writes it) can be
+    // most of the text, and counting it made the estimate a tiny fraction of the table, which then
+    // grew by doubling, twice over (the name order's entries grow with it).
+    const std::size_t per_tensor = std::max<std::size_t>((r_.pos() - first_tensor_at_) / kSampleTensors, kMinTensorBytes);
     out_.tensors.reserve(kSampleTensors + (r_.text().size() - r_.pos()) / per_tensor + 1);
     if (order_ != nullptr) order_->reserve(out_.tensors.capacity());
   }
@@ -459,6 +463,7 @@ class HashMetadataReader {
   SerdeReader r_;
   Header& out_;
   NameOrder* order_;      // fed each tensor's name (null: not asked, or given up at an escaped name)
+  std::size_t first_tensor_at_ = 0;  // where the first tensor's value starts
   std::string deferred_;  // the first tensor mapping failure
 };
 

@@ -266,7 +266,7 @@ bool NameOrder::sort(std::vector<TensorInfo>& v, std::size_t gather_from, std::v
     // The crate's writer emits names sorted within each dtype group: a few runs, merged pairwise
     // (adjacent runs, so the left one always came first in the input).
     runs.push_back(n);
-    spare.reset(new Entry[n]);  // (not value-initialized: every entry is written before it is read)
+    if (runs.size() > 2) spare.reset(new Entry[n]);  // (not value-initialized: every entry is written before it is read)
     Entry* other = spare.get();
     while (runs.size() > 2) {
       std::vector<std::size_t> merged = {0};
@@ -286,6 +286,11 @@ bool NameOrder::sort(std::vector<TensorInfo>& v, std::size_t gather_from, std::v
     for (std::size_t k = 1; k < n && !dropped; ++k) dropped = e[k].h == e[k].n && e[k - 1].n == e[k].n;
     // The merge left each entry's LCP with the one written before it: the sorted table's (unless
     // repeats go, which changes neighbours; then, as after the chunked sort, none is given).
+    // The array the last round did not write into is done with: freed before anything else is
+    // allocated, so the order arrays below do not raise the peak (at 20k tensors it decides
+    // whether the heap needs another 2 MiB page).
+    if (e == entries.data()) spare.reset();
+    else entries = {};
     if (!dropped) lcp_from(e, n, lcp_out);
   } else {
     chunked_sort(e, n, lcp);
