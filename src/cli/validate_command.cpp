@@ -57,6 +57,12 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
   // Most layers share their marker object with the layer before (validate::Marker): its text is
   // formatted once.
   validate::LastMarkerFact<std::string> shown;
+  struct Line {  // the last tensor line printed for a suffix, and what it shows
+    st::Dtype dtype{};
+    st::Shape shape;
+    std::string text;
+  };
+  std::array<Line, std::size(kSuffixes)> lines;
   for (const validate::Layer& l : r.layers) {
     buf += "  "sv;
     py::append_repr_str(buf, l.prefix, pv);
@@ -80,19 +86,27 @@ void print_layers(std::ostream& out, const validate::Report& r, py::Version pv) 
     buf += shown.value;
     const validate::TensorMeta* found[std::size(kSuffixes)] = {};  // printed in kSuffixes' order
     for (const validate::TensorMeta* t : r.under(l.prefix, &next)) {
-      const std::string_view rest = t->name.substr(l.prefix.size() + 1);
+      // (every name here is prefix + "." + rest: its length and its kept last bytes tell most apart)
+      const std::size_t rest = t->name.size() - l.prefix.size() - 1;
       for (std::size_t k = 0; k < std::size(kSuffixes); ++k)
-        if (rest == kSuffixes[k]) {
+        if (rest == kSuffixes[k].size() && t->name.ends_with(kSuffixes[k])) {
           found[k] = t;
           break;  // the suffixes differ
         }
     }
     for (std::size_t k = 0; k < std::size(kSuffixes); ++k) {
       if (found[k] == nullptr) continue;
-      buf += kLeads[k];
-      buf += st::dtype_name(found[k]->dtype);
-      py::append_repr_shape(buf, found[k]->shape);
-      buf += '\n';
+      // Layers repeat their tensors' dtypes and shapes: a line like the one before is copied.
+      Line& line = lines[k];
+      if (line.text.empty() || line.dtype != found[k]->dtype || !(found[k]->shape == line.shape)) {
+        line.dtype = found[k]->dtype;
+        line.shape = found[k]->shape;
+        line.text.assign(kLeads[k]);
+        line.text += st::dtype_name(found[k]->dtype);
+        py::append_repr_shape(line.text, found[k]->shape);
+        line.text += '\n';
+      }
+      buf += line.text;
     }
     block.flush_if_full();
   }

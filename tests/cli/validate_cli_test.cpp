@@ -204,6 +204,46 @@ TEST(ValidateCli, OkLineCountsMarkersWithoutAKnownFormatApart) {
   EXPECT_NE(summary.out.find("OK: 1 quantized layer(s)"), std::string::npos) << summary.out;
 }
 
+// The text report's tensor lines: a line like the one printed for the layer before is reused, so
+// layers whose tensors change shape or dtype between alike neighbours must each show their own
+// (hand-derived: repr() of each shape tuple).
+TEST(ValidateCli, TextReportShowsEachLayersOwnShapes) {
+  const std::string path = ::testing::TempDir() + "w4a8-shapes.safetensors";
+  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+      "import json, struct, sys\n"
+      "h, data = {}, b\"\"\n"
+      "def put(name, dtype, shape, size):\n"
+      "    global data\n"
+      "    h[name] = {\"dtype\": dtype, \"shape\": shape, \"data_offsets\": [len(data), len(data) + size]}\n"
+      "    data += bytes(size)\n"
+      "m = json.dumps({\"format\": \"asym_w4a8_int8\"}).encode()\n"
+      "for p, n, k in [(\"a\", 4, 128), (\"b\", 8, 64), (\"c\", 4, 128), (\"d\", 4, 128)]:\n"
+      "    put(p + \".weight\", \"I8\", [n, k // 2], n * k // 2)\n"
+      "    put(p + \".weight_s_rel\", \"F8_E4M3\", [n, k // 16], n * k // 16)\n"
+      "    put(p + \".weight_s_channel\", \"F32\", [n], 4 * n)\n"
+      "    h[p + \".comfy_quant\"] = {\"dtype\": \"U8\", \"shape\": [len(m)], \"data_offsets\": [len(data), len(data) + len(m)]}\n"
+      "    data += m\n"
+      "put(\"d.bias\", \"BF16\", [4], 8)\n"
+      "b = json.dumps(h).encode()\n"
+      "open(sys.argv[1], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + data)' '" + path + "'";
+  ASSERT_EQ(run_command(make).rc, 0);
+  auto r = run_cli("validate " + path);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::string lines;  // the tensor lines only
+  for (std::size_t at = 0; at < r.out.size();) {
+    const std::size_t end = r.out.find('\n', at);
+    const std::string line = r.out.substr(at, end - at);
+    if (line.starts_with("    ")) lines += line + "\n";
+    at = end == std::string::npos ? r.out.size() : end + 1;
+  }
+  EXPECT_EQ(lines,
+            "    weight: I8(4, 64)\n    weight_s_rel: F8_E4M3(4, 8)\n    weight_s_channel: F32(4,)\n"
+            "    weight: I8(8, 32)\n    weight_s_rel: F8_E4M3(8, 4)\n    weight_s_channel: F32(8,)\n"
+            "    weight: I8(4, 64)\n    weight_s_rel: F8_E4M3(4, 8)\n    weight_s_channel: F32(4,)\n"
+            "    weight: I8(4, 64)\n    weight_s_rel: F8_E4M3(4, 8)\n    weight_s_channel: F32(4,)\n    bias: BF16(4,)\n")
+      << r.out;
+}
+
 // Layers with equal marker bytes share one marker object, whose report text is formatted once: every
 // layer must still show its own marker (repeats, alternation, a derived key or a value that differs),
 // in --json against the oracle and in the text report (tests/cli/shared_markers_check.py).
