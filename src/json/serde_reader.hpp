@@ -56,6 +56,9 @@ class SerdeReader {
   // Moves the cursor forward to i. pre: pos() <= i <= text().size(), and the caller has read
   // [pos(), i) itself and found it well-formed (a fast path over a shape it recognizes).
   void skip_to(std::size_t i) { i_ = i; }
+  // Frees the buffer of decoded strings (the last one read with escapes no longer needed): a large
+  // value read early (the header's __metadata__) would otherwise keep it for the whole read.
+  void drop_scratch() { scratch_ = std::unique_ptr<char[], ScratchFree>(); }
 
   // ---- failure: the first one wins; later calls are ignored -----------------------------------
   bool failed() const { return failed_; }

@@ -161,6 +161,7 @@ class HashMetadataReader {
         }
         seen_metadata = true;
         if (!r_.colon() || !metadata()) return false;
+        r_.drop_scratch();  // (the values are copied into out_.metadata)
         continue;
       }
       if (out_.tensors.empty()) first_tensor_at_ = r_.pos();
