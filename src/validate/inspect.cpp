@@ -30,12 +30,8 @@ Status check_missing_markers(const State& s) {
 Status check_required(const State& s, std::size_t layer, const ComfyFormat& f) {
   const st::Name& prefix = s.report.layers[layer].prefix;
   std::vector<std::string> missing;
-  for (std::size_t k = 0; k < f.required.size(); ++k) {
-    const std::string_view suffix = f.required.items[k];
-    const TensorMeta* t = s.meta(layer, suffix);
-    if (t == nullptr) missing.push_back(std::string(prefix).append(suffix));
-    s.remember_required(layer, k, suffix, t);
-  }
+  for (std::string_view suffix : f.required)
+    if (s.meta(layer, suffix) == nullptr) missing.push_back(std::string(prefix).append(suffix));
   if (missing.empty()) return Ok{};
   std::sort(missing.begin(), missing.end());
   return make_error(ErrorKind::SgMissingTensors, {py::repr_str(prefix, s.opt.python), py::repr_str_list(missing, s.opt.python)});

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -79,14 +78,8 @@ struct State {
     std::size_t first = 0, last = 0;
     bool known = false;
   };
-  struct RequiredFound {  // remember_required's facts, for one layer
-    std::size_t layer = SIZE_MAX, count = 0;
-    std::array<std::string_view, 4> suffix;
-    std::array<const TensorMeta*, 4> found;
-  };
   mutable PrefixRange range_;
   mutable std::vector<LayerRange> layer_ranges_;
-  mutable RequiredFound required_;
   // meta(layer, suffix) when the layer's range is not known yet (it is found and kept).
   const TensorMeta* meta_first(std::size_t layer, std::string_view suffix) const;
   // Sets range_ to prefix's range (report.tensors is final).
@@ -105,23 +98,9 @@ struct State {
   // the rules' many lookups of one layer, and --strict's pass over every layer after section 4, then
   // compare no layer names. pre: report.layers[layer]'s prefix stays as it is (collect() is done).
   const TensorMeta* meta(std::size_t layer, std::string_view suffix) const {
-    if (layer == required_.layer)  // the same suffix text as a required one the check just found
-      for (std::size_t k = 0; k < required_.count; ++k)
-        if (suffix.data() == required_.suffix[k].data() && suffix.size() == required_.suffix[k].size()) return required_.found[k];
     if (layer < layer_ranges_.size() && layer_ranges_[layer].known && suffix.starts_with('.'))
       return find_in_range(report.layers[layer].prefix, suffix, layer_ranges_[layer].first, layer_ranges_[layer].last);
     return meta_first(layer, suffix);
-  }
-  // Remembers meta(layer, suffix) == found for the rules that ask again right after the
-  // required-tensor check. pre: `suffix` is static text (a ComfyFormat's): it is recognized by its
-  // address, which no other text can then have.
-  void remember_required(std::size_t layer, std::size_t k, std::string_view suffix, const TensorMeta* found) const {
-    if (required_.layer != layer) required_ = {layer, 0, {}, {}};
-    if (k < required_.suffix.size()) {
-      required_.suffix[k] = suffix;
-      required_.found[k] = found;
-      required_.count = std::max(required_.count, k + 1);
-    }
   }
   // Layer `layer`'s tensors are report.tensors[first, last) (found by collect(), which knows them
   // from the header's LCP array); pre: they are, once report.tensors is final.
