@@ -123,14 +123,15 @@ void insertion_sort(Entry* b, Entry* e, std::size_t depth) {
 // its scales, then the marker) give ascending runs up to a few entries out of place; sorting those
 // whole costs several times a merge. Stays within the run's span of the input, so a run still holds
 // only names from its own stretch of the input and the merge's tie rule (input order) holds.
-// k: mismatch_from(e[i - 1], e[i], lcp). @return false (nothing moved) when the place is further
-// back or e[i] equals a name there.
-bool insert_near_end(Entry* e, std::size_t start, std::size_t i, std::uint32_t lcp, std::uint32_t k) {
+// k: mismatch_from(e[i - 1], e[i], 0). A name that becomes its run's first gets h = 0 here (sort()
+// sets every run's first). @return false (nothing moved) when the place is further back or e[i]
+// equals a name there.
+bool insert_near_end(Entry* e, std::size_t start, std::size_t i, std::uint32_t k) {
   const Entry x = e[i];
   std::uint32_t k_after = k;  // x against the entry it will precede
   if (k_after == x.n && x.n == e[i - 1].n) return false;     // a repeat: the merge's tie rule handles it
   std::size_t p = i - 1;                                      // invariant: x < e[p]
-  std::uint32_t k_before = lcp;  // x against the entry it will follow (lcp when it becomes the first)
+  std::uint32_t k_before = 0;  // x against the entry it will follow (when it becomes the first: sort() sets it)
   while (true) {
     if (p == start) break;  // x becomes the run's first
     if (i - p >= kNear) return false;
@@ -221,7 +222,7 @@ void NameOrder::add(std::string_view name) {
   // gets its LCP in sort(), once the common prefix is known.
   if (name_less_at(e[i - 1], e[i], k)) {
     e[i].h = k;
-  } else if (insert_near_end(e, runs_.back(), i, 0, k)) {
+  } else if (insert_near_end(e, runs_.back(), i, k)) {
     moved_ = true;
   } else {
     runs_.push_back(i);
@@ -284,13 +285,13 @@ bool NameOrder::sort(std::vector<TensorInfo>& v, std::size_t gather_from, std::v
     }
     // Equal names are adjacent, in input order: the whole name shared with the previous one.
     for (std::size_t k = 1; k < n && !dropped; ++k) dropped = e[k].h == e[k].n && e[k - 1].n == e[k].n;
-    // The merge left each entry's LCP with the one written before it: the sorted table's (unless
-    // repeats go, which changes neighbours; then, as after the chunked sort, none is given).
     // The array the last round did not write into is done with: freed before anything else is
     // allocated, so the order arrays below do not raise the peak (at 20k tensors it decides
     // whether the heap needs another 2 MiB page).
     if (e == entries.data()) spare.reset();
     else entries = {};
+    // The merge left each entry's LCP with the one written before it: the sorted table's (unless
+    // repeats go, which changes neighbours; then, as after the chunked sort, none is given).
     if (!dropped) lcp_from(e, n, lcp_out);
   } else {
     chunked_sort(e, n, lcp);
