@@ -32,6 +32,12 @@ std::string oracle(const std::string& files) {
   return r.out;
 }
 
+// Runs `script` with the tests' Python (arguments: `args`, as shell words); its exit status. The
+// script is put between single quotes, so it holds none.
+int run_python(const std::string& script, const std::string& args) {
+  return run_command(std::string(W4A8_PYTHON) + " -c '\n" + script + "' " + args).rc;
+}
+
 // Our --json output normalized the same way (error.code dropped: the oracle has no codes).
 std::string ours_json(const std::string& files, int& rc) {
   auto r = run_cli("validate --json " + files);
@@ -164,12 +170,12 @@ TEST(ValidateCli, AFileNamedLikeAnOptionGetsAHint) {
 TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
   // A checkpoint whose _quantization_metadata is not JSON: the message names the path as typed.
   const std::string dir = ::testing::TempDir() + "w4a8 cli dir";
-  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+  ASSERT_EQ(run_python(
       "import json, os, struct, sys\n"
       "os.makedirs(sys.argv[1], exist_ok=True)\n"
       "h = json.dumps({\"__metadata__\": {\"_quantization_metadata\": \"{not json\"}}).encode()\n"
-      "open(os.path.join(sys.argv[1], \"m.safetensors\"), \"wb\").write(struct.pack(\"<Q\", len(h)) + h)' '" + dir + "'";
-  ASSERT_EQ(run_command(make).rc, 0);
+      "open(os.path.join(sys.argv[1], \"m.safetensors\"), \"wb\").write(struct.pack(\"<Q\", len(h)) + h)",
+                       "'" + dir + "'"), 0);
   auto r = run_cli("validate '" + dir + "' 2>&1");  // a directory stands for its shards
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("Invalid _quantization_metadata in " + dir + "/m.safetensors"), std::string::npos) << r.out;
@@ -184,15 +190,15 @@ TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
 // no "format" or an unknown one, one float8 layer with its tensors; the oracle accepts the file too.
 TEST(ValidateCli, OkLineCountsMarkersWithoutAKnownFormatApart) {
   const std::string path = ::testing::TempDir() + "w4a8-formatless.safetensors";
-  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+  ASSERT_EQ(run_python(
       "import json, struct, sys\n"
       "layers = {\"a\": {}, \"b\": {\"format\": \"not_a_format\"}, \"c\": {\"format\": \"float8_e4m3fn\"}}\n"
       "h = {\"__metadata__\": {\"_quantization_metadata\": json.dumps({\"layers\": layers})},\n"
       "     \"c.weight\": {\"dtype\": \"F8_E4M3\", \"shape\": [2, 2], \"data_offsets\": [0, 4]},\n"
       "     \"c.weight_scale\": {\"dtype\": \"F32\", \"shape\": [], \"data_offsets\": [4, 8]}}\n"
       "b = json.dumps(h).encode()\n"
-      "open(sys.argv[1], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + bytes(8))' '" + path + "'";
-  ASSERT_EQ(run_command(make).rc, 0);
+      "open(sys.argv[1], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + bytes(8))",
+                       "'" + path + "'"), 0);
   int rc = -1;
   EXPECT_EQ(ours_json(path, rc), oracle(path));
   EXPECT_EQ(rc, 0);
@@ -209,7 +215,7 @@ TEST(ValidateCli, OkLineCountsMarkersWithoutAKnownFormatApart) {
 // (hand-derived: repr() of each shape tuple).
 TEST(ValidateCli, TextReportShowsEachLayersOwnShapes) {
   const std::string path = ::testing::TempDir() + "w4a8-shapes.safetensors";
-  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+  ASSERT_EQ(run_python(
       "import json, struct, sys\n"
       "h, data = {}, b\"\"\n"
       "def put(name, dtype, shape, size):\n"
@@ -225,8 +231,8 @@ TEST(ValidateCli, TextReportShowsEachLayersOwnShapes) {
       "    data += m\n"
       "put(\"d.bias\", \"BF16\", [4], 8)\n"
       "b = json.dumps(h).encode()\n"
-      "open(sys.argv[1], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + data)' '" + path + "'";
-  ASSERT_EQ(run_command(make).rc, 0);
+      "open(sys.argv[1], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + data)",
+                       "'" + path + "'"), 0);
   auto r = run_cli("validate " + path);
   ASSERT_EQ(r.rc, 0) << r.out;
   std::string lines;  // the tensor lines only
@@ -260,7 +266,7 @@ TEST(ValidateCli, EachLayerShowsItsOwnMarkerWhenMarkersRepeat) {
 // written as strings there; the text report shows them as Python does. The oracle accepts the file.
 TEST(ValidateCli, JsonQuotesNonFiniteMarkerValues) {
   const std::string path = ::testing::TempDir() + "w4a8-nonfinite.safetensors";
-  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+  ASSERT_EQ(run_python(
       "import json, struct, sys\n"
       "src = open(sys.argv[1], \"rb\").read()\n"
       "n = struct.unpack(\"<Q\", src[:8])[0]\n"
@@ -269,8 +275,8 @@ TEST(ValidateCli, JsonQuotesNonFiniteMarkerValues) {
       "{\\\"format\\\": \\\"asym_w4a8_int8\\\", \\\"group_size\\\": 16, \\\"convrot\\\": true, \\\"convrot_groupsize\\\": 256, "
       "\\\"note\\\": [NaN, -Infinity, 1e999, 1.5]}}}\"}\n"
       "b = json.dumps(h).encode()\n"
-      "open(sys.argv[2], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + src[8 + n:])' " + kGood + " '" + path + "'";
-  ASSERT_EQ(run_command(make).rc, 0);
+      "open(sys.argv[2], \"wb\").write(struct.pack(\"<Q\", len(b)) + b + src[8 + n:])",
+                       kGood + " '" + path + "'"), 0);
   auto r = run_cli("validate --json '" + path + "'");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find(R"("note": ["NaN", "-Infinity", "Infinity", 1.5])"), std::string::npos) << r.out;
@@ -292,15 +298,15 @@ TEST(ValidateCli, JsonQuotesNonFiniteMarkerValues) {
 TEST(ValidateCli, JsonSpellsANonUtf8FileNameAsPythonDoes) {
   const std::string path = ::testing::TempDir() + "w4a8-b\xff.safetensors";
   // The tiny example with its first marker's bytes made invalid JSON: the error names the file.
-  const std::string make = std::string(W4A8_PYTHON) + " -c '\n"
+  ASSERT_EQ(run_python(
       "import json, struct, sys\n"
       "src = bytearray(open(sys.argv[1], \"rb\").read())\n"
       "n = struct.unpack(\"<Q\", src[:8])[0]\n"
       "h = json.loads(src[8:8 + n])\n"
       "b, e = next(v[\"data_offsets\"] for k, v in sorted(h.items()) if k.endswith(\".comfy_quant\"))\n"
       "src[8 + n + b:8 + n + e] = b\"{\" + b\" \" * (e - b - 1)\n"
-      "open(sys.argv[2], \"wb\").write(src)' " + kGood + " '" + path + "'";
-  ASSERT_EQ(run_command(make).rc, 0);
+      "open(sys.argv[2], \"wb\").write(src)",
+                       kGood + " '" + path + "'"), 0);
   const auto message = [](const std::string& json) {
     const std::string key = "\"message\": \"";
     const std::size_t at = json.find(key);
