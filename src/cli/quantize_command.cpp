@@ -55,7 +55,8 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
       ->required()->expected(1, -1);
   cmd->add_option("--out", j.out,
                   "FILE.safetensors, or a directory (model.safetensors or model-0000i-of-0000N.safetensors + "
-                  "model.safetensors.index.json); files are replaced atomically and never an input")
+                  "model.safetensors.index.json), or a character device such as /dev/null (a dry run: one file, "
+                  "the summary only); files are replaced atomically and never an input")
       ->required();
   cmd->add_option("--keys", j.globs, "whole model: tensors to quantize, a glob (repeatable; default *.weight)");
   auto* key = cmd->add_option("--key", j.key, "one layer: the float weight's tensor name");

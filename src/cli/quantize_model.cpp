@@ -139,9 +139,17 @@ bool matches_plan(const Item& it, const std::vector<st::TensorSpec>& t) {
   return true;
 }
 
+// --out names a character device (/dev/null for a dry run): the whole output is one file written to
+// it in place, however large (there is no directory for shards or an index), and nothing is read back.
+bool is_char_device(const std::string& out) {
+  struct stat st {};
+  return ::stat(out.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
 struct OutputNames {
   std::string dir, stem;
-  bool single_file = false;  // --out FILE.safetensors
+  bool single_file = false;  // --out FILE.safetensors, or a device
+  bool device = false;       // --out is a character device (is_char_device)
   bool created_dir = false;  // --out DIR did not exist: this run made it
   std::string out;
   std::string shard(std::size_t i, std::size_t count) const {
@@ -156,7 +164,8 @@ struct OutputNames {
 Result<OutputNames> output_names(const std::string& out) {
   OutputNames o;
   o.out = out;
-  if (ends_with(out, ".safetensors")) {
+  o.device = is_char_device(out);
+  if (o.device || ends_with(out, ".safetensors")) {
     o.single_file = true;
     const auto slash = out.rfind('/');
     o.dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : out.substr(0, slash));
@@ -376,8 +385,9 @@ class QuantizeRun {
   bool assign_shards() {
     std::uint64_t size = 0;
     std::size_t shard = 0;
+    const bool one_file = !job_.key.empty() || is_char_device(job_.out);
     for (Item& it : items_) {
-      if (size > 0 && size + it.bytes > job_.max_shard_bytes && job_.key.empty()) ++shard, size = 0;
+      if (size > 0 && size + it.bytes > job_.max_shard_bytes && !one_file) ++shard, size = 0;
       it.shard = shard;
       size += it.bytes;
     }
@@ -393,7 +403,7 @@ class QuantizeRun {
     for (std::size_t s = 0; s < shards_; ++s) outs.push_back(names_.shard(s, shards_));
     // An index left by an earlier run would make the directory name stale shards: rewrite it.
     struct stat st {};
-    with_index_ = shards_ > 1 || ::stat(names_.index().c_str(), &st) == 0;
+    with_index_ = !names_.device && (shards_ > 1 || ::stat(names_.index().c_str(), &st) == 0);
     if (with_index_) outs.push_back(names_.index());
     for (const std::string& o : outs)
       if (auto g = guard.check_output(o); !g.ok()) return fail(g.error()), false;
@@ -528,6 +538,7 @@ class QuantizeRun {
 
   // Who loads what was written (the consumer matrix of the output, from its headers).
   std::string consumers() const {
+    if (names_.device) return "not determined (the output went to a character device and is not read back)";
     io::ShardList list;
     for (std::size_t s = 0; s < shards_; ++s) list.shards.push_back(names_.shard(s, shards_));
     auto ck = io::Checkpoint::open(std::move(list));
@@ -542,6 +553,7 @@ class QuantizeRun {
   // single-file STEM.safetensors, which Hugging Face loaders prefer to the index. Other names in the
   // directory are other outputs.
   void note_stale_shards() {
+    if (names_.device) return;  // (a device's directory holds no output)
     DIR* d = ::opendir(names_.dir.c_str());
     if (!d) return;
     const std::string lead = names_.stem + "-";  // compared as text: the stem may hold glob characters

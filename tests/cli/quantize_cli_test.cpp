@@ -204,6 +204,38 @@ TEST_F(QuantizeCli, SingleLayerKeepsItsBias) {
       << missing.out;
 }
 
+// --out naming a character device is a dry run: the same layers and errors as a sharded run into a
+// directory, one file on the device whatever --max-shard-size says, nothing beside it, and no
+// consumers claimed (nothing is read back). It was refused as "not a directory".
+TEST_F(QuantizeCli, ACharacterDeviceOutIsADryRun) {
+  if (::access("/dev/null", W_OK) != 0) GTEST_SKIP() << "no writable /dev/null on this system";
+  const std::string opts = " --max-shard-size 600KB --quiet";
+  const CliRun dir = cli("quantize --weights " + float_shards_ + " --out " + p("q") + opts);
+  ASSERT_EQ(dir.rc, 0) << dir.out;
+  ASSERT_NE(dir.out.find("-> 2 shards + "), std::string::npos) << dir.out;
+  const auto before = names();
+  const CliRun dry = cli("quantize --weights " + float_shards_ + " --out /dev/null" + opts);
+  ASSERT_EQ(dry.rc, 0) << dry.out;
+  EXPECT_EQ(names(), before) << "a dry run wrote a file";
+  EXPECT_NE(dry.out.find("OK: quantized 8 layer(s), skipped 3, copied 4 other tensor(s) -> /dev/null ("), std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.out.find("  consumers: not determined (the output went to a character device and is not read back)\n"),
+            std::string::npos)
+      << dry.out;
+  // The error lines (mean, max, worst five) are the directory run's.
+  const auto from = [](const std::string& out) { return out.substr(out.find("  relative L2 weight error:")); };
+  ASSERT_NE(dir.out.find("  relative L2 weight error:"), std::string::npos) << dir.out;
+  ASSERT_NE(dry.out.find("  relative L2 weight error:"), std::string::npos) << dry.out;
+  EXPECT_EQ(from(dry.out), from(dir.out));
+  const CliRun one = cli("quantize --weights " + float_shards_ + " --key blocks.1.mlp.fc1.weight --out /dev/null");
+  EXPECT_EQ(one.rc, 0) << one.out;
+  EXPECT_NE(one.out.find("relative_l2="), std::string::npos) << one.out;
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full on this system";
+  const CliRun full = cli("quantize --weights " + float_shards_ + " --out /dev/full" + opts);
+  EXPECT_EQ(full.rc, 2) << full.out;
+  EXPECT_NE(full.out.find("cannot write /dev/full: No space left on device"), std::string::npos) << full.out;
+}
+
 // --out names a directory whose parent is missing: said so (it read "No such file or directory"), and
 // nothing is made (only the last component of --out is ever created).
 TEST_F(QuantizeCli, AMissingParentOfOutIsNamed) {

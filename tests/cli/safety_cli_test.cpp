@@ -134,7 +134,7 @@ TEST_F(SafetyCli, OutputThatIsTheCommandsOwnStreamIsRefused) {
     std::string cmd, why;
   };
   for (const Case& c : {Case{gemm_args("/dev/stdout") + " >> " + log + " 2>" + p("err"), stdout_msg},
-                        // (quantize takes FILE.safetensors or a directory: refused before that)
+                        // (quantize takes FILE.safetensors, a directory or a device; a log is none: refused before that)
                         Case{quantize_args("/dev/stdout") + " >> " + log + " 2>" + p("err"), "not a directory"},
                         Case{quantize_args(p("q.safetensors")) + " >> " + p("q.safetensors") + " 2>" + p("err"), stdout_msg},
                         Case{gemm_args("/dev/stderr") + " 2>> " + log + " >" + p("err"), stderr_msg},
