@@ -40,7 +40,6 @@ constexpr Command kCommands[] = {
 #endif
 };
 
-// --json among the options (before a "--" that ends them).
 // Whether `flag` is among the options (before any "--").
 bool has_flag(int argc, char** argv, std::string_view flag) {
   for (int i = 1; i < argc; ++i) {
@@ -51,6 +50,10 @@ bool has_flag(int argc, char** argv, std::string_view flag) {
   return false;
 }
 bool asks_for_json(int argc, char** argv) { return has_flag(argc, argv, "--json"); }
+// validate --quiet: every message on one line. (quantize's --quiet only silences its progress.)
+bool one_line_messages(int argc, char** argv) {
+  return argc > 1 && std::string_view(argv[1]) == "validate" && has_flag(argc, argv, "--quiet");
+}
 
 // An existing file whose name starts with '-' is read as an option, and the error then speaks of
 // something else ("checkpoint is required"): say how to name it.
@@ -154,7 +157,7 @@ int main(int argc, char** argv) {
   w4a8::cli::Reporter report(std::cout, std::cerr);
   try {
     const int rc = run(argc, argv, report);
-    return rc == report.exit_code() ? finish(report, has_flag(argc, argv, "--quiet")) : rc;  // (a usage error, already reported)
+    return rc == report.exit_code() ? finish(report, one_line_messages(argc, argv)) : rc;  // (a usage error, already reported)
   } catch (const std::bad_alloc&) {
     report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"out of memory", "std::bad_alloc"}));
   } catch (const std::system_error& e) {
@@ -162,5 +165,5 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     report.fail(w4a8::make_error(w4a8::ErrorKind::SysResources, {"internal error", e.what()}));
   }
-  return finish(report, has_flag(argc, argv, "--quiet"));
+  return finish(report, one_line_messages(argc, argv));
 }

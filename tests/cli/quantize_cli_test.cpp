@@ -231,6 +231,11 @@ TEST_F(QuantizeCli, ACharacterDeviceOutIsADryRun) {
   EXPECT_EQ(one.rc, 0) << one.out;
   EXPECT_NE(one.out.find("relative_l2="), std::string::npos) << one.out;
   if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no writable /dev/full on this system";
+  // A summary that cannot be written: io.write_failed in the usual two lines (--quiet here silences
+  // progress only; validate's --quiet is the one that puts every message on one line).
+  const CliRun summary = run_cli("quantize --weights " + float_shards_ + " --out /dev/null" + opts + " 2>&1 >/dev/full");
+  EXPECT_EQ(summary.rc, 2) << summary.out;
+  EXPECT_EQ(summary.out, "w4a8check: cannot write standard output: No space left on device\n  [io.write_failed]\n");
   const CliRun full = cli("quantize --weights " + float_shards_ + " --out /dev/full" + opts);
   EXPECT_EQ(full.rc, 2) << full.out;
   EXPECT_NE(full.out.find("cannot write /dev/full: No space left on device"), std::string::npos) << full.out;
