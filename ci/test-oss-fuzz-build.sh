@@ -71,7 +71,8 @@ run_libfuzzer() {
     libs=$(ldd "$f")
     if [[ $libs == *libc++.so* ]]; then echo "fuzz_$t links libc++"; else echo "fuzz_$t does not link libc++"; exit 1; fi
     # The build's own runtime is in (a flag lost on the way would build an uninstrumented binary).
-    nm "$f" | grep -q "${runtime_symbol[$1]}" || { echo "fuzz_$t ($1) lacks ${runtime_symbol[$1]}: not instrumented"; exit 1; }
+    # (nm's whole output first: grep -q quitting early would fail the pipe under pipefail)
+    grep -q "${runtime_symbol[$1]}" <<<"$(nm "$f")" || { echo "fuzz_$t ($1) lacks ${runtime_symbol[$1]}: not instrumented"; exit 1; }
     mkdir -p "$work/seeds-$t" "$work/corpus-$t"
     unzip -q -o "$out/fuzz_${t}_seed_corpus.zip" -d "$work/seeds-$t"
     mapfile -t flags < <(options_flags "$out/fuzz_$t.options")
