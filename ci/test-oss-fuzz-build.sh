@@ -41,7 +41,10 @@ declare -A sanitizer_flags=(
   [coverage]="-fprofile-instr-generate -fcoverage-mapping -pthread -Wl,--no-as-needed -Wl,-ldl -Wl,-lm -Wno-unused-command-line-argument"
 )
 
-declare -A runtime_symbol=([address]=__asan_init [undefined]=__ubsan_handle_ [coverage]=__llvm_profile_write_file)
+# What only an instrumented binary holds: code calling the sanitizer's reports (every libFuzzer binary
+# here carries UBSan's runtime, called or not), or the profile runtime.
+declare -A instrumented=([address]='call.*<__asan_report_' [undefined]='call.*<__ubsan_handle_[a-z0-9_]*_abort>'
+                         [coverage]='<__llvm_profile_write_file>:')
 
 # $1: SANITIZER. Runs .clusterfuzzlite/build.sh into $tmp/out-$1 with libFuzzer as the engine.
 build_libfuzzer() {
@@ -70,9 +73,10 @@ run_libfuzzer() {
     done
     libs=$(ldd "$f")
     if [[ $libs == *libc++.so* ]]; then echo "fuzz_$t links libc++"; else echo "fuzz_$t does not link libc++"; exit 1; fi
-    # The build's own runtime is in (a flag lost on the way would build an uninstrumented binary).
-    # (nm's whole output first: grep -q quitting early would fail the pipe under pipefail)
-    grep -q "${runtime_symbol[$1]}" <<<"$(nm "$f")" || { echo "fuzz_$t ($1) lacks ${runtime_symbol[$1]}: not instrumented"; exit 1; }
+    # Instrumented for this build (a flag lost on the way would build a plain fuzzer). The whole
+    # disassembly first: grep -q quitting early would fail the pipe under pipefail.
+    grep -qE "${instrumented[$1]}" <<<"$(objdump -d --no-show-raw-insn "$f")" ||
+      { echo "fuzz_$t ($1): no ${instrumented[$1]} in its code: not instrumented"; exit 1; }
     mkdir -p "$work/seeds-$t" "$work/corpus-$t"
     unzip -q -o "$out/fuzz_${t}_seed_corpus.zip" -d "$work/seeds-$t"
     mapfile -t flags < <(options_flags "$out/fuzz_$t.options")
