@@ -172,11 +172,15 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
     out_ << "REJECTED: " << where << e.type() << ": " << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]";
     // A --strict check or --min-layers is ours, not a prediction of an sglang error: said so beside
     // the releases.
-    if (!style.upstream.empty())
-      out_ << " (" << (e.code().substr(0, 7) == "strict."             ? "a --strict check, not an sglang error; "
-                       : e.kind == ErrorKind::ValidateTooFewLayers ? "--min-layers, not an sglang error; "
-                                                                     : "")
-           << style.upstream.text() << ")";
+    if (!style.upstream.empty()) {
+      out_ << " (";
+      switch (rule_owner(e.code())) {
+        case RuleOwner::Strict: out_ << "a --strict check, not an sglang error; "; break;
+        case RuleOwner::Ours: out_ << "--min-layers, not an sglang error; "; break;
+        case RuleOwner::Upstream: break;
+      }
+      out_ << style.upstream.text() << ")";
+    }
     out_ << "\n";
   } else {
     err_ << "w4a8check: " << where << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]\n";

@@ -45,6 +45,16 @@ constexpr std::size_t template_holes(std::string_view t) {
   return n;
 }
 
+// Whose rule a refusal applies, told by its code's family: a release's own error, which the verdict
+// predicts (sglang, safetensors, Python, torch, comfy-kitchen); --strict's (the kernels' contract,
+// "strict."); or another check of ours ("validate.": --min-layers). Reports say which.
+enum class RuleOwner : std::uint8_t { Upstream, Strict, Ours };
+constexpr RuleOwner rule_owner(std::string_view code) {
+  if (code.starts_with("strict.")) return RuleOwner::Strict;
+  if (code.starts_with("validate.")) return RuleOwner::Ours;
+  return RuleOwner::Upstream;
+}
+
 // Looks a kind up by its stable code; returns false when unknown.
 bool error_kind_from_code(std::string_view code, ErrorKind& out);
 

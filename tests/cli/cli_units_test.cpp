@@ -98,6 +98,18 @@ TEST(HeapPages, LaterBlocksComeFromHugePages) {
   EXPECT_LT(faults, 48) << "a 4 MiB block took " << faults << " faults: not in huge pages";
 }
 
+// The verdict line names the check of ours behind a refusal by its owner (rule_owner); the only
+// refusal of ours besides --strict's is --min-layers, so a new one must get its own label.
+TEST(Reporter, RefusalsOfOursAreLabelled) {
+  for (const ErrorInfo& info : kErrorTable) {
+    if (info.exit != ExitClass::Reject || rule_owner(info.code) != RuleOwner::Ours) continue;
+    EXPECT_EQ(info.kind, ErrorKind::ValidateTooFewLayers) << info.code << ": give it a label in Reporter::fail";
+  }
+  EXPECT_EQ(rule_owner("strict.w4a8.k_multiple_16"), RuleOwner::Strict);
+  EXPECT_EQ(rule_owner("sglang.w4a8.rank"), RuleOwner::Upstream);
+  EXPECT_EQ(rule_owner("strict"), RuleOwner::Upstream);  // a family is the text before its dot
+}
+
 TEST(Reporter, ExitStatusComesFromTheErrorTable) {
   int rejects = 0, usages = 0;
   for (const ErrorInfo& info : kErrorTable) {

@@ -185,6 +185,31 @@ TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
   EXPECT_NE(v.out.find("Invalid _quantization_metadata in " + dir + "/./m.safetensors"), std::string::npos) << v.out;
 }
 
+// A layer sglang accepts and only --strict refuses (K = 24 with G = 16: sglang's shape rule floors
+// K // G to the one group s_rel has; the kernels need K % 16 == 0). The verdict line says the rule is
+// ours, beside the release it would otherwise predict; without --strict the file is accepted.
+TEST(ValidateCli, AStrictRefusalSaysItIsNotSglangs) {
+  const std::string path = ::testing::TempDir() + "w4a8-strict-k24.safetensors";
+  ASSERT_EQ(run_python(
+      "import json, struct, sys\n"
+      "marker = json.dumps({\"format\": \"asym_w4a8_int8\", \"group_size\": 16, \"convrot_groupsize\": 256}).encode()\n"
+      "parts = [(\"l.comfy_quant\", \"U8\", [len(marker)], marker), (\"l.weight\", \"I8\", [4, 12], bytes(48)),\n"
+      "         (\"l.weight_s_channel\", \"F32\", [4], struct.pack(\"<4f\", 1, 1, 1, 1)),\n"
+      "         (\"l.weight_s_rel\", \"F8_E4M3\", [4, 1], bytes([0x38] * 4))]\n"
+      "h, data = {}, b\"\"\n"
+      "for name, dtype, shape, b in parts:\n"
+      "    h[name] = {\"dtype\": dtype, \"shape\": shape, \"data_offsets\": [len(data), len(data) + len(b)]}\n"
+      "    data += b\n"
+      "t = json.dumps(h).encode()\n"
+      "open(sys.argv[1], \"wb\").write(struct.pack(\"<Q\", len(t)) + t + data)",
+                       "'" + path + "'"), 0);
+  EXPECT_EQ(run_cli("validate --quiet " + path).rc, 0);
+  auto r = run_cli("validate --strict --quiet " + path + " 2>&1");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(r.out, "REJECTED: ValueError: Comfy W4A8 layer 'l' has K=24, which the W4A8 kernels need divisible by 16  "
+                   "[strict.w4a8.k_multiple_16] (a --strict check, not an sglang error; sglang 0.5.23, Python 3.11)\n");
+}
+
 // Markers that name no format sglang knows are accepted unchecked (section 4 skips them): the OK
 // line counts them apart from the layers whose tensors were checked. Hand-derived: two layers with
 // no "format" or an unknown one, one float8 layer with its tensors; the oracle accepts the file too.
