@@ -33,6 +33,7 @@
 #include "json/dump.hpp"
 #include "json/parse.hpp"
 #include "py/repr.hpp"
+#include "validate/comfy_formats.hpp"
 
 namespace w4a8::cli {
 namespace {
@@ -377,6 +378,36 @@ class QuantizeRun {
       fail(make_error(ErrorKind::UsageError,
                       {"the output would hold tensor " + py::repr_str(*d) +
                        " twice: an input tensor has the name of a quantized layer's tensor (exclude that layer with --keys)"}));
+      return false;
+    }
+    return check_leftovers();
+  }
+
+  // An input tensor that a quantized layer's consumers read as part of that layer but this run does
+  // not write (PREFIX.weight_correction always; .weight_codebook with --uniform; .comfy_quant with
+  // --markers metadata) would be copied beside the new layer and change it: a stale correction or
+  // codebook is applied, a stale marker conflicts, while validate --strict and the summary's weight
+  // error see nothing wrong. Refused, as a name clash is.
+  bool check_leftovers() {
+    const validate::ComfyFormat& f = validate::comfy_format(validate::ComfyFormatId::W4a8);
+    std::unordered_map<std::string, std::string_view> claimed;  // PREFIX + suffix -> PREFIX
+    for (const Item& it : items_) {
+      if (!it.quantize) continue;
+      for (const auto* list : {&f.required, &f.optional})
+        for (std::string_view suffix : *list)
+          if (suffix != ".bias") claimed.emplace(it.prefix + std::string(suffix), it.prefix);  // (a bias stays the layer's)
+      claimed.emplace(it.prefix + ".comfy_quant", it.prefix);
+    }
+    for (const Item& it : items_) {
+      if (it.quantize) continue;
+      const std::string& name = it.outs.front().name;
+      const auto c = claimed.find(name);
+      if (c == claimed.end()) continue;
+      fail(make_error(ErrorKind::UsageError,
+                      {"input tensor " + py::repr_str(name) + " would be copied beside quantized layer " + py::repr_str(c->second) +
+                       ", and consumers read it as part of that layer (" + std::string(f.name) + " reads PREFIX" +
+                       name.substr(c->second.size()) +
+                       "): remove it from the input, or exclude the layer with --keys (nothing written)"}));
       return false;
     }
     return true;

@@ -241,6 +241,51 @@ TEST_F(QuantizeCli, ACharacterDeviceOutIsADryRun) {
   EXPECT_NE(full.out.find("cannot write /dev/full: No space left on device"), std::string::npos) << full.out;
 }
 
+// An input tensor that the new layer's consumers would read as part of it, but that this run does
+// not write, is refused (nothing written): a stale correction, a stale codebook under --uniform, a
+// stale tensor marker under --markers metadata. Copied, they made gemm compute with them (a relative
+// error of 6.3 against x @ W^T from a correction) while validate --strict and the summary's weight
+// error saw nothing wrong (found by a new user's pass, 2026-12-07). A layer left out with --keys
+// keeps them as ordinary tensors.
+TEST_F(QuantizeCli, LeftoverTensorsOfAQuantizedLayerAreRefused) {
+  std::vector<float> w(16 * 256);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(static_cast<int>(i % 13) - 6);
+  const auto weight = gemm::float_tensor("b.weight", gemm::FloatDtype::F32, {16, 256}, w);
+  const std::string marker = R"({"format": "bf16"})";
+  struct Case {
+    st::TensorSpec leftover;
+    std::string options;
+  };
+  const std::vector<Case> cases = {
+      {gemm::float_tensor("b.weight_correction", gemm::FloatDtype::F32, {16, 16}, std::vector<float>(256, 0.5f)), ""},
+      {gemm::float_tensor("b.weight_codebook", gemm::FloatDtype::F32, {16}, std::vector<float>(16, 1.0f)), " --uniform"},
+      {{"b.comfy_quant", st::Dtype::U8, {marker.size()}, std::vector<std::uint8_t>(marker.begin(), marker.end())},
+       " --markers metadata"},
+  };
+  for (const Case& c : cases) {
+    write(p("g.safetensors"), {weight, c.leftover});
+    const CliRun r = cli("quantize --weights " + p("g.safetensors") + " --out " + p("q") + c.options + " --quiet");
+    EXPECT_EQ(r.rc, 2) << c.leftover.name << ": " << r.out;
+    EXPECT_NE(r.out.find("input tensor '" + c.leftover.name + "' would be copied beside quantized layer 'b', and consumers "
+                         "read it as part of that layer (asym_w4a8_int8 reads PREFIX" +
+                         c.leftover.name.substr(1) + "): remove it from the input, or exclude the layer with --keys "
+                         "(nothing written)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_FALSE(fs::exists(p("q"))) << c.leftover.name;
+  }
+  // With the codebook written (the default), the stale one is a name clash, refused as before.
+  write(p("g.safetensors"), {weight, cases[1].leftover});
+  const CliRun clash = cli("quantize --weights " + p("g.safetensors") + " --out " + p("q") + " --quiet");
+  EXPECT_EQ(clash.rc, 2) << clash.out;
+  EXPECT_NE(clash.out.find("the output would hold tensor 'b.weight_codebook' twice"), std::string::npos) << clash.out;
+  // Another layer quantized, b left out: b's tensors are ordinary ones, copied.
+  write(p("g.safetensors"), {weight, cases[0].leftover, gemm::float_tensor("c.weight", gemm::FloatDtype::F32, {16, 256}, w)});
+  const CliRun other = cli("quantize --weights " + p("g.safetensors") + " --keys 'c.*' --out " + p("q") + " --quiet");
+  EXPECT_EQ(other.rc, 0) << other.out;
+  EXPECT_NE(other.out.find("OK: quantized 1 layer(s), skipped 0, copied 2 other tensor(s)"), std::string::npos) << other.out;
+}
+
 // --out names a directory whose parent is missing: said so (it read "No such file or directory"), and
 // nothing is made (only the last component of --out is ever created).
 TEST_F(QuantizeCli, AMissingParentOfOutIsNamed) {
