@@ -29,6 +29,7 @@
 #include "gemm/tensor_io.hpp"
 #include "io/atomic_file.hpp"
 #include "io/output_guard.hpp"
+#include "io/read_file.hpp"
 #include "io/safetensors_out.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
@@ -432,13 +433,48 @@ class QuantizeRun {
     if (!ck_->shards().index.empty()) guard.add(ck_->shards().index);
     std::vector<std::string> outs;
     for (std::size_t s = 0; s < shards_; ++s) outs.push_back(names_.shard(s, shards_));
-    // An index left by an earlier run would make the directory name stale shards: rewrite it.
+    // An index left by an earlier run would make the directory name stale shards: rewrite it. Only
+    // this output's own, though: an index that is another model's (the float input's, beside it, or
+    // reached through a link) is refused, not replaced.
     struct stat st {};
-    with_index_ = !names_.device && (shards_ > 1 || ::stat(names_.index().c_str(), &st) == 0);
+    const bool index_exists = ::lstat(names_.index().c_str(), &st) == 0;
+    with_index_ = !names_.device && (shards_ > 1 || index_exists);
     if (with_index_) outs.push_back(names_.index());
     for (const std::string& o : outs)
       if (auto g = guard.check_output(o); !g.ok()) return fail(g.error()), false;
+    if (with_index_ && index_exists) {
+      if (const std::string why = foreign_index(guard, S_ISLNK(st.st_mode)); !why.empty()) {
+        fail(make_error(ErrorKind::IoWriteFailed,
+                        {names_.index(), "an index is there that this output did not write (" + why +
+                                             "); replacing it would break the model it indexes: choose another --out, or "
+                                             "move that index away"}));
+        return false;
+      }
+    }
     return true;
+  }
+
+  // Why the index at names_.index() is not this output's own from an earlier run ("" when it is): a
+  // link (a run writes a plain file), unreadable as an index, or naming a shard that is not of this
+  // output's naming (STEM.safetensors, STEM-NNNNN-of-NNNNN.safetensors, beside it) or is an input.
+  std::string foreign_index(const io::InputGuard& guard, bool is_link) const {
+    if (is_link) return "it is a symbolic link";
+    auto text = io::read_small_file(names_.index());
+    if (!text.ok()) return text.error().message;
+    auto doc = json::loads_str(*text);
+    const json::Value* map = doc.ok() && doc->is_object() ? doc->get("weight_map") : nullptr;
+    if (map == nullptr || !map->is_object()) return "it has no weight_map object";
+    const std::string lead = names_.stem + "-";
+    for (const auto& [tensor, file] : map->members) {
+      if (!file.is_string()) return "it maps " + py::repr_str(tensor) + " to something other than a file name";
+      const std::string& f = file.text;
+      const bool ours = f == names_.stem + ".safetensors" ||
+                        (f.compare(0, lead.size(), lead) == 0 &&
+                         ::fnmatch("[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors", f.c_str() + lead.size(), 0) == 0);
+      if (!ours) return "it names " + py::repr_str(f) + ", not a shard of this output's naming";
+      if (!guard.check_output(names_.dir + "/" + f).ok()) return "it names " + py::repr_str(f) + ", an input of this run";
+    }
+    return "";
   }
 
   // Input __metadata__ (first value of each key wins) and the input's own _quantization_metadata layers.

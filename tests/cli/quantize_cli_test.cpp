@@ -286,6 +286,39 @@ TEST_F(QuantizeCli, LeftoverTensorsOfAQuantizedLayerAreRefused) {
   EXPECT_NE(other.out.find("OK: quantized 1 layer(s), skipped 0, copied 2 other tensor(s)"), std::string::npos) << other.out;
 }
 
+// An index already in the output directory is rewritten only when it is this output's own from an
+// earlier run (ASecondRunIntoTheSameDirectoryLeavesItConsistent). Another model's is refused, byte
+// for byte intact: the float input's own index beside its shards (quantizing into the input's
+// directory replaced it, and the float model then named the new file), one reached through a link
+// (it broke the model in the other directory), one naming shards of another naming. (Found by a new
+// user's pass, 2026-12-07.)
+TEST_F(QuantizeCli, AnotherModelsIndexIsNotReplaced) {
+  const std::string index = p("f/model.safetensors.index.json");
+  const std::string before = slurp(index);
+  const std::string refused = "an index is there that this output did not write (";
+  CliRun r = cli("quantize --weights " + float_shards_ + " --out " + p("f") + " --quiet");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("cannot write " + index + ": " + refused + "it names 'model-00001-of-00002.safetensors', an input of "
+                       "this run); replacing it would break the model it indexes"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(p("f/model.safetensors"))) << "written before the refusal";
+  fs::create_directory(p("t"));
+  fs::create_symlink("../f/model.safetensors.index.json", p("t/model.safetensors.index.json"));
+  r = cli("quantize --weights " + float_shards_ + " --out " + p("t") + " --quiet");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find(refused + "it is a symbolic link)"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(index), before);
+  fs::create_directory(p("o"));
+  spit(p("o/model.safetensors.index.json"), R"({"weight_map": {"x.weight": "other-00001-of-00002.safetensors"}})");
+  r = cli("quantize --weights " + float_shards_ + " --out " + p("o") + " --quiet");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find(refused + "it names 'other-00001-of-00002.safetensors', not a shard of this output's naming)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(names("o"), std::vector<std::string>{"model.safetensors.index.json"});
+}
+
 // --out names a directory whose parent is missing: said so (it read "No such file or directory"), and
 // nothing is made (only the last component of --out is ever created).
 TEST_F(QuantizeCli, AMissingParentOfOutIsNamed) {
