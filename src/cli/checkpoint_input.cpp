@@ -4,6 +4,7 @@
 
 #include "cli/heap_pages.hpp"
 #include "cli/report.hpp"
+#include "py/repr.hpp"
 
 namespace w4a8::cli {
 
@@ -38,6 +39,11 @@ Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const 
   // The first failing shard is the same in both orders; a marker error names its own file.
   if (where && e.message.find(failed) == std::string::npos && e.kind == ck.error().kind) *where = failed;
   return e;
+}
+
+std::string repeated_tensors_note(std::size_t names, std::string_view first, std::string_view what, py::Version v) {
+  return std::to_string(names) + " tensor name(s) are held by more than one of the files (the first: " +
+         py::repr_str(first, v) + "); the last file's tensor " + std::string(what) + ": a sharded checkpoint holds each tensor once";
 }
 
 std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck) {

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include "core/result.hpp"
 #include "io/checkpoint.hpp"
+#include "py/version.hpp"
 #include "validate/inspect.hpp"
 
 namespace w4a8::cli {
@@ -24,6 +26,12 @@ Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const 
 // For io::Checkpoint::open: once the shards declare kHugeHeapFromHeaderBytes of header, later heap
 // blocks come from huge pages (heap_pages.hpp).
 st::BeforeParse huge_pages_for_large_headers();
+
+// The note for tensor names held by more than one of a checkpoint's files (the last file's copy is
+// the one read, as sglang reads them): `names` of them, the first in name order, and what the
+// command does with the last file's copy and the others ("is checked, ..., and the others are not").
+std::string repeated_tensors_note(std::size_t names, std::string_view first, std::string_view what,
+                                  py::Version v = py::kDefaultVersion);
 
 // The shards as the validator takes them (parsed once, by Checkpoint::open).
 std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck);

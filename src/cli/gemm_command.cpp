@@ -327,6 +327,9 @@ void run(const GemmArgs& given, Reporter& report) {
                   "(sglang's rules and --strict do not apply)");
   }
   const validate::Report& rep = variant ? variant->all.report : *vr;
+  if (rep.replaced_tensors > 0)
+    report.note(repeated_tensors_note(rep.replaced_tensors, rep.first_replaced,
+                                      "is used, as sglang reads them, and the others are not"));
   const validate::Layer* vl = nullptr;
   for (const auto& l : rep.layers)
     if (l.prefix == a.layer) vl = &l;

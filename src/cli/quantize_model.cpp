@@ -239,6 +239,9 @@ class QuantizeRun {
     auto mj = json::loads_str(marker_);
     marker_json_ = *mj;
     if (!(single ? plan_single() : plan_model())) return;
+    if (const auto rep = ck_->repeated(); rep.names > 0)
+      report_.note(repeated_tensors_note(rep.names, rep.first,
+                                         "is quantized or copied, as sglang reads them, and the others are dropped"));
     if (!check_names() || !assign_shards()) return;
     auto names = output_names(job_.out);
     if (!names.ok()) return fail(names.error());

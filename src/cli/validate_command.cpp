@@ -252,10 +252,8 @@ void run(const ValidateArgs& a, Reporter& report) {
     return report.fail(make_error(ErrorKind::ValidateTooFewLayers, {std::to_string(known), std::to_string(a.min_layers)}),
                        style);
   if (kept.replaced_tensors > 0)
-    report.note(std::to_string(kept.replaced_tensors) + " tensor name(s) are held by more than one of the files (the "
-                "first: " + py::repr_str(kept.first_replaced, a.python) +
-                "); the last file's tensor is checked, as sglang reads them, and the others are not: a sharded "
-                "checkpoint holds each tensor once");
+    report.note(repeated_tensors_note(kept.replaced_tensors, kept.first_replaced,
+                                      "is checked, as sglang reads them, and the others are not", a.python));
   std::ostream& out = report.out();
   if (a.json) return print_json(out, kept, a, report.notes());
   // Markers that name no known format are accepted unchecked (upstream skips them): counted apart,

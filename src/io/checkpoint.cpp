@@ -198,11 +198,23 @@ void Checkpoint::build_index() const {
   // Stable: for equal names the later file comes last; keep that one.
   std::stable_sort(all_.begin(), all_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::size_t w = 0;
+  bool counted = false;  // the name at all_[w - 1] is counted in repeats_ already
   for (std::size_t i = 0; i < all_.size(); ++i) {
-    if (w > 0 && all_[w - 1].first == all_[i].first) all_[w - 1] = all_[i];
-    else all_[w++] = all_[i];
+    if (w > 0 && all_[w - 1].first == all_[i].first) {  // (another file's: a header holds a name once)
+      if (!counted && repeats_.names++ == 0) repeats_.first = all_[i].first;
+      counted = true;
+      all_[w - 1] = all_[i];
+    } else {
+      all_[w++] = all_[i];
+      counted = false;
+    }
   }
   all_.resize(w);
+}
+
+Checkpoint::Repeats Checkpoint::repeated() const {
+  build_index();
+  return repeats_;
 }
 
 const std::vector<std::pair<std::string_view, Checkpoint::Ref>>& Checkpoint::tensors() const {

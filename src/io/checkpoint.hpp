@@ -61,6 +61,13 @@ class Checkpoint {
   std::optional<Ref> find(std::string_view name) const;
   // Every tensor once (the copy `find` returns), sorted by name; built on the first call (one thread).
   const std::vector<std::pair<std::string_view, Ref>>& tensors() const;
+  // Names held by more than one of the files (find and tensors give the last file's; a sharded
+  // checkpoint holds each tensor once), and the first of them in name order. Built with tensors().
+  struct Repeats {
+    std::size_t names = 0;
+    std::string_view first;
+  };
+  Repeats repeated() const;
   // The index agrees with the shards for these tensors (every mapped tensor when `names` is empty):
   // each is held by the shard the index names. Ok when no index was used.
   // @return Ok or IndexTensorNotInShard.
@@ -74,6 +81,7 @@ class Checkpoint {
   void build_index() const;
   mutable bool indexed_ = false;
   mutable std::vector<std::pair<std::string_view, Ref>> all_;
+  mutable Repeats repeats_;
 };
 
 }  // namespace w4a8::io

@@ -278,6 +278,28 @@ TEST_F(ShardsCli, TensorsHeldByMoreThanOneFileAreNoted) {
   const CliRun j = sh("exec " + kBin + " validate --json " + bad + " " + good + " 2>/dev/null");
   EXPECT_NE(j.out.find("\"notes\": [\"10 tensor name(s) are held by more than one of the files"), std::string::npos) << j.out;
   EXPECT_EQ(cli("validate " + good).out.find("note:"), std::string::npos);
+  // gemm and quantize read the last file's copy too, and say so (they said nothing; found by a new
+  // user's pass, 2026-12-07).
+  const std::string twice = p("single.safetensors") + " " + p("single.safetensors");
+  const CliRun g = cli("gemm --checkpoint " + twice + " --layer blk.0 --input " + p("x.safetensors") + " --out " + p("o.safetensors"));
+  EXPECT_EQ(g.rc, 0) << g.out;
+  // (2 layers of 6 tensors each: bias, marker, weight, codebook, channel and group scales)
+  EXPECT_NE(g.out.find("note: 12 tensor name(s) are held by more than one of the files (the first: 'blk.0.bias'); "
+                       "the last file's tensor is used, as sglang reads them, and the others are not"),
+            std::string::npos)
+      << g.out;
+  std::vector<float> w(16 * 256, 0.01f);
+  write(p("f1.safetensors"), {gemm::float_tensor("x.weight", gemm::FloatDtype::F32, {16, 256}, w),
+                              gemm::float_tensor("x.bias", gemm::FloatDtype::F32, {16}, std::vector<float>(16, 0.0f))});
+  write(p("f2.safetensors"), {gemm::float_tensor("x.weight", gemm::FloatDtype::F32, {16, 256}, w)});
+  const CliRun q = cli("quantize --quiet --weights " + p("f1.safetensors") + " " + p("f2.safetensors") + " --out " + p("q.safetensors"));
+  EXPECT_EQ(q.rc, 0) << q.out;
+  EXPECT_NE(q.out.find("note: 1 tensor name(s) are held by more than one of the files (the first: 'x.weight'); the last "
+                       "file's tensor is quantized or copied, as sglang reads them, and the others are dropped"),
+            std::string::npos)
+      << q.out;
+  EXPECT_EQ(cli("quantize --quiet --weights " + p("f1.safetensors") + " --out " + p("q1.safetensors")).out.find("note:"),
+            std::string::npos);
 }
 
 // A layer whose marker names another format (or none) exists: the message says what its marker is.

@@ -38,6 +38,28 @@ TEST(Checkpoint, FilesAreTakenAsGivenInOrder) {
   EXPECT_TRUE(l->index.empty());
 }
 
+// A name held by several files is read from the last (find, tensors) and counted once, however many
+// hold it; the first such name in name order is given (hand-derived: b in three files, c in two).
+TEST(Checkpoint, NamesHeldBySeveralFilesAreCountedOnceAndReadFromTheLast) {
+  TempDir d("repeats");
+  shard(d / "1.safetensors", {"a", "b", "c"}, 1);
+  shard(d / "2.safetensors", {"b", "d"}, 2);
+  shard(d / "3.safetensors", {"b", "c"}, 3);
+  auto ck = Checkpoint::open(*resolve({d / "1.safetensors", d / "2.safetensors", d / "3.safetensors"}));
+  ASSERT_TRUE(ck.ok());
+  const auto rep = ck->repeated();
+  EXPECT_EQ(rep.names, 2u);
+  EXPECT_EQ(rep.first, "b");
+  ASSERT_EQ(ck->tensors().size(), 4u);
+  for (const auto& [name, ref] : ck->tensors())
+    EXPECT_EQ(ref.file, ck->find(name)->file) << name;
+  EXPECT_EQ(ck->find("b")->file, &ck->files()[2]);
+  EXPECT_EQ(ck->find("d")->file, &ck->files()[1]);
+  auto single = Checkpoint::open(*resolve({d / "2.safetensors"}));
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(single->repeated().names, 0u);
+}
+
 TEST(Checkpoint, DirectoryWithoutIndexIsItsShardsSorted) {
   TempDir d("dir");
   shard(d / "m2.safetensors", {"x"});
