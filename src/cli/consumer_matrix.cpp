@@ -454,8 +454,8 @@ void print_matrix_json(std::ostream& out, const ConsumerMatrix& m, bool summary,
     w.key("checkpoint");
     if (k.checkpoint == kCellOk) w.null();
     else {
-      w.begin_object().key("error").string(cell_text(k.checkpoint, true)).key("message").string(k.checkpoint_message);
-      if (!k.checkpoint_file.empty()) w.key("file").string(k.checkpoint_file);
+      w.begin_object().key("error").string(cell_text(k.checkpoint, true)).key("message").os_string(k.checkpoint_message);
+      if (!k.checkpoint_file.empty()) w.key("file").os_string(k.checkpoint_file);
       w.end_object();
     }
     w.end_object();
@@ -468,7 +468,7 @@ void print_matrix_json(std::ostream& out, const ConsumerMatrix& m, bool summary,
   };
   auto messages = [&](const MatrixRow& r) {
     w.key("messages").begin_object();
-    for (const auto& [c, text] : r.messages) w.key(m.consumers[c].name()).string(text);
+    for (const auto& [c, text] : r.messages) w.key(m.consumers[c].name()).os_string(text);
     w.end_object();
   };
   if (summary) {
@@ -495,7 +495,7 @@ void print_matrix_json(std::ostream& out, const ConsumerMatrix& m, bool summary,
     const Error& x = m.errors[e].first;
     w.key(cell_text(std::uint32_t(e), true)).begin_object();
     w.key("type").string(x.type()).key("code").string(x.code()).key("cells").number(std::uint64_t(m.errors[e].cells));
-    w.key("example").string(x.message);
+    w.key("example").os_string(x.message);
     w.end_object();
   }
   w.end_object().end_object();

@@ -667,7 +667,7 @@ class QuantizeRun {
     for (std::size_t i = 0; i < map.size(); ++i) {
       std::string file = names_.shard(map[i].second, shards_);
       file = file.substr(file.rfind('/') + 1);
-      text += (i ? ",\n    " : "\n    ") + json::dump_string(map[i].first) + ": " + json::dump_string(file);
+      text += (i ? ",\n    " : "\n    ") + json::dump_string(map[i].first) + ": " + json::dump_os_string(file);  // (a file name: system text)
     }
     text += "\n  }\n}\n";
     auto f = io::AtomicFile::create(names_.index());

@@ -83,6 +83,13 @@ JsonWriter& JsonWriter::string(std::string_view v) {
   return *this;
 }
 
+JsonWriter& JsonWriter::os_string(std::string_view v) {
+  separate();
+  json::dump_os_string_append(buf_, v);
+  wrote();
+  return *this;
+}
+
 JsonWriter& JsonWriter::boolean(bool v) {
   separate();
   buf_ += v ? "true" : "false";
@@ -144,7 +151,7 @@ void Predicts::write(JsonWriter& w) const {
 JsonWriter& JsonWriter::notes(const std::vector<std::string>& n) {
   if (n.empty()) return *this;
   key("notes").begin_array();
-  for (const std::string& t : n) string(t);
+  for (const std::string& t : n) os_string(t);
   return end_array();
 }
 
@@ -161,8 +168,8 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
     if (style.strict) w.key("strict").boolean(*style.strict);
     w.notes(notes_);  // a JSON-only gate sees what the notes on stderr say (a shadowing model.safetensors, ...)
     w.key("error").begin_object();
-    w.key("type").string(e.type()).key("message").string(e.message).key("code").string(e.code());
-    if (!style.where.empty()) w.key("file").string(style.where);
+    w.key("type").string(e.type()).key("message").os_string(e.message).key("code").string(e.code());
+    if (!style.where.empty()) w.key("file").os_string(style.where);
     w.end_object().end_object();
     out_ << "\n";
     return;

@@ -57,7 +57,10 @@ class JsonWriter {
   JsonWriter& end_array();
   JsonWriter& null();
   JsonWriter& key(std::string_view k);  // an object member's key (WTF-8)
-  JsonWriter& string(std::string_view v);
+  JsonWriter& string(std::string_view v);  // a str as json.loads gave it (WTF-8: names, marker values)
+  // Text from the system (a path, an argument) or a message or note built around such text: Python
+  // holds it as os.fsdecode gives it (json::dump_os_string).
+  JsonWriter& os_string(std::string_view v);
   JsonWriter& boolean(bool v);
   JsonWriter& number(std::uint64_t v);
   JsonWriter& number(double v);  // repr(v); a non-finite v as the string "NaN", "Infinity", "-Infinity"

@@ -29,9 +29,10 @@ void FatalReport::render(ErrorKind kind, std::initializer_list<std::string_view>
   const std::string code(e.code());
   std::snprintf(text_head_, sizeof text_head_, "w4a8check: %s", before.c_str());
   std::snprintf(text_tail_, sizeof text_tail_, "%s\n  [%s]\n", after.c_str(), code.c_str());
-  // The message's two parts as JSON string contents: dump_string's literal without its quotes.
+  // The message's two parts as JSON string contents: dump_os_string's literal without its quotes
+  // (the message is built around a path).
   const auto inner = [](const std::string& s) {
-    const std::string lit = json::dump_string(s);
+    const std::string lit = json::dump_os_string(s);
     return lit.substr(1, lit.size() - 2);
   };
   const std::string jhead = R"({"ok": false, "error": {"type": )" + json::dump_string(e.type()) + R"(, "message": ")" +
@@ -50,9 +51,9 @@ void FatalReport::write_text(int fd, const char* fill) const noexcept {
 void FatalReport::write_json(int fd, const char* fill) const noexcept {
   write_now(fd, json_head_);
   const std::string_view s(fill);
-  char piece[256];  // dump_string_piece needs room for 12 bytes (a surrogate pair) to advance
+  char piece[256];  // dump_os_string_piece needs room for 12 bytes (a surrogate pair) to advance
   for (std::size_t pos = 0; pos < s.size();) {
-    piece[json::dump_string_piece(s, pos, piece, sizeof piece - 1)] = '\0';
+    piece[json::dump_os_string_piece(s, pos, piece, sizeof piece - 1)] = '\0';
     write_now(fd, piece);
   }
   write_now(fd, json_tail_);

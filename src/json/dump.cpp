@@ -14,7 +14,7 @@ using namespace std::string_view_literals;  // "..."sv: appended without strlen
 
 namespace {
 
-void dump_string_to(std::string& out, std::string_view s);
+void dump_string_to(std::string& out, std::string_view s, bool surrogates);
 
 // Appends to one buffer: linear in the output, one growth pattern for the whole document.
 void dump_to(std::string& out, const Value& v, NonFinite nf) {
@@ -32,7 +32,7 @@ void dump_to(std::string& out, const Value& v, NonFinite nf) {
         if (nf == NonFinite::String) out.push_back('"');
       }
       return;
-    case Kind::String: dump_string_to(out, v.text); return;
+    case Kind::String: dump_string_to(out, v.text, true); return;
     case Kind::Array: {
       out.push_back('[');
       for (std::size_t i = 0; i < v.items.size(); ++i) {
@@ -46,7 +46,7 @@ void dump_to(std::string& out, const Value& v, NonFinite nf) {
       out.push_back('{');
       for (std::size_t i = 0; i < v.members.size(); ++i) {
         if (i > 0) out += ", "sv;
-        dump_string_to(out, v.members[i].first);
+        dump_string_to(out, v.members[i].first, true);
         out += ": "sv;
         dump_to(out, v.members[i].second, nf);
       }
@@ -59,10 +59,11 @@ void dump_to(std::string& out, const Value& v, NonFinite nf) {
 // The code point at s[pos] as dump_string writes it (at most 12 bytes: a surrogate pair), at p;
 // advances pos. A byte that starts no WTF-8 sequence (a file name that is not UTF-8): Python holds it
 // as the lone surrogate U+DC80..U+DCFF (os.fsdecode's surrogateescape), so json.dumps writes that
-// escape, and the bytes can be recovered from it (os.fsencode).
-char* put_escaped(char* p, std::string_view s, std::size_t& pos) {
+// escape, and the bytes can be recovered from it (os.fsencode). surrogates: an encoded surrogate
+// is one code point (WTF-8, a str from json.loads), else three such bytes (system text).
+char* put_escaped(char* p, std::string_view s, std::size_t& pos, bool surrogates) {
   char32_t cp = 0;
-  if (!decode_wtf8(s, pos, cp, /*allow_surrogates=*/true)) cp = 0xDC00 + static_cast<unsigned char>(s[pos++]);
+  if (!decode_wtf8(s, pos, cp, surrogates)) cp = 0xDC00 + static_cast<unsigned char>(s[pos++]);
   const auto u_escape = [&p](char32_t unit) {
     *p++ = '\\', *p++ = 'u';
     for (int shift = 12; shift >= 0; shift -= 4) *p++ = hex::digit(static_cast<unsigned>(unit >> shift));
@@ -90,7 +91,7 @@ char* put_escaped(char* p, std::string_view s, std::size_t& pos) {
   return p;
 }
 
-void dump_string_to(std::string& out, std::string_view s) {
+void dump_string_to(std::string& out, std::string_view s, bool surrogates) {
   out.push_back('"');
   std::size_t pos = 0;
   while (pos < s.size()) {
@@ -103,7 +104,7 @@ void dump_string_to(std::string& out, std::string_view s) {
       continue;
     }
     char piece[12];
-    out.append(piece, static_cast<std::size_t>(put_escaped(piece, s, pos) - piece));
+    out.append(piece, static_cast<std::size_t>(put_escaped(piece, s, pos, surrogates) - piece));
   }
   out.push_back('"');
 }
@@ -112,18 +113,26 @@ void dump_string_to(std::string& out, std::string_view s) {
 
 std::string dump_string(std::string_view s) {
   std::string out;
-  dump_string_to(out, s);
+  dump_string_to(out, s, true);
   return out;
 }
 
+std::string dump_os_string(std::string_view bytes) {
+  std::string out;
+  dump_string_to(out, bytes, false);
+  return out;
+}
+
+void dump_os_string_append(std::string& out, std::string_view bytes) { dump_string_to(out, bytes, false); }
+
 void dump_append(std::string& out, const Value& v, NonFinite nf) { dump_to(out, v, nf); }
 
-void dump_string_append(std::string& out, std::string_view wtf8) { dump_string_to(out, wtf8); }
+void dump_string_append(std::string& out, std::string_view wtf8) { dump_string_to(out, wtf8, true); }
 
-std::size_t dump_string_piece(std::string_view wtf8, std::size_t& pos, char* buf, std::size_t cap) {
+std::size_t dump_os_string_piece(std::string_view bytes, std::size_t& pos, char* buf, std::size_t cap) {
   if (cap < 12) std::abort();  // no progress possible: a caller's loop would never end
   char* p = buf;
-  while (pos < wtf8.size() && static_cast<std::size_t>(p - buf) + 12 <= cap) p = put_escaped(p, wtf8, pos);
+  while (pos < bytes.size() && static_cast<std::size_t>(p - buf) + 12 <= cap) p = put_escaped(p, bytes, pos, false);
   return static_cast<std::size_t>(p - buf);
 }
 

@@ -31,8 +31,15 @@ void dump_append(std::string& out, const Value& v, NonFinite nf = NonFinite::Pyt
 std::string dump_string(std::string_view wtf8);
 // dump_string(wtf8) appended to out.
 void dump_string_append(std::string& out, std::string_view wtf8);
-// dump_string(wtf8)'s contents (no quotes) from wtf8[pos] on, as many whole escapes as fit in
+// The literal json.dumps gives the str Python holds for bytes from the system (a file name, an
+// argument; os.fsdecode) or a message built around them: UTF-8 is read strictly, so every byte of
+// an encoded surrogate (ED A0..BF xx, which WTF-8 reads as one lone surrogate) is not UTF-8 and
+// becomes \udc80..\udcff on its own, as surrogateescape decodes it (os.fsencode of the result gives
+// the bytes back). Otherwise as dump_string.
+std::string dump_os_string(std::string_view bytes);
+void dump_os_string_append(std::string& out, std::string_view bytes);
+// dump_os_string(bytes)'s contents (no quotes) from bytes[pos] on, as many whole escapes as fit in
 // buf[0, cap) (cap >= 12); advances pos. @return bytes written. Allocates nothing: for signal handlers.
-std::size_t dump_string_piece(std::string_view wtf8, std::size_t& pos, char* buf, std::size_t cap);
+std::size_t dump_os_string_piece(std::string_view bytes, std::size_t& pos, char* buf, std::size_t cap);
 
 }  // namespace w4a8::json

@@ -185,6 +185,34 @@ TEST(ValidateCli, PathAppearsInMessagesExactlyAsGiven) {
   EXPECT_NE(v.out.find("Invalid _quantization_metadata in " + dir + "/./m.safetensors"), std::string::npos) << v.out;
 }
 
+// A file name that is not UTF-8 reaches JSON as Python holds it (os.fsdecode: each undecodable byte
+// \udcXX), including the bytes of an encoded surrogate (ED A0 80), which are not UTF-8 either: they
+// were read as one lone surrogate, "\ud800", so that file and the one named ED B3 BF / FF were told
+// apart wrongly or not at all (found by a new user's pass, 2026-12-07). Same message as the oracle.
+TEST(ValidateCli, FileNamesThatAreNotUtf8AreShownAsPythonDecodesThem) {
+  for (const std::string stem : {"w4a8-\xed\xa0\x80", "w4a8-\xed\xb3\xbf", "w4a8-\xff"}) {
+    const std::string path = ::testing::TempDir() + stem + ".safetensors";
+    ASSERT_EQ(run_python(
+        "import json, struct, sys\n"
+        "marker = b\"{bad\"\n"
+        "h = json.dumps({\"a.comfy_quant\": {\"dtype\": \"U8\", \"shape\": [len(marker)], \"data_offsets\": [0, len(marker)]}}).encode()\n"
+        "open(sys.argv[1], \"wb\").write(struct.pack(\"<Q\", len(h)) + h + marker)",
+                         "'" + path + "'"), 0);
+    int rc = -1;
+    const std::string ours = ours_json("'" + path + "'", rc);
+    EXPECT_EQ(ours, oracle("'" + path + "'")) << stem;
+    EXPECT_EQ(rc, 1);
+    std::string escaped;  // what each byte of the stem after "w4a8-" becomes
+    for (std::size_t i = 5; i < stem.size(); ++i) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\udc%02x", static_cast<unsigned char>(stem[i]));
+      escaped += buf;
+    }
+    EXPECT_NE(ours.find("w4a8-" + escaped + ".safetensors"), std::string::npos) << ours;
+    ::unlink(path.c_str());
+  }
+}
+
 // A layer sglang accepts and only --strict refuses (K = 24 with G = 16: sglang's shape rule floors
 // K // G to the one group s_rel has; the kernels need K % 16 == 0). The verdict line says the rule is
 // ours, beside the release it would otherwise predict; without --strict the file is accepted.

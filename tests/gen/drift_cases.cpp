@@ -37,7 +37,7 @@ py::Version python = py::kDefaultVersion;  // --python: the interpreter sglang i
 std::string verdict_json(const Result<validate::Report>& r) {
   if (!r.ok())
     return "{\"ok\": false, \"type\": " + json::dump_string(r.error().type()) +
-           ", \"message\": " + json::dump_string(r.error().message) + "}";
+           ", \"message\": " + json::dump_os_string(r.error().message) + "}";  // (messages name files)
   std::string out = "{\"ok\": true, \"type\": null, \"message\": null, \"layers\": {";
   for (std::size_t i = 0; i < r->layers.size(); ++i)
     out += (i ? ", " : "") + json::dump_string(r->layers[i].prefix) + ": " + json::dump(r->layers[i].marker);

@@ -144,5 +144,24 @@ TEST(DumpString, BytesThatAreNotUtf8AreSurrogateEscaped) {
   EXPECT_EQ(dump_string("\xc3\xa9\x80"), R"("\u00e9\udc80")");              // a stray continuation byte
 }
 
+// System text (a file name, a message around one): UTF-8 read strictly, so an encoded surrogate is
+// three undecodable bytes, where a str from json.loads (WTF-8) holds one lone surrogate there.
+// Expected values from Python 3.11: json.dumps(b.decode("utf-8", "surrogateescape")).
+TEST(DumpOsString, EncodedSurrogatesAreThreeBytesNotOneCodePoint) {
+  EXPECT_EQ(dump_os_string("\xed\xa0\x80"), R"("\udced\udca0\udc80")");
+  EXPECT_EQ(dump_string("\xed\xa0\x80"), R"("\ud800")");  // (the same bytes from json.loads: '\ud800')
+  EXPECT_EQ(dump_os_string("a\xed\xb3\xbf.s"), R"("a\udced\udcb3\udcbf.s")");
+  EXPECT_EQ(dump_os_string("\xc3\xa9\xff"), R"("\u00e9\udcff")");
+  EXPECT_EQ(dump_os_string("\xf0\x9f\x98\x80"), R"("\ud83d\ude00")");  // an astral character: a pair, as before
+  std::string out = "x";
+  dump_os_string_append(out, "\xed\xa0\x80");
+  EXPECT_EQ(out, R"(x"\udced\udca0\udc80")");
+  char buf[16];
+  std::size_t pos = 0;  // piece by piece: whole escapes only
+  std::string pieces;
+  while (pos < 3) pieces.append(buf, dump_os_string_piece("\xed\xa0\x80", pos, buf, 12));
+  EXPECT_EQ(pieces, R"(\udced\udca0\udc80)");
+}
+
 }  // namespace
 }  // namespace w4a8::json
