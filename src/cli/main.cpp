@@ -56,15 +56,23 @@ bool one_line_messages(int argc, char** argv) {
 }
 
 // An existing file whose name starts with '-' is read as an option, and the error then speaks of
-// something else ("checkpoint is required"): say how to name it.
-void note_dash_files(int argc, char** argv, w4a8::cli::Reporter& report) {
+// something else ("checkpoint is required"): say how to name it. And a "--" after a file name ends
+// nothing (CLI11 takes it only before the first one): the names after it are "not expected".
+void note_dash_files(int argc, char** argv, std::string_view error, w4a8::cli::Reporter& report) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "--") return;
+    if (a == "--") {
+      const bool after_refused = error.find(" not expected") != std::string_view::npos && i + 1 < argc &&
+                                 error.find(argv[i + 1]) != std::string_view::npos;
+      if (after_refused)
+        report.note("-- ends the options only before the first file name: write every file name after it (w4a8check "
+                    "COMMAND [OPTIONS] -- FILE...), or a name that starts with '-' as ./NAME");
+      return;
+    }
     struct stat st {};
     if (a.size() > 1 && a[0] == '-' && ::stat(argv[i], &st) == 0)
       report.note("'" + std::string(a) + "' was read as an option; to name that file, write ./" + std::string(a) +
-                  " or put -- before it");
+                  " or put -- before the first file name (options before it)");
   }
 }
 
@@ -121,7 +129,7 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
       help += " " + sub->get_name();
     }
     report.err() << "Run " << help << " --help for more information.\n";
-    note_dash_files(argc, argv, report);
+    note_dash_files(argc, argv, what, report);
     if (asks_for_json(argc, argv)) {
       w4a8::cli::FailStyle json;
       json.format = w4a8::cli::Format::Json;

@@ -160,9 +160,20 @@ TEST(ValidateCli, AFileNamedLikeAnOptionGetsAHint) {
   auto r = run_command("cd '" + dir + "' && " + W4A8_CLI_BINARY + " validate -dash.safetensors 2>&1");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("note: '-dash.safetensors' was read as an option; to name that file, write ./-dash.safetensors or "
-                       "put -- before it"),
+                       "put -- before the first file name (options before it)"),
             std::string::npos)
       << r.out;
+  // A "--" after a file name ends nothing (CLI11 takes it only before the first): said so, as the
+  // advice above was followed literally (found by a new user's pass, 2026-12-07).
+  const std::string good = "'" + dir + "/good.safetensors'";
+  ASSERT_EQ(run_command("cp " + kGood + " " + good).rc, 0);
+  r = run_command("cd '" + dir + "' && " + W4A8_CLI_BINARY + " validate " + good + " -- -dash.safetensors 2>&1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("note: -- ends the options only before the first file name: write every file name after it "
+                       "(w4a8check COMMAND [OPTIONS] -- FILE...), or a name that starts with '-' as ./NAME"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run_command("cd '" + dir + "' && " + W4A8_CLI_BINARY + " validate --quiet -- " + good + " -dash.safetensors").rc, 0);
   EXPECT_EQ(run_command("cd '" + dir + "' && " + W4A8_CLI_BINARY + " validate --quiet -- -dash.safetensors").rc, 0);
   EXPECT_EQ(run_command("cd '" + dir + "' && " + W4A8_CLI_BINARY + " validate --quiet ./-dash.safetensors").rc, 0);
 }
