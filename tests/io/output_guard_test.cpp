@@ -42,5 +42,15 @@ TEST(InputGuard, AcceptsOtherAndNewFiles) {
   EXPECT_TRUE(g.check_output(d / "missing").ok());
 }
 
+// A character device is written in place and replaces nothing, so naming it as both input and
+// output is not this error: the input is refused as a device on its own (gemm --input /dev/null
+// --out /dev/null said "it is the input /dev/null"; found by a new user's pass, 2026-12-07).
+TEST(InputGuard, ACharacterDeviceOutputReplacesNothing) {
+  if (::access("/dev/null", W_OK) != 0) GTEST_SKIP() << "no writable /dev/null on this system";
+  InputGuard g;
+  g.add("/dev/null");
+  EXPECT_TRUE(g.check_output("/dev/null").ok());
+}
+
 }  // namespace
 }  // namespace w4a8::io
