@@ -447,12 +447,14 @@ void add_gemm_command(CLI::App& app, Reporter& report) {
       "is checked (validate --strict rules + the GEMM's operand checks) unless --check-all.\n"
       "Exit status: 0 success, 1 layer/input rejected (upstream's ValueError), 2 usage, I/O or\n"
       "environment error (also a layer that is not there, and upstream's other exceptions).");
-  cmd->add_option("--checkpoint", args->checkpoint,
-                  "the checkpoint: safetensors shard(s), a directory or an index.json")
+  require_path(cmd->add_option("--checkpoint", args->checkpoint,
+                               "the checkpoint: safetensors shard(s), a directory or an index.json"))
       ->required()->expected(1, -1);
   cmd->add_option("--layer", args->layer, "layer prefix P (tensors P.weight, P.weight_s_rel, ...)")->required();
-  cmd->add_option("--input", args->input, "safetensors file with the activations [..., K] (F32/BF16/F16)")->required();
-  cmd->add_option("--out", args->out, "safetensors file to write (replaced atomically; never an input)")->required();
+  require_path(cmd->add_option("--input", args->input, "safetensors file with the activations [..., K] (F32/BF16/F16)"))
+      ->required();
+  require_path(cmd->add_option("--out", args->out, "safetensors file to write (replaced atomically; never an input)"))
+      ->required();
   cmd->add_option("--input-key", args->input_key, "tensor name of the activations")->capture_default_str();
   add_enum_option<gemm::FloatDtype>(*cmd, "--out-dtype", args->out_dtype, kOutDtypes, "output dtype");
   add_enum_option<gemm::ActPolicy>(*cmd, "--policy", args->policy, kPolicies,

@@ -113,6 +113,11 @@ Result<ComfyKitchenRelease> parse_comfy_kitchen_release(std::string_view version
   return ComfyKitchenRelease{canonical, *mapped};
 }
 
+CLI::Option* require_path(CLI::Option* option) {
+  return option->check(
+      [](const std::string& v) { return v.empty() ? std::string("an empty path names no file (an unset variable?)") : std::string(); });
+}
+
 CLI::Option* require_decimal(CLI::Option* option, std::int64_t lo, std::uint64_t hi) {
   const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   // lo as a sign and a magnitude: |INT64_MIN| fits in 64 unsigned bits.

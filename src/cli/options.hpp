@@ -113,6 +113,9 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& option, E& target
 // decimal digits (a '-' only where lo < 0) within [lo, hi], else a usage error saying so; leading
 // zeros are dropped before CLI11 converts it.
 CLI::Option* require_decimal(CLI::Option* option, std::int64_t lo, std::uint64_t hi);
+// A path option (each of its values): an empty one is a usage error naming the option ("cannot write
+// : ..." otherwise; usually an unset shell variable).
+CLI::Option* require_path(CLI::Option* option);
 // The same over T's whole range (the type the option converts to).
 template <class T>
 CLI::Option* require_decimal(CLI::Option* option) {

@@ -51,12 +51,12 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
       "Exit status: 0 success, 1 input refused (a --weights file that is not a valid safetensors container;\n"
       "--key: a tensor that cannot be quantized: dtype, zero or illegal shape; any mode: a NaN/inf weight or\n"
       "a row whose rotation overflows its dtype, naming the tensor and row), 2 usage or I/O error.");
-  cmd->add_option("--weights", j.inputs, "the float checkpoint: safetensors shard(s), a directory or an index.json")
+  require_path(cmd->add_option("--weights", j.inputs, "the float checkpoint: safetensors shard(s), a directory or an index.json"))
       ->required()->expected(1, -1);
-  cmd->add_option("--out", j.out,
+  require_path(cmd->add_option("--out", j.out,
                   "FILE.safetensors, or a directory (model.safetensors or model-0000i-of-0000N.safetensors + "
                   "model.safetensors.index.json), or a character device such as /dev/null (a dry run: one file, "
-                  "the summary only); files are replaced atomically and never an input")
+                  "the summary only); files are replaced atomically and never an input"))
       ->required();
   cmd->add_option("--keys", j.globs, "whole model: tensors to quantize, a glob (repeatable; default *.weight)");
   auto* key = cmd->add_option("--key", j.key, "one layer: the float weight's tensor name");

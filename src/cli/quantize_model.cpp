@@ -184,8 +184,10 @@ Result<OutputNames> output_names(const std::string& out) {
                                                         "component of --out)")
                                           : std::string(std::strerror(err))});
   struct stat st {};
-  if (::stat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (::stat(out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (auto t = io::check_output_target(out); !t.ok()) return std::move(t).error();  // the stream's own file, a FIFO, ...
     return make_error(ErrorKind::IoWriteFailed, {out, "not a directory (name a FILE.safetensors or a directory)"});
+  }
   return o;
 }
 
@@ -289,7 +291,10 @@ class QuantizeRun {
       std::vector<std::string_view> names;
       for (const auto& [n, r] : ck_->tensors()) names.push_back(n);
       std::string hint;
-      for (const auto& c : closest_names(job_.key, names)) hint += (hint.empty() ? "; closest: " : ", ") + py::repr_str(c);
+      if (ck_->find(job_.key + ".weight"))  // a layer prefix given: the closest name by edits is its bias
+        hint = "; --key names the float weight: " + py::repr_str(job_.key + ".weight");
+      for (const auto& c : hint.empty() ? closest_names(job_.key, names) : std::vector<std::string>{})
+        hint += (hint.empty() ? "; closest: " : ", ") + py::repr_str(c);
       fail(make_error(ErrorKind::UsageError, {ck_->describe() + " has no tensor " + py::repr_str(job_.key) + hint}));
       return false;
     }
@@ -500,7 +505,12 @@ class QuantizeRun {
             }
             continue;
           }
-          if (!readable) return fail(make_error(ErrorKind::SgInvalidQuantMetadata, {f.path()})), false;
+          if (!readable) {  // sglang's own refusal of it, as validate reports it
+            const ErrorKind why = !doc.ok()               ? ErrorKind::SgInvalidQuantMetadata
+                                  : !doc->is_object()     ? ErrorKind::SgQuantMetadataNotObject
+                                                          : ErrorKind::SgQuantMetadataNoLayers;
+            return fail(make_error(why, {f.path()})), false;
+          }
           for (const auto& m : layers->members) {  // shards repeating a layer: one entry, as a dict merge
             const auto [at, fresh] = kept_at.try_emplace(m.first, kept_layers_.size());
             if (fresh) kept_layers_.push_back(m);

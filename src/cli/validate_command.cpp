@@ -280,8 +280,8 @@ void add_validate_command(CLI::App& app, Reporter& report) {
       "error sglang would raise. A checkpoint is one or more .safetensors shards (in the order given),\n"
       "a directory, or a model.safetensors.index.json.\n"
       "Exit status: 0 accepted, 1 rejected, 2 usage or I/O error.");
-  cmd->add_option("checkpoint", args->files,
-                  "safetensors shard(s), a directory or an index.json; paths appear in messages as given")
+  require_path(cmd->add_option("checkpoint", args->files,
+                               "safetensors shard(s), a directory or an index.json; paths appear in messages as given"))
       ->required();
   cmd->add_flag("--json", args->json,
                 "print one JSON object: {\"ok\": true, \"upstream\": {\"sglang\": V, \"python\": P}, \"strict\": B[, "

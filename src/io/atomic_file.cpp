@@ -310,14 +310,12 @@ AtomicFile::~AtomicFile() = default;
 const std::string& AtomicFile::path() const { return s_->target; }
 std::uint64_t AtomicFile::bytes_written() const { return s_->written; }
 
-namespace {
-
-// Refuses a target that is not a file in a directory, judged where every link leads, /proc's
-// magic fd links (/dev/stdout -> /proc/self/fd/1) included, which the name-based resolution below
-// cannot follow to a pipe: a FIFO or socket has no name to rename over; and the file this
-// process's standard output or error is writing, as after `--out /dev/stdout >> run.log`: the new
-// file would replace the log, dropping what was in it and what the command then reports there.
-Status check_target(const std::string& path) {
+// Judged where every link leads, /proc's magic fd links (/dev/stdout -> /proc/self/fd/1) included,
+// which the name-based resolution in create() cannot follow to a pipe: a FIFO or socket has no name
+// to rename over; and the file this process's standard output or error is writing, as after
+// `--out /dev/stdout >> run.log`: the new file would replace the log, dropping what was in it and
+// what the command then reports there.
+Status check_output_target(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return Ok{};  // nothing there yet (or unreadable: create() says)
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode))
@@ -333,11 +331,9 @@ Status check_target(const std::string& path) {
   return Ok{};
 }
 
-}  // namespace
-
 Result<AtomicFile> AtomicFile::create(const std::string& path) {
   if (path.empty()) return write_error(path, "empty path");
-  if (auto t = check_target(path); !t.ok()) return std::move(t).error();
+  if (auto t = check_output_target(path); !t.ok()) return std::move(t).error();
   auto s = std::make_unique<State>();
   s->target = path;
   s->real = path;

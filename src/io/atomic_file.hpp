@@ -37,6 +37,12 @@ void remove_live_outputs();
 int make_output_dir(const std::string& path, bool& made);
 void forget_output_dir();
 
+// Whether `path` may be an output target (what AtomicFile::create checks first): nothing there yet,
+// a regular file, or a character device; not a FIFO, socket or block device, and not the file this
+// process's standard output or error is writing (judged where every link leads, /dev/stdout too).
+// @return Ok, or IoWriteFailed naming path and why.
+Status check_output_target(const std::string& path);
+
 class AtomicFile {
  public:
   // Creates the temporary beside `path`. A symlink at `path` is followed: the file it points to is

@@ -201,7 +201,12 @@ TEST_F(QuantizeCli, SingleLayerKeepsItsBias) {
   EXPECT_NE(missing.out.find("has no tensor 'blocks.1.mlp.fc3.weight'; closest: 'blocks.1.mlp.fc1.weight', "
                              "'blocks.1.mlp.fc2.weight'"),
             std::string::npos)
-      << missing.out;
+      << missing.out;  // A layer prefix instead of its weight: the weight is named (by edits the bias is closest).
+  const CliRun prefix = cli("quantize --weights " + p("f") + " --key blocks.1.mlp.fc1 --out " + p("x.safetensors"));
+  EXPECT_EQ(prefix.rc, 2);
+  EXPECT_NE(prefix.out.find("has no tensor 'blocks.1.mlp.fc1'; --key names the float weight: 'blocks.1.mlp.fc1.weight'"),
+            std::string::npos)
+      << prefix.out;
 }
 
 // --out naming a character device is a dry run: the same layers and errors as a sharded run into a
@@ -284,6 +289,27 @@ TEST_F(QuantizeCli, LeftoverTensorsOfAQuantizedLayerAreRefused) {
   const CliRun other = cli("quantize --weights " + p("g.safetensors") + " --keys 'c.*' --out " + p("q") + " --quiet");
   EXPECT_EQ(other.rc, 0) << other.out;
   EXPECT_NE(other.out.find("OK: quantized 1 layer(s), skipped 0, copied 2 other tensor(s)"), std::string::npos) << other.out;
+}
+
+// An input _quantization_metadata that --markers metadata cannot extend is refused with sglang's own
+// error for it, the one validate gives on the same input (one without a "layers" object was called
+// invalid JSON; found by a new user's pass, 2026-12-07).
+TEST_F(QuantizeCli, UnreadableInputQuantizationMetadataIsRefusedAsValidateDoes) {
+  std::vector<float> w(16 * 256, 0.01f);
+  for (const std::string text : {"{not json", "[]", R"({"format_version": "1.0"})"}) {
+    st::WriteOptions o;
+    o.metadata = std::vector<std::pair<std::string, std::string>>{{"_quantization_metadata", text}};
+    write(p("m.safetensors"), {gemm::float_tensor("b.weight", gemm::FloatDtype::F32, {16, 256}, w)}, o);
+    const CliRun v = cli("validate --quiet " + p("m.safetensors"));
+    ASSERT_EQ(v.rc, 1) << text << ": " << v.out;
+    const CliRun q = cli("quantize --quiet --markers metadata --weights " + p("m.safetensors") + " --out " + p("q.safetensors"));
+    EXPECT_EQ(q.rc, 1) << text << ": " << q.out;
+    // The verdict line up to its code: "REJECTED: ValueError: MESSAGE  [CODE]".
+    const std::string want = v.out.substr(0, v.out.find(']') + 1);
+    EXPECT_NE(q.out.find(want.substr(0, want.find("  [")) + "\n  [" + want.substr(want.find("  [") + 3)), std::string::npos)
+        << text << "\nvalidate: " << v.out << "quantize: " << q.out;
+    EXPECT_FALSE(fs::exists(p("q.safetensors")));
+  }
 }
 
 // An index already in the output directory is rewritten only when it is this output's own from an

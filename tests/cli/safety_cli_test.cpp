@@ -134,8 +134,9 @@ TEST_F(SafetyCli, OutputThatIsTheCommandsOwnStreamIsRefused) {
     std::string cmd, why;
   };
   for (const Case& c : {Case{gemm_args("/dev/stdout") + " >> " + log + " 2>" + p("err"), stdout_msg},
-                        // (quantize takes FILE.safetensors, a directory or a device; a log is none: refused before that)
-                        Case{quantize_args("/dev/stdout") + " >> " + log + " 2>" + p("err"), "not a directory"},
+                        // (quantize takes FILE.safetensors, a directory or a device; a log is none, and it said
+                        // only "not a directory")
+                        Case{quantize_args("/dev/stdout") + " >> " + log + " 2>" + p("err"), stdout_msg},
                         Case{quantize_args(p("q.safetensors")) + " >> " + p("q.safetensors") + " 2>" + p("err"), stdout_msg},
                         Case{gemm_args("/dev/stderr") + " 2>> " + log + " >" + p("err"), stderr_msg},
                         Case{gemm_args(log) + " >> " + log + " 2>" + p("err"), stdout_msg}}) {
@@ -345,6 +346,24 @@ TEST_F(SafetyCli, QuantizeRefusesEmptyWeightsAsValidateStrictWould) {
         << r.out;
     EXPECT_FALSE(fs::exists(p("q.safetensors")));
   }
+}
+
+// An empty path (an unset shell variable) is a usage error naming the option, before anything is
+// opened: it read "cannot write : its parent directory does not exist" (quantize --out ''; found by
+// a new user's pass, 2026-12-07), or "cannot open : No such file or directory".
+TEST_F(SafetyCli, EmptyPathsAreUsageErrorsNamingTheOption) {
+  const std::string why = ": an empty path names no file (an unset variable?)\n  [usage.error]\n";
+  struct Case {
+    std::string args, option;
+  };
+  for (const Case& c : {Case{"quantize --weights " + weights_ + " --out ''", "--out"},
+                        Case{"quantize --weights '' --out " + p("q.safetensors"), "--weights"},
+                        Case{gemm_args("''"), "--out"}, Case{"validate ''", "checkpoint"}}) {
+    const CliRun r = cli(c.args);
+    EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
+    EXPECT_EQ(r.out.substr(0, r.out.find("Run w4a8check")), "w4a8check: " + c.option + why) << c.args;
+  }
+  for (const std::string& n : names()) EXPECT_NE(n, "q.safetensors");  // nothing written
 }
 
 TEST_F(SafetyCli, EnumOptionsListTheirValues) {
