@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "core/hex.hpp"
 #include "json/dump.hpp"
 #include "json/number.hpp"
 
@@ -155,6 +156,24 @@ JsonWriter& JsonWriter::notes(const std::vector<std::string>& n) {
   return end_array();
 }
 
+std::string one_line_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b != 0x7F) {
+      out.push_back(c);
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t";
+    } else {
+      out += "\\x";
+      out.push_back(hex::digit(b >> 4));
+      out.push_back(hex::digit(b & 0xF));
+    }
+  }
+  return out;
+}
+
 void Reporter::fail(const Error& e, const FailStyle& style) {
   exit_ = exit_status(e);
   if (style.input_file && exit_ == 1) exit_ = 2;
@@ -174,9 +193,13 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
     out_ << "\n";
     return;
   }
-  const std::string where = style.where.empty() ? "" : std::string(style.where) + ": ";
+  // One line (--quiet) stays one: a line break or other control byte in a file name is written as
+  // an escape there (\n, \x1b), elsewhere as it is.
+  const auto line = [&style](std::string_view text) { return style.one_line ? one_line_text(text) : std::string(text); };
+  const std::string where = style.where.empty() ? "" : line(style.where) + ": ";
+  const std::string message = line(e.message);
   if (exit_ == 1) {
-    out_ << "REJECTED: " << where << e.type() << ": " << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]";
+    out_ << "REJECTED: " << where << e.type() << ": " << message << (style.one_line ? "  [" : "\n  [") << e.code() << "]";
     // A --strict check or --min-layers is ours, not a prediction of an sglang error: said so beside
     // the releases.
     if (!style.upstream.empty()) {
@@ -190,7 +213,7 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
     }
     out_ << "\n";
   } else {
-    err_ << "w4a8check: " << where << e.message << (style.one_line ? "  [" : "\n  [") << e.code() << "]\n";
+    err_ << "w4a8check: " << where << message << (style.one_line ? "  [" : "\n  [") << e.code() << "]\n";
   }
 }
 

@@ -48,6 +48,9 @@ class BlockOut {
 // Streams JSON text with Python json.dumps' separators (", ", ": "), so output of any size is
 // written as it is produced (no document tree is built): in BlockOut's blocks, and the rest as soon
 // as the outermost value closes (the caller may then write to the stream itself).
+// `text` on one line: control bytes (C0, DEL) as escapes, \n \r \t or \xNN (Python's repr spelling).
+std::string one_line_text(std::string_view text);
+
 class JsonWriter {
  public:
   explicit JsonWriter(std::ostream& os) : out_(os), buf_(out_.text()) {}
