@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include "io/read_file.hpp"
 #include "json/parse.hpp"
+#include "json/wtf8.hpp"
 #include "py/repr.hpp"
 
 namespace w4a8::io {
@@ -61,6 +63,24 @@ const char* unsafe_shard_name(std::string_view name) {
   return nullptr;
 }
 
+// The bytes Python opens for a shard name from an index (os.fsencode of the str json.load gave it):
+// U+DC80..U+DCFF, how Python holds a file name's byte that is not UTF-8, is that byte again; any
+// other lone surrogate cannot be encoded (nullopt: Python raises UnicodeEncodeError). Otherwise
+// the name's UTF-8 as it is.
+std::optional<std::string> fs_encode(std::string_view wtf8) {
+  std::string out;
+  out.reserve(wtf8.size());
+  for (std::size_t pos = 0; pos < wtf8.size();) {
+    const std::size_t at = pos;
+    char32_t cp = 0;
+    if (!json::decode_wtf8(wtf8, pos, cp, /*allow_surrogates=*/true)) return std::nullopt;  // (loads gives WTF-8 only)
+    if (cp >= 0xDC80 && cp <= 0xDCFF) out.push_back(static_cast<char>(cp - 0xDC00));
+    else if (cp >= 0xD800 && cp <= 0xDFFF) return std::nullopt;
+    else out.append(wtf8.substr(at, pos - at));
+  }
+  return out;
+}
+
 // The index's shards (sorted unique names) and weight_map. Its names are untrusted text: messages
 // show them through py::repr_str().
 Status read_index(const std::string& index, ShardList& out) {
@@ -81,7 +101,11 @@ Status read_index(const std::string& index, ShardList& out) {
       return invalid_index(index, "shard name " + py::repr_str(file.text) + " has an embedded null byte");
     if (const char* why = unsafe_shard_name(file.text))
       return invalid_index(index, "shard name " + py::repr_str(file.text) + " " + why);
-    names.push_back(file.text);
+    std::optional<std::string> bytes = fs_encode(file.text);
+    if (!bytes)
+      return invalid_index(index, "shard name " + py::repr_str(file.text) +
+                                      " holds a lone surrogate that no file name has (Python cannot encode it)");
+    names.push_back(std::move(*bytes));
   }
   std::vector<std::string> unique = names;
   std::sort(unique.begin(), unique.end());

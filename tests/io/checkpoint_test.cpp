@@ -60,6 +60,27 @@ TEST(Checkpoint, NamesHeldBySeveralFilesAreCountedOnceAndReadFromTheLast) {
   EXPECT_EQ(single->repeated().names, 0u);
 }
 
+// An index's shard names are opened as Python opens them (os.fsencode of json.load's str): \udcXX,
+// how Python holds a file name's byte that is not UTF-8, is that byte (it opened the three bytes of
+// the escape's WTF-8, ED B3 BF, and reported the shard missing; found by a new user's pass,
+// 2026-12-07); another lone surrogate is no file name; other characters are their UTF-8.
+TEST(Checkpoint, IndexShardNamesAreOpenedAsPythonEncodesThem) {
+  TempDir d("fsencode");
+  shard(d / "\xff.safetensors", {"a"});
+  shard(d / "\xc3\xa9.safetensors", {"b"});
+  spit(d / "model.safetensors.index.json", R"({"weight_map": {"a": "\udcff.safetensors", "b": "\u00e9.safetensors"}})");
+  auto l = resolve({d / "model.safetensors.index.json"});
+  ASSERT_TRUE(l.ok()) << l.error().message;
+  EXPECT_EQ(l->shards, (std::vector<std::string>{d / "\xc3\xa9.safetensors", d / "\xff.safetensors"}));
+  spit(d / "bad.safetensors.index.json", R"({"weight_map": {"a": "\ud800.safetensors"}})");
+  auto bad = resolve({d / "bad.safetensors.index.json"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::IndexInvalid);
+  EXPECT_NE(bad.error().message.find("shard name '\\ud800.safetensors' holds a lone surrogate that no file name has"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 TEST(Checkpoint, DirectoryWithoutIndexIsItsShardsSorted) {
   TempDir d("dir");
   shard(d / "m2.safetensors", {"x"});
