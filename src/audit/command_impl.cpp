@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -88,8 +89,8 @@ class CommandImpl final : public Implementation {
     to_ = in[1], from_ = out[0];
     group_ = pid_;
     std::string line;
-    if (!read_line(line, timeout_)) {  // --timeout bounds the hello too (docs/audit.md)
-      fatal_ = "the command did not print its hello line: " + died_text();
+    if (const LineEnd e = read_line(line, timeout_); e != LineEnd::Line) {  // --timeout bounds the hello too (docs/audit.md)
+      fatal_ = "the command did not print its hello line: " + died_text(e);
       stop();
       return;
     }
@@ -115,6 +116,9 @@ class CommandImpl final : public Implementation {
   }
 
   ImplOutput run(const CaseInput& in) override {
+    // A line no job asked for (a second status after the last case's, say) would be read as this
+    // job's answer, and every later case judged on the one before's: out of step, so restarted first.
+    if (pid_ > 0 && pending_output()) stop();
     start();
     if (!fatal_.empty()) return ImplOutput::failed(fatal_);
     const std::string out_path = (std::filesystem::path(work_) / (in.spec.id + ".out.safetensors")).string();
@@ -131,9 +135,9 @@ class CommandImpl final : public Implementation {
     if (::unlink(out_path.c_str()) != 0 && errno != ENOENT)
       return ImplOutput::failed("cannot remove the old output " + out_path + ": " + std::strerror(errno));
     const auto t0 = std::chrono::steady_clock::now();
-    if (!write_all(text)) return restart_failed("cannot send the job");
+    if (!write_all(text)) return restart_failed("cannot send the job", LineEnd::Closed);
     std::string line;
-    if (!read_line(line, timeout_)) return restart_failed("no status line");
+    if (const LineEnd e = read_line(line, timeout_); e != LineEnd::Line) return restart_failed("no status line", e);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto p = json::loads_str(line);
     const json::Value* st = p.ok() ? p->get("status") : nullptr;
@@ -141,10 +145,16 @@ class CommandImpl final : public Implementation {
     const std::string message = msg && msg->is_string() ? msg->text : "";
     // A command out of step with the protocol would answer the next job with this one's leftovers:
     // it is restarted, as after a crash.
-    if (!st || !st->is_string()) return restart_failed("protocol: bad status line: " + line.substr(0, 200), kOutOfStep);
+    if (!st || !st->is_string())
+      return restart_failed("protocol: bad status line: " + line.substr(0, 200), LineEnd::Line, kOutOfStep);
     if (st->text == "skip") return ImplOutput::skip(message);
     if (st->text == "error") return ImplOutput::upstream(message);
-    if (st->text != "ok") return restart_failed("protocol: unknown status '" + st->text + "'", kOutOfStep);
+    if (st->text != "ok") return restart_failed("protocol: unknown status '" + st->text + "'", LineEnd::Line, kOutOfStep);
+    // "ok" with no output written: most likely a line meant for another job (a stray "ok" after the
+    // previous answer, printed too late to be seen before this job went out). Restarted, or the
+    // command stays one answer behind for the rest of the run.
+    if (::access(out_path.c_str(), F_OK) != 0)
+      return restart_failed("protocol: status ok, but no output at " + out_path, LineEnd::Line, kOutOfStep);
     ImplOutput o = read_outputs(out_path, in.spec);
     o.seconds = secs;
     if (!keep_) ::unlink(out_path.c_str());
@@ -153,23 +163,45 @@ class CommandImpl final : public Implementation {
 
  private:
   static constexpr const char* kOutOfStep = "the command is restarted for the next case";
-  // alive: what it means that the command is still running (by default, that it timed out).
-  ImplOutput restart_failed(const std::string& what, const char* alive = "command still running (timed out)") {
-    std::string why = what + ": " + died_text(alive);
+  static std::string seconds_text(double s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", s);
+    return b;
+  }
+  // How a wait for a line ended.
+  enum class LineEnd { Line, TimedOut, Closed, TooLong };
+  // end: how the read of the line that did not come ended; alive: what a command still running
+  // means when a line did come (kOutOfStep).
+  ImplOutput restart_failed(const std::string& what, LineEnd end, const char* alive = nullptr) {
+    std::string why = what + ": " + died_text(end, alive);
     stop();
     return ImplOutput::failed(why);
   }
-  std::string died_text(const char* alive = "command still running (timed out)") {
+  // What became of the command: its exit status when it ended; else why the line is missing. A
+  // command that closed its output is given a moment to be reaped (the pipe closes before the
+  // process is gone: "still running (timed out)" was reported for commands that had exited).
+  std::string died_text(LineEnd end, const char* alive = nullptr) {
     std::string s;
     if (pid_ > 0) {
       int st = 0;
-      const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      for (int i = 0; r == 0 && end == LineEnd::Closed && i < 100; ++i) {
+        ::usleep(10000);
+        r = ::waitpid(pid_, &st, WNOHANG);
+      }
       if (r == pid_) {
         pid_ = -1;
         s = WIFEXITED(st) ? "command exited with status " + std::to_string(WEXITSTATUS(st))
                           : "command killed by signal " + std::to_string(WTERMSIG(st));
-      } else {
+      } else if (alive != nullptr) {
         s = alive;
+      } else {
+        switch (end) {
+          case LineEnd::TimedOut: s = "command still running (timed out after " + seconds_text(timeout_) + " s)"; break;
+          case LineEnd::TooLong: s = "the command wrote a line longer than 1 MiB"; break;
+          case LineEnd::Closed: s = "the command closed its output but is still running"; break;
+          case LineEnd::Line: s = "command still running"; break;
+        }
       }
     }
     if (const std::string tail = log_tail(600); !tail.empty()) s += "; stderr ends: " + tail;
@@ -192,6 +224,7 @@ class CommandImpl final : public Implementation {
   // graceful: the session ended well, so the command gets up to 5 s to exit on EOF; a command that
   // failed, timed out or broke the protocol is killed at once (a hung one cost 5 s more).
   void stop(bool graceful = false) {
+    buf_.clear();  // (a restarted command's hello must not be read after the old one's leftovers)
     if (to_ >= 0) ::close(to_), to_ = -1;  // EOF on stdin: the command should exit
     if (from_ >= 0) ::close(from_), from_ = -1;
     if (pid_ > 0 && graceful) {
@@ -218,18 +251,18 @@ class CommandImpl final : public Implementation {
     return true;
   }
   // One '\n'-terminated line within timeout seconds (lines are bounded to 1 MiB).
-  bool read_line(std::string& line, double timeout) {
+  LineEnd read_line(std::string& line, double timeout) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
     while (true) {
       if (const auto nl = buf_.find('\n'); nl != std::string::npos) {
         line = buf_.substr(0, nl);
         buf_.erase(0, nl + 1);
-        return true;
+        return LineEnd::Line;
       }
-      if (buf_.size() > (1u << 20)) return false;
+      if (buf_.size() > (1u << 20)) return LineEnd::TooLong;
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
-      if (left <= 0) return false;
+      if (left <= 0) return LineEnd::TimedOut;
       pollfd pfd{from_, POLLIN, 0};
       const int pr = ::poll(&pfd, 1, int(std::min<long long>(left, 1000)));
       if (pr < 0 && errno == EINTR) continue;
@@ -237,9 +270,21 @@ class CommandImpl final : public Implementation {
       char tmp[65536];
       const ssize_t n = ::read(from_, tmp, sizeof tmp);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
+      if (n <= 0) return LineEnd::Closed;
       buf_.append(tmp, std::size_t(n));
     }
+  }
+  // Output is waiting that no job asked for (already read, or readable now). End of file is not
+  // (a command that exited is reported by the job's own read).
+  bool pending_output() {
+    if (!buf_.empty()) return true;
+    if (from_ < 0) return false;
+    pollfd pfd{from_, POLLIN, 0};
+    if (::poll(&pfd, 1, 0) <= 0 || (pfd.revents & POLLIN) == 0) return false;
+    char tmp[4096];
+    const ssize_t n = ::read(from_, tmp, sizeof tmp);
+    if (n > 0) buf_.append(tmp, std::size_t(n));
+    return n > 0;
   }
 
   ImplOutput read_outputs(const std::string& path, const CaseSpec& c) {

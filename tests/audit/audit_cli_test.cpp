@@ -492,6 +492,42 @@ TEST(AuditCommand, OutOfStepCommandsRestartAndStaleOutputsAreNotRead) {
   EXPECT_EQ(count(stale, "broken"), count(stale, "cases"));
 }
 
+// A command that goes wrong once costs that one case, not the rest of the run. Half a status line
+// before a hang was glued to the restarted command's hello, failing it and so every later case; a
+// line no job asked for was read as the next case's answer, so every later case was judged on the
+// one before's. And a command that exited is said to have exited (it read "still running (timed
+// out)" when the pipe closed before the process was reaped). Found by a new user's pass, 2026-12-07.
+TEST(AuditCommand, ACommandThatGoesWrongOnceCostsOneCase) {
+  auto cmd = [](const char* mode, const std::string& extra) {
+    return extra + " --command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
+           "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + " --mode " + mode + "'";
+  };
+  auto hang = check_json(cmd("hang-mid-line-once", "--timeout 2 --work-dir " + temp_dir() + "/hang-work"), 1);
+  EXPECT_EQ(count(hang, "broken"), 1u);
+  EXPECT_EQ(count(hang, "exact") + count(hang, "broken") + count(hang, "skipped"), count(hang, "cases"));
+  EXPECT_NE(sget(hang.get("cases")->items[0], "message").find("no status line: command still running (timed out after 2 s)"),
+            std::string::npos)
+      << sget(hang.get("cases")->items[0], "message");
+  // A stray line already there when the next job would go out: restarted first, nothing lost.
+  auto extra = check_json(cmd("extra-once", "--timeout 60 --work-dir " + temp_dir() + "/extra-work"), 0);
+  EXPECT_EQ(count(extra, "broken"), 0u);
+  EXPECT_EQ(count(extra, "exact"), count(extra, "cases") - storage_cases(extra));
+  // One that comes after the next job went out is that job's "answer", with no output behind it:
+  // that case is lost, and the command restarted, so the rest are judged on their own answers.
+  auto late = check_json(cmd("extra-late-once", "--timeout 60 --work-dir " + temp_dir() + "/late-work"), 1);
+  EXPECT_EQ(count(late, "broken"), 1u);
+  EXPECT_EQ(count(late, "exact") + count(late, "broken") + count(late, "skipped"), count(late, "cases"));
+  EXPECT_NE(sget(late.get("cases")->items[1], "message").find("protocol: status ok, but no output at "), std::string::npos)
+      << sget(late.get("cases")->items[1], "message");
+  EXPECT_NE(sget(late.get("cases")->items[1], "message").find("the command is restarted for the next case"), std::string::npos);
+  auto exited = check_json(cmd("exit1", "--timeout 60"), 1);
+  EXPECT_EQ(count(exited, "broken"), count(exited, "cases"));
+  EXPECT_NE(sget(exited.get("cases")->items[0], "message")
+                .find("the command did not print its hello line: command exited with status 1; stderr ends: giving up"),
+            std::string::npos)
+      << sget(exited.get("cases")->items[0], "message");
+}
+
 // Gone: no such process, or a zombie (a container's PID 1 may never reap what it inherits).
 bool process_gone(long pid) {
   if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) return true;

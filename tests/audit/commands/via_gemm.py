@@ -9,6 +9,11 @@ bit-exact), or misbehaves on purpose with --mode:
   garbage   answer a line that is not JSON
   junk-once before the first answer of the whole audit (a marker file in the work directory
             remembers it), print a stray line; then answer correctly, also after a restart
+  hang-mid-line-once  on the first job of the whole audit (a marker file), print half a status
+            line and hang; then answer correctly, also after the restart
+  extra-once after the first answer of the whole audit, print a second "ok" line no job asked for
+  extra-late-once  the same, a moment later (after the next job has gone out)
+  exit1     exit with status 1 before the hello line
   no-output answer "ok" without writing the output
   no-hello  print nothing and exit
   silent    print nothing and stay (the hello deadline is --timeout)
@@ -27,6 +32,9 @@ def main():
     mode = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--mode" else "ok"
     if mode == "no-hello":
         return
+    if mode == "exit1":
+        print("giving up", file=sys.stderr, flush=True)
+        sys.exit(1)
     if mode == "silent":
         time.sleep(300)
         return
@@ -53,12 +61,24 @@ def main():
         if mode == "no-output":
             print(json.dumps({"status": "ok"}), flush=True)
             continue
-        if mode == "junk-once":
-            marker = os.path.join(os.path.dirname(job["out"]), ".junk-printed")
-            if not os.path.exists(marker):
+        first = False  # the first job of the whole audit (restarts included)
+        if mode in ("junk-once", "hang-mid-line-once", "extra-once", "extra-late-once"):
+            marker = os.path.join(os.path.dirname(job["out"]), ".first-job-seen")
+            first = not os.path.exists(marker)
+            if first:
                 open(marker, "w").close()
-                print("warming up", flush=True)
+        if mode == "junk-once" and first:
+            print("warming up", flush=True)
+        if mode == "hang-mid-line-once" and first:
+            sys.stdout.write('{"status": "sk')
+            sys.stdout.flush()
+            time.sleep(300)
         print(json.dumps(answer_with_gemm(binary, job)), flush=True)
+        if mode == "extra-once" and first:
+            print(json.dumps({"status": "ok"}), flush=True)
+        if mode == "extra-late-once" and first:
+            time.sleep(0.3)  # (the audit has read the answer and sent the next job by then)
+            print(json.dumps({"status": "ok"}), flush=True)
 
 
 def answer_with_gemm(binary, job):
