@@ -562,6 +562,16 @@ Result<CaseData> load_case(const std::string& dir, const Manifest& m, const Case
   if (const std::string diff = first_difference(c.entry.is_object() ? c.entry : case_to_json(c), *embedded);
       !diff.empty())
     return mismatch("the entries differ in " + diff);
+  // The layer's own marker is what every real loader reads (its group and ConvRot sizes, its format),
+  // where the reference takes them from the entry: an edited marker passed the built-ins and failed
+  // an adapter that honours it. audit make writes exactly gemm::layer_marker's text.
+  const std::string marker_name = m.layer_prefix + ".comfy_quant";
+  const st::TensorInfo* mt = f->header().find(marker_name);
+  const std::string want = gemm::layer_marker(c.g, c.r);
+  const auto mb = mt != nullptr ? f->data(*mt) : std::span<const std::uint8_t>();
+  if (mt == nullptr || mt->dtype != st::Dtype::U8 ||
+      std::string_view(reinterpret_cast<const char*>(mb.data()), mb.size()) != want)
+    return mismatch("its marker '" + marker_name + "' is not the entry's " + want);
   CaseData d;
   auto layer = gemm::load_layer(*f, m.layer_prefix, c.g, c.r);
   if (!layer.ok()) return unreadable(layer.error());

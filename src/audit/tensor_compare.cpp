@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -46,7 +47,12 @@ std::int64_t ordered_code(std::uint8_t c, bool signed_codes) {
 
 Result<Policy> parse_policy(std::string_view s) {
   Policy p;
+  // A tolerance: a decimal number (strtod alone also took hex "0x10", " 1" and "infinity").
   auto param = [&](std::string_view rest, double& out) {
+    if (rest.empty() || !(std::isdigit(static_cast<unsigned char>(rest.front())) || rest.front() == '.')) return false;
+    for (const char ch : rest)
+      if (!std::isdigit(static_cast<unsigned char>(ch)) && ch != '.' && ch != 'e' && ch != 'E' && ch != '+' && ch != '-')
+        return false;
     const std::string t(rest);
     char* end = nullptr;
     out = std::strtod(t.c_str(), &end);

@@ -11,8 +11,11 @@
 #include "audit/implementation.hpp"
 #include "audit/suite.hpp"
 #include "gemm/operands.hpp"
+#include "gemm/tensor_io.hpp"
 #include "gemm/reference.hpp"
 #include "io/read_file.hpp"
+#include "safetensors/reader.hpp"
+#include "safetensors/writer.hpp"
 #include "temp_dir.hpp"
 
 namespace w4a8::audit {
@@ -253,6 +256,47 @@ TEST(SuiteDir, RoundTripAndNoOverwrite) {
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().kind, ErrorKind::AuditSuiteExists);
   EXPECT_EQ(*io::read_small_file(dir + "/manifest.json"), *before);
+}
+
+// A case file whose layer marker is not the entry's (another ConvRot size, another format) is a
+// broken suite: real loaders read the marker, the reference the entry, and the edited file passed
+// the built-ins while failing an adapter that honours it (found by a new user's pass, 2026-12-07).
+TEST(SuiteDir, ACaseFileWhoseMarkerIsNotTheEntrysIsRefused) {
+  const std::string dir = temp_dir() + "/marker-suite";
+  auto cases = grid_cases("small", 5);
+  ASSERT_TRUE(cases.ok());
+  Manifest m;
+  m.grid = "small", m.seed = 5, m.cases = *cases;
+  ASSERT_TRUE(write_suite(dir, m).ok());
+  auto back = read_suite(dir);
+  ASSERT_TRUE(back.ok());
+  const CaseSpec& c = back->cases[0];
+  const std::string path = dir + "/" + c.file;
+  ASSERT_TRUE(load_case(dir, *back, c).ok());
+  const std::string marker = back->layer_prefix + ".comfy_quant";
+  for (const std::string& edited : {gemm::layer_marker(c.g, 4), std::string(R"({"format": "something_else"})")}) {
+    std::vector<st::TensorSpec> specs;
+    st::WriteOptions o;
+    {
+      auto f = st::File::open(path);
+      ASSERT_TRUE(f.ok());
+      o.metadata = f->header().metadata;
+      for (const st::TensorInfo& t : f->header().tensors) {
+        const auto b = f->data(t);
+        specs.push_back({t.name, t.dtype, t.shape, std::vector<std::uint8_t>(b.begin(), b.end())});
+        if (t.name == marker) specs.back() = {t.name, st::Dtype::U8, {edited.size()}, {edited.begin(), edited.end()}};
+      }
+    }
+    auto bytes = st::serialize(specs, o);
+    ASSERT_TRUE(bytes.ok());
+    ASSERT_TRUE(st::write_file(path, *bytes).ok());
+    auto d = load_case(dir, *back, c);
+    ASSERT_FALSE(d.ok()) << edited;
+    EXPECT_EQ(d.error().kind, ErrorKind::AuditCaseFile);
+    EXPECT_NE(d.error().message.find("its marker '" + marker + "' is not the entry's " + gemm::layer_marker(c.g, c.r)),
+              std::string::npos)
+        << d.error().message;
+  }
 }
 
 TEST(Manifest, RejectsBadEntries) {

@@ -38,6 +38,8 @@ TEST(Policy, ParseAndName) {
   EXPECT_EQ(parse_policy("exact")->kind, Policy::Kind::Exact);
   EXPECT_EQ(parse_policy("ulp:3")->param, 3);
   EXPECT_EQ(parse_policy("rel:1e-6")->param, 1e-6);
+  EXPECT_EQ(parse_policy("rel:.5")->param, 0.5);
+  EXPECT_EQ(parse_policy("rel:2")->param, 2);
   EXPECT_EQ(parse_policy("explained")->param, 1);
   EXPECT_EQ(parse_policy("explained:2")->param, 2);
   EXPECT_EQ(policy_name(*parse_policy("rel:1e-06")), "rel:1e-06");
@@ -45,7 +47,9 @@ TEST(Policy, ParseAndName) {
   // Counts are whole decimal numbers in range: nothing is rounded, wrapped or read as a float.
   for (const char* bad : {"", "ulp", "ulp:", "ulp:-1", "rel:x", "explain", "exact:1", "ulp:0.5", "ulp:1.5", "ulp:1e3",
                           "ulp:+1", "ulp: 1", "ulp:18446744073709551617", "ulp:99999999999999999999", "ulp:1099511627777",
-                          "explained:0.9", "explained:1e300", "rel:nan", "rel:1e400"})
+                          "explained:0.9", "explained:1e300", "rel:nan", "rel:1e400",
+                          // a tolerance is decimal (strtod took these: found by a new user's pass, 2026-12-07)
+                          "rel:0x10", "rel: 1", "rel:infinity", "rel:+1", "rel:-0"})
     EXPECT_FALSE(parse_policy(bad).ok()) << bad;
 }
 
