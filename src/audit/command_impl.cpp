@@ -135,6 +135,7 @@ class CommandImpl final : public Implementation {
     if (::unlink(out_path.c_str()) != 0 && errno != ENOENT)
       return ImplOutput::failed("cannot remove the old output " + out_path + ": " + std::strerror(errno));
     const auto t0 = std::chrono::steady_clock::now();
+    job_started_ = t0;
     if (!write_all(text)) return restart_failed("cannot send the job", LineEnd::Closed);
     std::string line;
     if (const LineEnd e = read_line(line, timeout_); e != LineEnd::Line) return restart_failed("no status line", e);
@@ -175,7 +176,10 @@ class CommandImpl final : public Implementation {
   ImplOutput restart_failed(const std::string& what, LineEnd end, const char* alive = nullptr) {
     std::string why = what + ": " + died_text(end, alive);
     stop();
-    return ImplOutput::failed(why);
+    ImplOutput o = ImplOutput::failed(why);
+    // The case's time counts what it cost, a timeout included (it was 0 for a broken case).
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - job_started_).count();
+    return o;
   }
   // What became of the command: its exit status when it ended; else why the line is missing. A
   // command that closed its output is given a moment to be reaped (the pipe closes before the
@@ -342,6 +346,7 @@ class CommandImpl final : public Implementation {
   pid_t group_ = -1;  // the command's process group (its shell's pid), kept after the shell is reaped
   int to_ = -1, from_ = -1;
   std::string buf_, name_, fatal_;
+  std::chrono::steady_clock::time_point job_started_ = std::chrono::steady_clock::now();  // the current job's send
   gemm::ActPolicy policy_ = gemm::ActPolicy::F32;
   double setup_seconds_ = 0;
 };

@@ -53,7 +53,7 @@ struct CheckArgs {
   std::vector<std::string> cases;
   bool json = false, verbose = false, keep = false, no_progress = false;
   bool impl_given = false, kernel_given = false, command_given = false;  // even with an empty value
-  bool timeout_given = false;
+  bool timeout_given = false, threads_given = false;
   unsigned threads = 0;
   unsigned repeat = 1;
   double timeout = 600;
@@ -147,6 +147,8 @@ void run_check(const CheckArgs& a, Reporter& report) {
   if (a.timeout_given && !a.command_given && !a.kernel_given && a.impl != "cuda")
     return fail(make_error(ErrorKind::UsageError,
                            {"--timeout requires --command, --kernel or --impl cuda (--impl " + a.impl + " runs no plugin)"}));
+  if (a.threads_given && !(a.impl_given && a.impl == "fast"))
+    return fail(make_error(ErrorKind::UsageError, {"--threads applies to --impl fast only (the others run as they run)"}));
   if (a.timeout_given && !a.command_given) plugin::set_call_time_limit(a.timeout);
   auto policy = audit::parse_policy(a.policy);
   if (!policy.ok()) return fail(policy.error());
@@ -315,8 +317,9 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   // An empty DIR (an unset shell variable) is refused, not taken as "no report".
   check->add_option("--report", ck->report, "write a self-contained HTML report (index.html) and results.json here")
       ->check([](const std::string& v) { return v.empty() ? std::string("an empty directory name") : std::string(); });
-  require_decimal<unsigned>(check->add_option("--threads", ck->threads, "threads for --impl fast (0 = all cores)"))
-      ->capture_default_str();
+  auto* threads =
+      require_decimal<unsigned>(check->add_option("--threads", ck->threads, "threads for --impl fast (0 = all cores)"));
+  threads->capture_default_str();
   // --command's own options are refused without it (never silently ignored).
   check->add_option("--work-dir", ck->work_dir, "--command: where its outputs go (default: a new /tmp dir)")->needs(command);
   check->add_flag("--keep-outputs", ck->keep, "--command: keep its output files")->needs(command);
@@ -339,8 +342,9 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   check->add_flag("--json", ck->json, "print the results as JSON");
   check->add_flag("--verbose", ck->verbose, "list every case and stage, not only failures");
   check->add_flag("--no-progress", ck->no_progress, "no progress line even on a terminal");
-  check->callback([ck, impl, kernel, command, timeout, &report] {
+  check->callback([ck, impl, kernel, command, timeout, threads, &report] {
     ck->timeout_given = timeout->count() > 0;
+    ck->threads_given = threads->count() > 0;
     ck->impl_given = impl->count() > 0;
     ck->kernel_given = kernel->count() > 0;
     ck->command_given = command->count() > 0;
