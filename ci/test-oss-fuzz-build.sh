@@ -12,7 +12,7 @@
 #     profile behind.
 #  4. AFL++ (Debian's afl++: afl-clang-fast, libAFLDriver.a), without sanitizers: every fuzzer
 #     replays its seeds, then afl-fuzz runs AFL_TEST_SECONDS (default 3) on each.
-# Needs clang, libc++-14-dev, libc++abi-14-dev and afl++ (ci/install-deps.sh); without afl++ step 2
+# Needs clang, libc++-14-dev, libc++abi-14-dev and afl++ (ci/install-deps.sh); without afl++ step 4
 # is skipped with a visible message.
 source "$(dirname "$0")/help.sh" "$@"
 set -euo pipefail

@@ -293,7 +293,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
                             "Run an implementation over a suite and compare it with the CPU reference.\n"
                             "Exit status: 0 pass, 1 a case failed or the implementation raised/broke, 2 usage or I/O,\n"
                             "3 nothing ran (every case skipped or unsupported, e.g. no GPU).");
-  check->add_option("suite", ck->dir, "suite directory (from `audit make`)")->required();
+  // (an empty one read ./manifest.json: whatever suite the working directory holds)
+  require_path(check->add_option("suite", ck->dir, "suite directory (from `audit make`)"))->required();
   auto* impl = check->add_option("--impl", ck->impl, "built-in: literal, fast, emulate, cuda")
                    ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}));
   auto* kernel =
@@ -355,8 +356,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   CLI::App* to_f32 =
       audit->add_subcommand("to-f32", "Copy a safetensors file with BF16, F16 and FP8 tensors (FNUZ included) widened to F32 (for\n"
                             "numpy); F4/F6 tensors are kept as they are, with a warning.");
-  to_f32->add_option("in", tf->in, "input file")->required();
-  to_f32->add_option("out", tf->out, "output file (written atomically)")->required();
+  require_path(to_f32->add_option("in", tf->in, "input file"))->required();
+  require_path(to_f32->add_option("out", tf->out, "output file (written atomically)"))->required();
   to_f32->callback([tf, &report] { run_to_f32(*tf, report); });
 }
 

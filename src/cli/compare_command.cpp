@@ -15,6 +15,7 @@
 #include "audit/suite.hpp"
 #include "audit/tensor_compare.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "cli/report.hpp"
 #include "json/parse.hpp"
 #include "safetensors/reader.hpp"
@@ -263,8 +264,9 @@ void add_compare_command(CLI::App& app, Reporter& report) {
       "distance in their dtype (BF16/F16 and the 8-bit floats read exactly), max abs error, relative L2,\n"
       "first mismatches; F64, C64, F4 and F6 byte for byte.\n"
       "Exit status: 0 pass, 1 fail, 2 usage or I/O error.");
-  cmd->add_option("expected", a->expected, "reference file (e.g. from w4a8check gemm --intermediates)")->required();
-  cmd->add_option("actual", a->actual, "file to check")->required();
+  require_path(cmd->add_option("expected", a->expected, "reference file (e.g. from w4a8check gemm --intermediates)"))
+      ->required();
+  require_path(cmd->add_option("actual", a->actual, "file to check"))->required();
   cmd->add_option("--policy", a->policy, "exact | ulp:N | rel:X | explained[:N] (explained needs --case)")
       ->capture_default_str();
   cmd->add_option("--case", a->case_file, "the audit case file both ran (for --policy explained)");

@@ -475,7 +475,10 @@ class QuantizeRun {
     const std::string lead = names_.stem + "-";
     for (const auto& [tensor, file] : map->members) {
       if (!file.is_string()) return "it maps " + py::repr_str(tensor) + " to something other than a file name";
-      const std::string& f = file.text;
+      // The file's bytes, as a loader opens them (a name that is not UTF-8 was written as \udcXX).
+      const std::optional<std::string> bytes = io::fs_encode(file.text);
+      if (!bytes) return "it names " + py::repr_str(file.text) + ", which no file name spells";
+      const std::string& f = *bytes;
       const bool ours = f == names_.stem + ".safetensors" ||
                         (f.compare(0, lead.size(), lead) == 0 &&
                          ::fnmatch("[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors", f.c_str() + lead.size(), 0) == 0);

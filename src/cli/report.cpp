@@ -194,7 +194,8 @@ void Reporter::fail(const Error& e, const FailStyle& style) {
     return;
   }
   // One line (--quiet) stays one: a line break or other control byte in a file name is written as
-  // an escape there (\n, \x1b), elsewhere as it is.
+  // an escape there (\n, \x1b), elsewhere as it is. Backslashes stay as they are, so the message is
+  // upstream's byte for byte otherwise (a name holding a backslash and an 'n' reads the same).
   const auto line = [&style](std::string_view text) { return style.one_line ? one_line_text(text) : std::string(text); };
   const std::string where = style.where.empty() ? "" : line(style.where) + ": ";
   const std::string message = line(e.message);

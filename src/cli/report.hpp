@@ -48,7 +48,8 @@ class BlockOut {
 // Streams JSON text with Python json.dumps' separators (", ", ": "), so output of any size is
 // written as it is produced (no document tree is built): in BlockOut's blocks, and the rest as soon
 // as the outermost value closes (the caller may then write to the stream itself).
-// `text` on one line: control bytes (C0, DEL) as escapes, \n \r \t or \xNN (Python's repr spelling).
+// `text` on one line: control bytes (C0, DEL) as escapes, \n \r \t or \xNN (Python's repr spelling of
+// them; a backslash is kept, so this is for reading, not a reversible encoding).
 std::string one_line_text(std::string_view text);
 
 class JsonWriter {

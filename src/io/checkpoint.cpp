@@ -63,24 +63,6 @@ const char* unsafe_shard_name(std::string_view name) {
   return nullptr;
 }
 
-// The bytes Python opens for a shard name from an index (os.fsencode of the str json.load gave it):
-// U+DC80..U+DCFF, how Python holds a file name's byte that is not UTF-8, is that byte again; any
-// other lone surrogate cannot be encoded (nullopt: Python raises UnicodeEncodeError). Otherwise
-// the name's UTF-8 as it is.
-std::optional<std::string> fs_encode(std::string_view wtf8) {
-  std::string out;
-  out.reserve(wtf8.size());
-  for (std::size_t pos = 0; pos < wtf8.size();) {
-    const std::size_t at = pos;
-    char32_t cp = 0;
-    if (!json::decode_wtf8(wtf8, pos, cp, /*allow_surrogates=*/true)) return std::nullopt;  // (loads gives WTF-8 only)
-    if (cp >= 0xDC80 && cp <= 0xDCFF) out.push_back(static_cast<char>(cp - 0xDC00));
-    else if (cp >= 0xD800 && cp <= 0xDFFF) return std::nullopt;
-    else out.append(wtf8.substr(at, pos - at));
-  }
-  return out;
-}
-
 // The index's shards (sorted unique names) and weight_map. Its names are untrusted text: messages
 // show them through py::repr_str().
 Status read_index(const std::string& index, ShardList& out) {
@@ -174,6 +156,20 @@ Status read_directory(const std::string& dir, ShardList& out) {
 }
 
 }  // namespace
+
+std::optional<std::string> fs_encode(std::string_view wtf8) {
+  std::string out;
+  out.reserve(wtf8.size());
+  for (std::size_t pos = 0; pos < wtf8.size();) {
+    const std::size_t at = pos;
+    char32_t cp = 0;
+    if (!json::decode_wtf8(wtf8, pos, cp, /*allow_surrogates=*/true)) return std::nullopt;  // (loads gives WTF-8 only)
+    if (cp >= 0xDC80 && cp <= 0xDCFF) out.push_back(static_cast<char>(cp - 0xDC00));
+    else if (cp >= 0xD800 && cp <= 0xDFFF) return std::nullopt;
+    else out.append(wtf8.substr(at, pos - at));
+  }
+  return out;
+}
 
 Result<ShardList> resolve_checkpoint(std::span<const std::string> args) {
   if (args.empty()) return make_error(ErrorKind::UsageError, {"no checkpoint given"});

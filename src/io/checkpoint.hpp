@@ -42,6 +42,12 @@ struct ShardList {
 //         exist), UsageError (empty directory, two indexes, no arguments, an argument with a NUL).
 Result<ShardList> resolve_checkpoint(std::span<const std::string> args);
 
+// The bytes Python opens for a file name from a JSON document (os.fsencode of the str json.load gave
+// it): U+DC80..U+DCFF, how Python holds a file name's byte that is not UTF-8, is that byte again;
+// any other lone surrogate cannot be encoded (nullopt: Python raises UnicodeEncodeError). Otherwise
+// the name's UTF-8 as it is. (An index's shard names; json::dump_os_string is its inverse.)
+std::optional<std::string> fs_encode(std::string_view wtf8);
+
 class Checkpoint {
  public:
   struct Ref {

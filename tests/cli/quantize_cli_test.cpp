@@ -343,6 +343,15 @@ TEST_F(QuantizeCli, AnotherModelsIndexIsNotReplaced) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(names("o"), std::vector<std::string>{"model.safetensors.index.json"});
+  // An earlier run's own index is still this output's when its name is not UTF-8 (the index spells
+  // the byte as \udcff, and the check read that escape's bytes instead: the rerun was refused).
+  fs::create_directory(p("n"));
+  const std::string odd = "'" + p("n/caf\xff.safetensors") + "'";
+  for (int run = 0; run < 2; ++run) {
+    r = cli("quantize --weights " + float_shards_ + " --out " + odd + " --max-shard-size 600KB --quiet");
+    EXPECT_EQ(r.rc, 0) << "run " << run << ": " << r.out;
+  }
+  EXPECT_EQ(names("n").size(), 3u);  // two shards and the index
 }
 
 // --out names a directory whose parent is missing: said so (it read "No such file or directory"), and

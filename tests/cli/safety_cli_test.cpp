@@ -358,7 +358,10 @@ TEST_F(SafetyCli, EmptyPathsAreUsageErrorsNamingTheOption) {
   };
   for (const Case& c : {Case{"quantize --weights " + weights_ + " --out ''", "--out"},
                         Case{"quantize --weights '' --out " + p("q.safetensors"), "--weights"},
-                        Case{gemm_args("''"), "--out"}, Case{"validate ''", "checkpoint"}}) {
+                        Case{gemm_args("''"), "--out"}, Case{"validate ''", "checkpoint"},
+                        // (audit check '' read ./manifest.json: whatever suite the working directory held)
+                        Case{"audit check '' --impl fast", "suite"}, Case{"compare '' x", "expected"},
+                        Case{"audit to-f32 x ''", "out"}}) {
     const CliRun r = cli(c.args);
     EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.out;
     EXPECT_EQ(r.out.substr(0, r.out.find("Run w4a8check")), "w4a8check: " + c.option + why) << c.args;

@@ -12,7 +12,7 @@ bit-exact), or misbehaves on purpose with --mode:
   hang-mid-line-once  on the first job of the whole audit (a marker file), print half a status
             line and hang; then answer correctly, also after the restart
   extra-once after the first answer of the whole audit, print a second "ok" line no job asked for
-  extra-late-once  the same, a moment later (after the next job has gone out)
+  extra-late-once  the same, only once the next job has arrived (before answering it)
   exit1     exit with status 1 before the hello line
   no-output answer "ok" without writing the output
   no-hello  print nothing and exit
@@ -47,8 +47,12 @@ def main():
             f.write("%d %d\n" % (os.getpid(), child.pid))
         time.sleep(300)
         return
+    stray_due = False  # extra-late-once: the stray line goes out when the next job has arrived
     for line in sys.stdin:
         job = json.loads(line)
+        if stray_due:
+            print(json.dumps({"status": "ok"}), flush=True)
+            stray_due = False
         if mode == "skip":
             print(json.dumps({"status": "skip", "message": "this test command skips everything"}), flush=True)
             continue
@@ -77,8 +81,7 @@ def main():
         if mode == "extra-once" and first:
             print(json.dumps({"status": "ok"}), flush=True)
         if mode == "extra-late-once" and first:
-            time.sleep(0.3)  # (the audit has read the answer and sent the next job by then)
-            print(json.dumps({"status": "ok"}), flush=True)
+            stray_due = True
 
 
 def answer_with_gemm(binary, job):
