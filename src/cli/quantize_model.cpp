@@ -161,6 +161,13 @@ struct OutputNames {
     return dir + "/" + stem + buf;
   }
   std::string index() const { return dir + "/" + stem + ".safetensors" + std::string(io::kIndexSuffix); }
+  // `file` (a name in dir) is STEM-NNNNN-of-NNNNN.safetensors, a shard of this naming for any count.
+  // The stem is compared as text: it may hold glob characters.
+  bool numbered_shard(const std::string& file) const {
+    const std::string lead = stem + "-";
+    return file.compare(0, lead.size(), lead) == 0 &&
+           ::fnmatch("[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors", file.c_str() + lead.size(), 0) == 0;
+  }
 };
 
 Result<OutputNames> output_names(const std::string& out) {
@@ -472,17 +479,13 @@ class QuantizeRun {
     auto doc = json::loads_str(*text);
     const json::Value* map = doc.ok() && doc->is_object() ? doc->get("weight_map") : nullptr;
     if (map == nullptr || !map->is_object()) return "it has no weight_map object";
-    const std::string lead = names_.stem + "-";
     for (const auto& [tensor, file] : map->members) {
       if (!file.is_string()) return "it maps " + py::repr_str(tensor) + " to something other than a file name";
       // The file's bytes, as a loader opens them (a name that is not UTF-8 was written as \udcXX).
       const std::optional<std::string> bytes = io::fs_encode(file.text);
       if (!bytes) return "it names " + py::repr_str(file.text) + ", which no file name spells";
       const std::string& f = *bytes;
-      const bool ours = f == names_.stem + ".safetensors" ||
-                        (f.compare(0, lead.size(), lead) == 0 &&
-                         ::fnmatch("[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors", f.c_str() + lead.size(), 0) == 0);
-      if (!ours) return "it names " + py::repr_str(f) + ", not a shard of this output's naming";
+      if (f != names_.stem + ".safetensors" && !names_.numbered_shard(f)) return "it names " + py::repr_str(f) + ", not a shard of this output's naming";
       if (!guard.check_output(names_.dir + "/" + f).ok()) return "it names " + py::repr_str(f) + ", an input of this run";
     }
     return "";
@@ -639,13 +642,10 @@ class QuantizeRun {
     if (names_.device) return;  // (a device's directory holds no output)
     DIR* d = ::opendir(names_.dir.c_str());
     if (!d) return;
-    const std::string lead = names_.stem + "-";  // compared as text: the stem may hold glob characters
     std::vector<std::string> stale;
     while (const dirent* e = ::readdir(d)) {
       const std::string n = e->d_name;
-      if (n.compare(0, lead.size(), lead) != 0 ||
-          ::fnmatch("[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9].safetensors", n.c_str() + lead.size(), 0) != 0)
-        continue;
+      if (!names_.numbered_shard(n)) continue;
       bool ours = false;
       for (std::size_t s = 0; s < shards_ && !ours; ++s) ours = names_.shard(s, shards_) == names_.dir + "/" + n;
       if (!ours) stale.push_back(n);

@@ -23,6 +23,17 @@ namespace {
 
 std::string temp_dir() { return test_support::temp_dir("w4a8-audit-suite"); }
 
+// The small grid's manifest for `seed`, written to `dir`.
+Manifest written_small_suite(const std::string& dir, std::uint64_t seed) {
+  auto cases = grid_cases("small", seed);
+  EXPECT_TRUE(cases.ok());
+  Manifest m;
+  m.grid = "small", m.seed = seed;
+  if (cases.ok()) m.cases = *cases;
+  EXPECT_TRUE(write_suite(dir, m).ok());
+  return m;
+}
+
 TEST(Grid, SmallAndStandardCoverTheEdges) {
   for (const char* g : {"small", "standard"}) {
     auto cases = grid_cases(g, 1);
@@ -229,11 +240,8 @@ TEST(Reference, PreparedEqualsLiteral) {
 
 TEST(SuiteDir, RoundTripAndNoOverwrite) {
   const std::string dir = temp_dir() + "/suite";
-  auto cases = grid_cases("small", 3);
-  ASSERT_TRUE(cases.ok());
-  Manifest m;
-  m.grid = "small", m.seed = 3, m.cases = *cases;
-  ASSERT_TRUE(write_suite(dir, m).ok());
+  const Manifest m = written_small_suite(dir, 3);
+  ASSERT_FALSE(m.cases.empty());
   auto back = read_suite(dir);
   ASSERT_TRUE(back.ok()) << back.error().message;
   ASSERT_EQ(back->cases.size(), m.cases.size());
@@ -263,11 +271,7 @@ TEST(SuiteDir, RoundTripAndNoOverwrite) {
 // the built-ins while failing an adapter that honours it (found by a new user's pass, 2026-12-07).
 TEST(SuiteDir, ACaseFileWhoseMarkerIsNotTheEntrysIsRefused) {
   const std::string dir = temp_dir() + "/marker-suite";
-  auto cases = grid_cases("small", 5);
-  ASSERT_TRUE(cases.ok());
-  Manifest m;
-  m.grid = "small", m.seed = 5, m.cases = *cases;
-  ASSERT_TRUE(write_suite(dir, m).ok());
+  ASSERT_FALSE(written_small_suite(dir, 5).cases.empty());
   auto back = read_suite(dir);
   ASSERT_TRUE(back.ok());
   const CaseSpec& c = back->cases[0];
