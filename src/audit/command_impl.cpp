@@ -123,12 +123,12 @@ class CommandImpl final : public Implementation {
     if (!fatal_.empty()) return ImplOutput::failed(fatal_);
     const std::string out_path = (std::filesystem::path(work_) / (in.spec.id + ".out.safetensors")).string();
     json::Value job = json::Value::object();
-    job.set("case", json::Value::from_string(in.case_path));
+    job.set("case", json::Value::from_os_string(in.case_path));
     job.set("entry", case_to_json(in.spec));
     job.set("policy", json::Value::from_string(in.policy == gemm::ActPolicy::Eager ? "eager" : "f32"));
     job.set("layer_prefix", json::Value::from_string("layer"));
     job.set("input_key", json::Value::from_string("input"));
-    job.set("out", json::Value::from_string(out_path));
+    job.set("out", json::Value::from_os_string(out_path));
     const std::string text = json::dump(job) + "\n";
     // An output left from an earlier run (a reused --work-dir, --keep-outputs) would be read as this
     // run's answer if the command writes nothing: it goes first.

@@ -28,6 +28,8 @@ json::Value u(std::uint64_t x) {
   return v;
 }
 json::Value str(std::string s) { return json::Value::from_string(std::move(s)); }
+// Paths and the messages and commands that name them: system text (json::wtf8_from_os).
+json::Value os_str(std::string_view s) { return json::Value::from_os_string(s); }
 
 std::string absolute(const std::string& p) {
   char buf[PATH_MAX];
@@ -173,15 +175,15 @@ json::Value run_to_json(const AuditRun& r) {
   json::Value v = json::Value::object();
   v.set("ok", json::Value::from_bool(outcome(r) == Outcome::Pass));
   v.set("outcome", str(std::string(outcome_name(outcome(r)))));
-  v.set("implementation", str(r.impl_name));
-  v.set("suite", str(r.suite_dir));
+  v.set("implementation", os_str(r.impl_name));
+  v.set("suite", os_str(r.suite_dir));
   v.set("grid", str(r.grid));
   v.set("policy", str(r.policy));
   v.set("act_policy", str(r.act_policy));
   v.set("repeat", u(r.repeat));
   v.set("reference", str("CPU reference (" + std::string(r.literal_reference ? "literal" : "fast") + "), comfy-kitchen " +
                          r.comfy_kitchen + " semantics"));
-  if (!r.unavailable.empty()) v.set("unavailable", str(r.unavailable));
+  if (!r.unavailable.empty()) v.set("unavailable", os_str(r.unavailable));
   json::Value counts = json::Value::object();
   counts.set("cases", u(r.cases.size()));
   counts.set("exact", u(r.exact));
@@ -203,8 +205,8 @@ json::Value run_to_json(const AuditRun& r) {
     o.set("describe", str(describe(c.spec)));
     o.set("covers", str(c.spec.covers));
     o.set("status", str(std::string(status_name(c.status))));
-    if (!c.message.empty()) o.set("message", str(c.message));
-    if (!c.unstable.empty()) o.set("unstable", str(c.unstable));
+    if (!c.message.empty()) o.set("message", os_str(c.message));
+    if (!c.unstable.empty()) o.set("unstable", os_str(c.unstable));
     if (c.status == ImplOutput::Status::Ok) {
       o.set("verdict", str(std::string(verdict_name(c.verdict.overall))));
       if (!c.verdict.first_fail.empty()) o.set("failing_stage", str(c.verdict.first_fail));
@@ -239,7 +241,7 @@ json::Value run_to_json(const AuditRun& r) {
     }
     o.set("impl_seconds", json::Value::from_float(c.impl_seconds));
     o.set("reference_seconds", json::Value::from_float(c.ref_seconds));
-    o.set("repro", str(c.repro));
+    o.set("repro", os_str(c.repro));
     cases.items.push_back(std::move(o));
   }
   v.set("cases", std::move(cases));

@@ -8,6 +8,7 @@
 
 #include "json/number.hpp"
 #include "json/value.hpp"
+#include "json/wtf8.hpp"
 
 namespace w4a8::json {
 
@@ -17,6 +18,8 @@ const Value* Value::get(std::string_view key) const {
     if (k == key) return &v;
   return nullptr;
 }
+
+Value Value::from_os_string(std::string_view bytes) { return from_string(wtf8_from_os(bytes)); }
 
 Value* Value::get(std::string_view key) {
   return const_cast<Value*>(static_cast<const Value&>(*this).get(key));

@@ -64,6 +64,8 @@ struct Value {
   static Value from_int(long long i) { Value v; v.kind = Kind::Int; v.text = std::to_string(i); return v; }
   static Value from_float(double d) { Value v; v.kind = Kind::Float; v.number = d; return v; }
   static Value from_string(std::string s) { Value v; v.kind = Kind::String; v.text = std::move(s); return v; }
+  // System text (a path, a message naming one): see wtf8_from_os.
+  static Value from_os_string(std::string_view bytes);
   static Value object() { Value v; v.kind = Kind::Object; return v; }
   static Value array() { Value v; v.kind = Kind::Array; return v; }
 };

@@ -56,4 +56,17 @@ std::size_t find_invalid_wtf8(std::string_view s, bool allow_surrogates) {
   return std::string_view::npos;
 }
 
+std::string wtf8_from_os(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  std::size_t pos = 0;
+  char32_t cp = 0;
+  while (pos < bytes.size()) {
+    const std::size_t at = pos;
+    if (decode_wtf8(bytes, pos, cp, false)) out.append(bytes.data() + at, pos - at);
+    else append_wtf8(out, 0xDC00 + static_cast<unsigned char>(bytes[pos++]));
+  }
+  return out;
+}
+
 }  // namespace w4a8::json

@@ -46,4 +46,9 @@ bool decode_wtf8(std::string_view s, std::size_t& pos, char32_t& cp, bool allow_
 // Offset of the first byte that does not start a valid sequence, or npos when s is valid.
 std::size_t find_invalid_wtf8(std::string_view s, bool allow_surrogates);
 
+// System text (a file name, a message naming one) as the str Python holds for it (os.fsdecode:
+// strict UTF-8, each byte that does not decode a lone surrogate U+DC80..U+DCFF), in WTF-8. So a
+// Value holding it dumps as json.dumps dumps that str (json::dump_os_string's text, in a document).
+std::string wtf8_from_os(std::string_view bytes);
+
 }  // namespace w4a8::json

@@ -453,6 +453,24 @@ TEST(AuditCommand, ProtocolOkIsExact) {
   EXPECT_EQ(sget(v, "implementation"), "via-gemm-ok");
 }
 
+// A suite whose path is not UTF-8 (an encoded surrogate's bytes and a stray byte): the job's paths
+// and the report's reach JSON as Python holds them (os.fsdecode), so a Python command opens the
+// case with the bytes back (os.fsencode); written as WTF-8, "\ud800" cannot be encoded to a path.
+TEST(AuditCommand, PathsThatAreNotUtf8ReachJsonAsPythonHoldsThem) {
+  const std::string dir = temp_dir() + "/s\xed\xa0\x80\xff";
+  std::filesystem::copy(small_suite(), dir, std::filesystem::copy_options::recursive);
+  const std::string cmd = "--command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
+                          "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + "'";
+  auto r = run_command(std::string(W4A8_CLI_BINARY) + " audit check '" + dir + "' " + cmd + " --case " + first_case_id() +
+                       " --json");
+  EXPECT_EQ(r.rc, 0) << r.out.substr(0, 3000);
+  EXPECT_NE(r.out.find(R"(/s\udced\udca0\udc80\udcff", )"), std::string::npos) << r.out.substr(0, 3000);  // "suite"
+  EXPECT_EQ(r.out.find(R"(\ud800)"), std::string::npos) << r.out.substr(0, 3000);
+  auto v = json::loads_str(r.out);
+  ASSERT_TRUE(v.ok()) << r.out.substr(0, 2000);
+  EXPECT_EQ(count(*v, "exact"), 1u) << r.out.substr(0, 3000);
+}
+
 TEST(AuditCommand, MisbehavingCommandsAreReportedAsSuch) {
   auto cmd = [](const char* mode) {
     return "--timeout 60 --command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +

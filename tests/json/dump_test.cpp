@@ -163,5 +163,15 @@ TEST(DumpOsString, EncodedSurrogatesAreThreeBytesNotOneCodePoint) {
   EXPECT_EQ(pieces, R"(\udced\udca0\udc80)");
 }
 
+// A Value holding system text (an audit's suite path, a job's output path) dumps as dump_os_string
+// does, inside a document; the same bytes as a header's string stay one code point.
+TEST(DumpOsString, AValueFromSystemTextDumpsAsPythonHoldsIt) {
+  for (const std::string_view b : {"\xed\xa0\x80", "a\xed\xb3\xbf.s", "\xc3\xa9\xff", "\xf0\x9f\x98\x80", "/t/\xe2(\xa1", "plain"})
+    EXPECT_EQ(dump(Value::from_os_string(b)), dump_os_string(b)) << b;
+  EXPECT_EQ(dump(Value::from_os_string("\xed\xa0\x80")), R"("\udced\udca0\udc80")");
+  EXPECT_EQ(wtf8_from_os("\xff"), "\xed\xb3\xbf");  // U+DCFF, as WTF-8
+  EXPECT_EQ(wtf8_from_os("\xc3\xa9"), "\xc3\xa9");  // valid UTF-8 unchanged
+}
+
 }  // namespace
 }  // namespace w4a8::json
