@@ -199,7 +199,9 @@ void run_consumers(const ValidateArgs& a, const validate::Options& opt, const Fa
       per.push_back(std::move(r).value());
     }
   } else {
-    if (exit_status(ck.error()) != 1) {
+    // A later shard that cannot be opened is reached only if no profile refuses an earlier one first
+    // (upstream checks each shard before opening the next), as open_checkpoint decides for validate.
+    if (exit_status(ck.error()) != 1 && (shards.empty() || failed == shards.front())) {
       FailStyle s = open_style(ck.error(), style);
       if (ck.error().message.find(failed) == std::string::npos) s.where = failed;  // (named once)
       return report.fail(ck.error(), s);

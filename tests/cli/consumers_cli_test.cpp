@@ -413,6 +413,30 @@ TEST_F(ConsumersCli, MissingFileIsNamedOnce) {
   EXPECT_EQ(r.out, "w4a8check: cannot open " + missing + ": No such file or directory\n  [io.open_failed]\n");
 }
 
+// A later shard that cannot be opened is never reached when every release refuses an earlier one
+// (upstream checks each shard before opening the next): the matrix and exit 1, as `validate` says,
+// not the later shard's I/O error (exit 2). Reached, it is still that error.
+TEST_F(ConsumersCli, AnEarlierShardsRefusalWinsOverALaterMissingShard) {
+  std::vector<st::TensorSpec> bad = w4a8_layer("blk", 8, 256, 16, 256);
+  drop(bad, "blk.comfy_quant").push_back(marker("blk", "{x}"));
+  write(p("bad.safetensors"), bad);
+  const std::string missing = p("missing.safetensors");
+  const CliRun plain = run_cli("validate " + p("bad.safetensors") + " " + missing + " 2>&1");
+  EXPECT_EQ(plain.rc, 1) << plain.out;
+  int rc = -1;
+  const json::Value m = matrix(p("bad.safetensors") + " " + missing, rc);
+  EXPECT_EQ(rc, 1);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const json::Value* cp = m.get("consumers")->items[i].get("checkpoint");
+    ASSERT_TRUE(cp != nullptr && cp->is_object()) << i;
+    EXPECT_EQ(cp->get("message")->text, "Invalid Comfy quantization marker 'blk.comfy_quant' in " + p("bad.safetensors"));
+  }
+  write(p("ok.safetensors"), w4a8_layer("blk", 8, 256, 16, 256));
+  const CliRun reached = run_cli("validate --consumers " + p("ok.safetensors") + " " + missing + " 2>&1");
+  EXPECT_EQ(reached.rc, 2) << reached.out;
+  EXPECT_NE(reached.out.find("cannot open " + missing), std::string::npos) << reached.out;
+}
+
 // sglang's real function, each release's wheel, on each one-layer file: the matrix's sglang cells
 // hold exactly the verdict that release gives.
 TEST_F(ConsumersCli, SglangCellsMatchEachReleaseWheel) {
