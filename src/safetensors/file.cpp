@@ -121,7 +121,13 @@ Result<File> File::open(const std::string& path, const BeforeParse& before_parse
   File f;
   f.path_ = path;
   f.size_ = static_cast<std::uint64_t>(st.st_size);
-  if (f.size_ > 0) {
+  if (f.size_ == 0) {
+    // safetensors maps max(size, 1) bytes: an empty file is "header too small", but a file that
+    // cannot be mapped (most of /proc and /sys report size 0) is the OSError of mmap (ENODEV, EIO).
+    void* p = ::mmap(nullptr, 1, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+    if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
+    ::munmap(p, 1);
+  } else {
     if constexpr (sizeof(std::size_t) < sizeof(std::uint64_t))
       if (f.size_ >> (8 * sizeof(std::size_t)) != 0) return io_error(ErrorKind::IoReadFailed, path, EFBIG);
     const auto len = static_cast<std::size_t>(f.size_);

@@ -6,13 +6,16 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <thread>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_fixture.hpp"
 #include "core/upstream.hpp"
 #include "gemm/quantizer.hpp"
+#include "json/parse.hpp"
 
 namespace w4a8::testing {
 namespace {
@@ -234,6 +237,43 @@ TEST_F(SafetyCli, FifoAndDeviceInputsFailAtOnceNamingTheFile) {
     const std::string file = args.find("/dev/zero") != std::string::npos ? "/dev/zero" : fifo;
     const std::string kind = file == fifo ? "a FIFO" : "a character device";
     EXPECT_NE(r.out.find("cannot read " + file + ": it is " + kind + ", not a regular file"), std::string::npos) << r.out;  // NOLINT(performance-inefficient-string-concatenation)
+  }
+}
+
+// Files that report size 0 but are not empty (most of /proc and /sys): the safetensors package maps
+// max(size, 1) bytes, so mmap's error (ENODEV, EIO) is its OSError, and only a truly empty file is
+// "header too small". The errors come from the real package (tools/oracle/safetensors_verdict.py).
+TEST_F(SafetyCli, UnmappableSizeZeroFilesAreMmapErrorsAsSafetensorsSays) {
+  const std::string empty = p("empty.safetensors");
+  spit(empty, "");
+  std::vector<std::string> files = {empty};
+  for (const char* f : {"/proc/self/status", "/proc/version"})
+    if (::access(f, R_OK) == 0) files.emplace_back(f);
+  if (files.size() == 1) GTEST_SKIP() << "no readable /proc files on this machine";
+  std::string list;
+  for (const std::string& f : files) list += f + "\n";
+  spit(p("list"), list);
+  const CliRun oracle = sh(std::string(W4A8_PYTHON) + " " + kRoot + "/tools/oracle/safetensors_verdict.py < " + p("list"));
+  ASSERT_EQ(oracle.rc, 0) << oracle.out;
+  std::istringstream lines(oracle.out);
+  for (const std::string& f : files) {
+    std::string line;
+    ASSERT_TRUE(std::getline(lines, line)) << oracle.out;
+    auto v = json::loads_str(line);
+    ASSERT_TRUE(v.ok()) << line;
+    const std::string kind = v->get("kind")->text, message = v->get("message")->text;
+    const CliRun r = sh(kBin + " validate " + f);  // NOLINT(performance-inefficient-string-concatenation)
+    if (f == empty) {
+      EXPECT_EQ(kind, "HeaderTooSmall") << line;
+      EXPECT_EQ(r.rc, 1) << r.out;
+      EXPECT_NE(r.out.find("header too small"), std::string::npos) << r.out;
+      continue;
+    }
+    // "No such device (os error 19)": the same strerror text, an I/O error of ours (exit 2).
+    ASSERT_EQ(kind, "Python:OSError") << line;
+    const std::string text = message.substr(0, message.find(" (os error"));
+    EXPECT_EQ(r.rc, 2) << f << "\n" << r.out;
+    EXPECT_NE(r.out.find("cannot read " + f + ": " + text + "\n"), std::string::npos) << r.out << "\noracle: " << line;  // NOLINT(performance-inefficient-string-concatenation)
   }
 }
 
