@@ -105,6 +105,12 @@ def cases():
         out.append((f"{dt}_wide_range_b6", wide.to(DTYPES[dt]), 16, 64, 6, "fp8", False))
     for bits, sd, cb in variants:  # control: F32 weights
         out.append((f"f32_g16_r256_b{bits}_{sd}_{'cb' if cb else 'un'}", randn(16, 256, 0.05), 16, 256, bits, sd, cb))
+    # Tiny weights: the scales' 1e-8 floor (s_channel 1e-8, codes at zero) and rows on either side of
+    # it, with an all-zero row.
+    rows = torch.stack([randn(1, 256, s)[0] for s in (0.05, 1e-6, 1e-7, 1e-9, 1e-12, 0.0)] * 2)
+    for bits, sd, cb in variants:
+        out.append((f"f32_tiny_rows_b{bits}_{sd}_{'cb' if cb else 'un'}", rows.clone(), 16, 256, bits, sd, cb))
+    out.append(("bf16_tiny_rows_un", rows.to(torch.bfloat16), 16, 64, 4, "fp8", False))
     # Finite weights near the float32 limit, 4-bit uniform.
     g2 = torch.Generator().manual_seed(10)
     for mx in (1e38, 1.5e38, 2e38, 3e38):
