@@ -46,6 +46,11 @@ std::string repeated_tensors_note(std::size_t names, std::string_view first, std
          py::repr_str(first, v) + "); the last file's tensor " + std::string(what) + ": a sharded checkpoint holds each tensor once";
 }
 
+void note_repeated_tensors(const io::Checkpoint& ck, std::string_view what, Reporter& report, py::Version v) {
+  if (ck.files().size() < 2) return;
+  if (const auto rep = ck.repeated(); rep.names > 0) report.note(repeated_tensors_note(rep.names, rep.first, what, v));
+}
+
 std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck) {
   std::vector<validate::ParsedFile> out;
   out.reserve(ck.files().size());

@@ -32,6 +32,10 @@ st::BeforeParse huge_pages_for_large_headers();
 // command does with the last file's copy and the others ("is checked, ..., and the others are not").
 std::string repeated_tensors_note(std::size_t names, std::string_view first, std::string_view what,
                                   py::Version v = py::kDefaultVersion);
+// That note for ck, when it has such names (never for one file: a header holds a name once). Given
+// before anything is judged, so a rejection carries it too.
+void note_repeated_tensors(const io::Checkpoint& ck, std::string_view what, Reporter& report,
+                           py::Version v = py::kDefaultVersion);
 
 // The shards as the validator takes them (parsed once, by Checkpoint::open).
 std::vector<validate::ParsedFile> parsed_files(const io::Checkpoint& ck);

@@ -292,6 +292,7 @@ void run(const GemmArgs& given, Reporter& report) {
   guard.add(a.input);
   if (kernel) guard.add(kernel->path());  // the module is read too (and stays mapped)
   if (auto g = guard.check_output(a.out); !g.ok()) return report.fail(g.error());
+  note_repeated_tensors(*ck, "is used, as sglang reads them, and the others are not", report);
   // 3. The layer (or everything with --check-all) through the validator, strict.
   const std::vector<std::string> names = layer_tensor_names(*ck, a.layer);
   if (auto idx = a.check_all ? ck->check_index() : ck->check_index(names); !idx.ok()) return report.fail(idx.error());
@@ -327,9 +328,6 @@ void run(const GemmArgs& given, Reporter& report) {
                   "(sglang's rules and --strict do not apply)");
   }
   const validate::Report& rep = variant ? variant->all.report : *vr;
-  if (rep.replaced_tensors > 0)
-    report.note(repeated_tensors_note(rep.replaced_tensors, rep.first_replaced,
-                                      "is used, as sglang reads them, and the others are not"));
   const validate::Layer* vl = nullptr;
   for (const auto& l : rep.layers)
     if (l.prefix == a.layer) vl = &l;

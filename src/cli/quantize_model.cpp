@@ -247,10 +247,8 @@ class QuantizeRun {
     marker_ = gemm::layer_marker(job_.q.group_size, job_.q.convrot_groupsize);  // depends on G and R only
     auto mj = json::loads_str(marker_);
     marker_json_ = *mj;
+    note_repeated_tensors(*ck_, "is quantized or copied, as sglang reads them, and the others are dropped", report_);
     if (!(single ? plan_single() : plan_model())) return;
-    if (const auto rep = ck_->repeated(); rep.names > 0)
-      report_.note(repeated_tensors_note(rep.names, rep.first,
-                                         "is quantized or copied, as sglang reads them, and the others are dropped"));
     if (!check_names() || !assign_shards()) return;
     auto names = output_names(job_.out);
     if (!names.ok()) return fail(names.error());

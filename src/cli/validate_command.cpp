@@ -178,6 +178,9 @@ FailStyle open_style(const Error& e, const FailStyle& s) {
   return error_info(e.kind).code.starts_with("index.") ? ours(s) : s;
 }
 
+// What validate does with a tensor several files hold (the note's words).
+constexpr std::string_view kRepeatedChecked = "is checked, as sglang reads them, and the others are not";
+
 // The consumer matrix: every sglang profile on the files parsed once (a container error: each profile
 // replays the files itself, so an earlier shard's marker error still wins where upstream's would).
 void run_consumers(const ValidateArgs& a, const validate::Options& opt, const FailStyle& style, Reporter& report) {
@@ -190,6 +193,7 @@ void run_consumers(const ValidateArgs& a, const validate::Options& opt, const Fa
   auto ck = io::Checkpoint::open(std::move(*list), &failed, huge_pages_for_large_headers());
   if (ck.ok()) {
     if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), ours(style));
+    note_repeated_tensors(*ck, kRepeatedChecked, report, a.python);
     const auto files = parsed_files(*ck);
     for (const auto& p : upstream::kSglangProfiles) {
       validate::Options o = opt;
@@ -246,16 +250,18 @@ void run(const ValidateArgs& a, Reporter& report) {
   if (auto idx = ck->check_index(); !idx.ok()) return report.fail(idx.error(), ours(style));
   const auto files = parsed_files(*ck);
   Result<validate::Report> r = validate::inspect_parsed(files, opt);
-  if (!r.ok()) return report.fail(r.error(), style);
+  if (!r.ok()) {
+    note_repeated_tensors(*ck, kRepeatedChecked, report, a.python);  // (the validator's count is lost with it)
+    return report.fail(r.error(), style);
+  }
   report.succeed();
   const validate::Report& kept = keep_until_exit(std::move(ck).value(), std::move(r).value());
+  if (kept.replaced_tensors > 0)
+    report.note(repeated_tensors_note(kept.replaced_tensors, kept.first_replaced, kRepeatedChecked, a.python));
   // A gate that requires a quantized model: a checkpoint with no markers is one sglang loads as is.
   if (const std::uint64_t known = kept.layers.size() - kept.unknown_format; known < a.min_layers)
     return report.fail(make_error(ErrorKind::ValidateTooFewLayers, {std::to_string(known), std::to_string(a.min_layers)}),
                        style);
-  if (kept.replaced_tensors > 0)
-    report.note(repeated_tensors_note(kept.replaced_tensors, kept.first_replaced,
-                                      "is checked, as sglang reads them, and the others are not", a.python));
   std::ostream& out = report.out();
   if (a.json) return print_json(out, kept, a, report.notes());
   // Markers that name no known format are accepted unchecked (upstream skips them): counted apart,

@@ -253,6 +253,7 @@ TEST_F(GemmCli, OversizedOrMismatchedInputIsRefusedBeforeReading) {
   const std::string limit = "ulimit -v 20000000; ";
 #endif
   const fs::path big = tmp("big.safetensors");
+  fs::remove(tmp("o.safetensors"));  // (the scratch directory is shared: another test may have left one)
   // [2^28 + 1, 16]: 2^32 + 16 = 4294967312 elements (16 GiB of F32).
   write_sparse_input(big, {(std::uint64_t(1) << 28) + 1, 16});
   CliRun r = testing::run_command(limit + "exec " W4A8_CLI_BINARY " gemm --checkpoint " + ckpt_.string() +

@@ -302,6 +302,28 @@ TEST_F(ShardsCli, TensorsHeldByMoreThanOneFileAreNoted) {
             std::string::npos);
 }
 
+// ... and a rejection carries the note too: that is when it matters most (a good file followed by a
+// broken copy). It reached neither stderr nor the JSON's "notes" of a rejection, nor --consumers,
+// nor a gemm refusal (found by a docs-against-behaviour pass, 2026-12-07).
+TEST_F(ShardsCli, ARejectionSaysWhichTensorsMoreThanOneFileHolds) {
+  const std::string bad = kRoot + "/examples/broken-rank.safetensors", good = kRoot + "/examples/flux-tiny-w4a8.safetensors";
+  const std::string note = "10 tensor name(s) are held by more than one of the files (the first: "
+                           "'double_blocks.0.img_attn.qkv.bias')";
+  for (const std::string& args : {"validate " + good + " " + bad, "validate --strict " + good + " " + bad,
+                                  "validate --consumers " + good + " " + bad, "validate --min-layers 99 " + bad + " " + good}) {
+    const CliRun r = cli(args);
+    EXPECT_EQ(r.rc, 1) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("note: " + note), std::string::npos) << args << "\n" << r.out;
+    const CliRun j = sh("exec " + kBin + " " + args.substr(0, 9) + "--json " + args.substr(9) + " 2>/dev/null");
+    EXPECT_EQ(j.rc, 1) << args;
+    EXPECT_NE(j.out.find("\"notes\": [\"" + note), std::string::npos) << args << "\n" << j.out;
+  }
+  const CliRun g = cli("gemm --checkpoint " + good + " " + bad + " --layer double_blocks.0.img_attn.qkv --input " +
+                       p("x.safetensors") + " --out " + p("o.safetensors"));
+  EXPECT_EQ(g.rc, 1) << g.out;
+  EXPECT_NE(g.out.find("note: " + note), std::string::npos) << g.out;
+}
+
 // A layer whose marker names another format (or none) exists: the message says what its marker is.
 TEST_F(ShardsCli, MissingLayerOfAnotherFormatNamesTheFormat) {
   auto t = layer("blk.0", 1);
