@@ -48,6 +48,7 @@ struct GemmArgs {
   ImplChoice impl = ImplChoice::Fast;
   bool intermediates = false, strict = false, check_all = false;
   bool kernel_given = false;  // --kernel was on the command line (its value may be empty)
+  bool threads_given = false;
   unsigned threads = 1;
   ComfyKitchenRelease ck;  // whose operand rules and decode the GEMM follows
 };
@@ -270,12 +271,15 @@ void run(const GemmArgs& given, Reporter& report) {
   // An empty --kernel (an unset shell variable) must not quietly run the built-in implementation.
   if (a.kernel_given && a.kernel.empty())
     return report.fail(make_error(ErrorKind::UsageError, {"--kernel: empty path"}));
+  // Threads apply to --impl fast only: elsewhere a cap (and its note) would speak of nothing, and a
+  // --threads given would be ignored without a word (audit check refuses it the same way).
+  if (a.threads_given && !(a.impl == ImplChoice::Fast && a.kernel.empty()))
+    return report.fail(make_error(ErrorKind::UsageError, {"--threads applies to --impl fast only (the others run as they run)"}));
   if (!a.kernel.empty() || a.impl == ImplChoice::Cuda) {
     auto p = a.kernel.empty() ? plugin::load_cuda_module() : plugin::Plugin::load(a.kernel);
     if (!p.ok()) return report.fail(p.error());
     kernel = std::move(*p);
   }
-  // Threads apply to --impl fast only: elsewhere a cap (and its note) would speak of nothing.
   if (a.impl == ImplChoice::Fast && a.kernel.empty()) a.threads = resolve_threads(a.threads, report);
   // 2. The checkpoint, each shard opened once; outputs must not replace any input.
   validate::Options vopt;
@@ -465,9 +469,9 @@ void add_gemm_command(CLI::App& app, Reporter& report) {
                                  "run through a kernel plugin: a shared library exporting w4a8_kernel_plugin_v1 "
                                  "(kernels/w4a8_cuda.h)");
   kernel->excludes(impl);
-  require_decimal<unsigned>(
-      cmd->add_option("--threads", args->threads, "threads for --impl fast (0 = all; capped at the hardware threads)"))
-      ->capture_default_str();
+  auto* threads = require_decimal<unsigned>(
+      cmd->add_option("--threads", args->threads, "threads for --impl fast (0 = all; capped at the hardware threads)"));
+  threads->capture_default_str();
   cmd->add_flag("--intermediates", args->intermediates,
                 "also write w_q I8 [N,K]; x_q I8 [M,K], x_scale F32 [M], acc I32 [M,N] (integer path) or "
                 "w_dequant F32 [N,K] (correction path)");
@@ -478,8 +482,9 @@ void add_gemm_command(CLI::App& app, Reporter& report) {
                            "the comfy-kitchen release whose operand rules and decode the GEMM follows: a profile (" +
                                choice_list(comfy_kitchen_choices()) +
                                ") or a release one stands for (w4a8check versions; 0.2.37 -> profile 0.2.40)");
-  cmd->callback([args, kernel, &report] {
+  cmd->callback([args, kernel, threads, &report] {
     args->kernel_given = kernel->count() > 0;
+    args->threads_given = threads->count() > 0;
     run(*args, report);
   });
 }

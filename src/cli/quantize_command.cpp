@@ -46,11 +46,13 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
       "Whole model (default): every 2-D float tensor named PREFIX.weight matching --keys (default *.weight)\n"
       "whose K fits the kernel contract is quantized; everything else is copied unchanged; the output is\n"
       "sharded with an index when larger than --max-shard-size. The summary names the consumers that load the output\n"
-      "(4-bit FP8: every one, and it passes `validate --strict`; 6-bit or F32 scales: comfy-kitchen only).\n"
+      "(4-bit FP8: every one, and it passes `validate --strict`; 6-bit or F32 scales: comfy-kitchen, though\n"
+      "sglang's checks pass a 6-bit layer with one group (K = G), reading its rows as 4-bit codes).\n"
       "One layer: --key NAME writes that layer (and its bias) to --out.\n"
       "Exit status: 0 success, 1 input refused (a --weights file that is not a valid safetensors container;\n"
-      "--key: a tensor that cannot be quantized: dtype, zero or illegal shape; any mode: a NaN/inf weight or\n"
-      "a row whose rotation overflows its dtype, naming the tensor and row), 2 usage or I/O error.");
+      "--key: a tensor that cannot be quantized: not a float dtype, N or K = 0, a K the layout cannot take;\n"
+      "any mode: a NaN/inf weight or a row whose rotation overflows its dtype, naming the tensor and row),\n"
+      "2 usage or I/O error (a --key tensor that is missing or not 2-D among them).");
   require_path(cmd->add_option("--weights", j.inputs, "the float checkpoint: safetensors shard(s), a directory or an index.json"))
       ->required()->expected(1, -1);
   require_path(cmd->add_option("--out", j.out,
@@ -69,8 +71,8 @@ void add_quantize_command(CLI::App& app, Reporter& report) {
       cmd->add_option("--convrot-groupsize", j.q.convrot_groupsize, "ConvRot group size R (a power of 4)"))
       ->capture_default_str();
   add_enum_option<int>(*cmd, "--bits", j.q.bits, kBits,
-                       "code width: 4 (every consumer) or 6 (uniform codes, G a multiple of 16, K % 32 == 0; loaded by "
-                       "comfy-kitchen >= 0.2.36 only)");
+                       "code width: 4 (every consumer) or 6 (uniform codes, G a multiple of 16, K % 32 == 0; for "
+                       "comfy-kitchen >= 0.2.36: sglang refuses it unless K = G, which it misreads)");
   add_enum_option<gemm::ScaleDtype>(*cmd, "--scale-dtype", j.q.scale_dtype, kScaleDtypes,
                                     "storage of the group scales weight_s_rel: fp8 (E4M3FN, every consumer) or f32 "
                                     "(comfy-kitchen only)");

@@ -284,8 +284,14 @@ TEST_F(SafetyCli, ThreadsAreCappedWithANote) {
     EXPECT_EQ(r.rc, 0) << r.out;
     EXPECT_NE(r.out.find("note: --threads 100000 capped at " + std::to_string(hw)), std::string::npos) << r.out;
   }
-  // Threads apply to --impl fast only: no note where they are not used.
-  const CliRun r = cli(gemm_args(p("o.safetensors")) + " --impl literal --threads 100000");
+  // Threads apply to --impl fast only: given elsewhere, a usage error (it was ignored without a word),
+  // and no note where they are not given.
+  for (const char* impl : {"--impl literal", "--impl emulate", "--kernel /nonexistent.so"}) {
+    const CliRun r = cli(gemm_args(p("o.safetensors")) + " " + std::string(impl) + " --threads 2");
+    EXPECT_EQ(r.rc, 2) << impl << "\n" << r.out;
+    EXPECT_NE(r.out.find("--threads applies to --impl fast only"), std::string::npos) << impl << "\n" << r.out;
+  }
+  const CliRun r = cli(gemm_args(p("o.safetensors")) + " --impl literal");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_EQ(r.out.find("capped"), std::string::npos) << r.out;
 }
