@@ -287,8 +287,10 @@ void run(const GemmArgs& given, Reporter& report) {
   if (!a.check_all) vopt.only_layer = a.layer;
   auto ck = open_checkpoint(a.checkpoint, vopt, &input_where, &report);
   if (!ck.ok()) {
-    where.where = input_where;
-    return report.fail(ck.error(), where);
+    // A refusal here (a container error, or an earlier shard's marker error) is what sglang raises.
+    FailStyle s = exit_status(ck.error()) == 1 ? by_sglang : where;
+    s.where = input_where;
+    return report.fail(ck.error(), s);
   }
   io::InputGuard guard;
   for (const std::string& s : ck->shards().shards) guard.add(s);

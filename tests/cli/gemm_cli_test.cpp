@@ -219,6 +219,20 @@ TEST_F(GemmCli, ComfyKitchenReleaseIsNamedEverywhere) {
   }
 }
 
+// A checkpoint refused while it is opened (a container error) is sglang's verdict, and says whose, as
+// validate does (it said only the code).
+TEST_F(GemmCli, ACheckpointRefusedWhenOpenedNamesTheRelease) {
+  const fs::path bad = tmp("container.safetensors");
+  std::ofstream(bad, std::ios::binary) << std::string("\x08\x00\x00\x00\x00\x00\x00\x00{}junk", 14);
+  const CliRun r = run_cli("gemm --checkpoint " + bad.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+                           tmp("o.safetensors").string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("REJECTED: " + bad.string() + ": SafetensorError: Error while deserializing header: invalid header "
+                       "length\n  [safetensors.InvalidHeaderLength] (sglang 0.5.23, Python 3.11)\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(GemmCli, UsageErrorsExit2) {
   EXPECT_EQ(run_cli("gemm --checkpoint " + ckpt_.string() + " --layer nope --input " + input_.string() +
                     " --out " + tmp("o.safetensors").string()).rc, 2);
