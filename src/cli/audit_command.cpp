@@ -276,9 +276,8 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   CLI::App* make =
       audit->add_subcommand("make", "Write an audit suite: case files (layer + activations) and manifest.json.");
   make->add_option("--out", mk->out, "directory to create (must not already hold a suite)");
-  make->add_option("--grid", mk->grid, "small (CI, seconds), standard (< 1 min through fast), full (long)")
-      ->check(CLI::IsMember({"small", "standard", "full"}))
-      ->capture_default_str();
+  add_name_option(*make, "--grid", mk->grid, {"small", "standard", "full"},
+                  "small (CI, seconds), standard (< 1 min through fast), full (long)");
   require_decimal<std::uint64_t>(make->add_option("--seed", mk->seed, "seed of every case's data (0 to 2^64 - 1)"))
       ->capture_default_str();
   make->add_flag("--list", mk->list, "print the grid's cases instead of writing them");
@@ -295,19 +294,17 @@ void add_audit_command(CLI::App& app, Reporter& report) {
                             "3 nothing ran (every case skipped or unsupported, e.g. no GPU).");
   // (an empty one read ./manifest.json: whatever suite the working directory holds)
   require_path(check->add_option("suite", ck->dir, "suite directory (from `audit make`)"))->required();
-  auto* impl = check->add_option("--impl", ck->impl, "built-in: literal, fast, emulate, cuda")
-                   ->check(CLI::IsMember({"literal", "fast", "emulate", "cuda"}));
+  auto* impl = add_name_option(*check, "--impl", ck->impl, {"literal", "fast", "emulate", "cuda"},
+                               "built-in: literal, fast, emulate, cuda");
   auto* kernel =
       check->add_option("--kernel", ck->kernel, "shared library exporting w4a8_kernel_plugin_v1 (kernels/w4a8_cuda.h)");
   auto* command =
       check->add_option("--command", ck->command, "external command speaking the audit line protocol (docs/audit.md)");
   check->add_option("--policy", ck->policy, "exact | ulp:N | rel:X | explained[:N]")->capture_default_str();
-  check
-      ->add_option("--act-policy", ck->act_policy,
-                   "activation policy of the expected values (default: the implementation's)")
-      ->check(CLI::IsMember({"f32", "eager"}));
-  check->add_option("--reference", ck->reference, "fast or literal (default: fast; literal when auditing --impl fast)")
-      ->check(CLI::IsMember({"fast", "literal"}));
+  add_name_option(*check, "--act-policy", ck->act_policy, {"f32", "eager"},
+                  "activation policy of the expected values (default: the implementation's)");
+  add_name_option(*check, "--reference", ck->reference, {"fast", "literal"},
+                  "fast or literal (default: fast; literal when auditing --impl fast)");
   check->add_option("--case", ck->cases, "only these case ids (repeatable)");
   require_decimal(check->add_option("--repeat", ck->repeat,
                                     "run each case N times; a case whose reruns differ from its first run in any bit "

@@ -108,6 +108,15 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& option, E& target
                                    [&target, table](std::size_t i) { target = table[i].value; });
 }
 
+// A string option taking one of `names`, kept as the name (an unknown value: the same usage error as
+// add_enum_option's).
+inline CLI::Option* add_name_option(CLI::App& app, const std::string& option, std::string& target,
+                                    std::vector<std::string> names, const std::string& help) {
+  std::vector<std::string> kept = names;
+  return detail::add_choice_option(app, option, std::move(names), target, help,
+                                   [&target, kept = std::move(kept)](std::size_t i) { target = kept[i]; });
+}
+
 // CLI11 reads integers with strtoll's base 0 ("010" is 8, "0x10" is 16) and silently saturates 64-bit
 // ones ("99999999999999999999" becomes INT64_MAX): an integer option checks its text first, plain
 // decimal digits (a '-' only where lo < 0) within [lo, hi], else a usage error saying so; leading

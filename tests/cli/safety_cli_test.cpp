@@ -428,6 +428,17 @@ TEST_F(SafetyCli, EnumOptionsListTheirValues) {
   r = cli(quantize_args(p("q.safetensors")) + " --markers tensors");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.out.find("known: tensor, metadata, both"), std::string::npos) << r.out;
+  // audit's too (they gave CLI11's own "gpu not in {...}").
+  const std::pair<std::string, std::string> audit[] = {
+      {"audit make --out " + p("s") + " --grid huge", "--grid: unknown value 'huge'; known: small, standard, full"},
+      {"audit check " + p("s") + " --impl gpu", "--impl: unknown value 'gpu'; known: literal, fast, emulate, cuda"},
+      {"audit check " + p("s") + " --act-policy e", "--act-policy: unknown value 'e'; known: f32, eager"},
+      {"audit check " + p("s") + " --reference x", "--reference: unknown value 'x'; known: fast, literal"}};
+  for (const auto& [args, message] : audit) {
+    r = cli(args);
+    EXPECT_EQ(r.rc, 2) << args;
+    EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace
