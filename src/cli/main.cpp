@@ -91,22 +91,32 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
   const Command* named = nullptr;
   for (const Command& c : kCommands)
     if (argc > 1 && c.name == argv[1]) named = &c;
-  if (named != nullptr) {
-    named->add(app, report);
-  } else if (argc > 1 && argv[1][0] != '-') {
-    // A mistyped command: CLI11 would only say "A subcommand is required".
-    std::vector<std::string_view> names;
-    std::string all;
-    for (const Command& c : kCommands) names.push_back(c.name), all += (all.empty() ? "" : ", ") + std::string(c.name);
-    const auto near = w4a8::cli::closest_names(argv[1], names, 1);
+  // Where no command comes first, CLI11 would only say "A subcommand is required": name what is wrong.
+  std::string all;
+  std::vector<std::string_view> names;
+  for (const Command& c : kCommands) names.push_back(c.name), all += (all.empty() ? "" : ", ") + std::string(c.name);
+  const auto usage = [&](const std::string& what) {
     w4a8::cli::FailStyle style;
     if (asks_for_json(argc, argv)) style.format = w4a8::cli::Format::Json;
-    report.fail(w4a8::make_error(w4a8::ErrorKind::UsageError,
-                                 {"unknown command " + w4a8::py::repr_str(argv[1]) +
-                                  (near.empty() ? "" : "; did you mean " + near.front() + "?") + " (commands: " + all +
-                                  "; w4a8check --help)"}),
-                style);
+    report.fail(w4a8::make_error(w4a8::ErrorKind::UsageError, {what + " (commands: " + all + "; w4a8check --help)"}), style);
     return 2;
+  };
+  if (named == nullptr) {
+    int first_word = 0;  // the first argument that is not an option
+    for (int i = 1; i < argc && first_word == 0; ++i)
+      if (argv[i][0] != '-') first_word = i;
+    const std::string_view first = argc > 1 ? argv[1] : "";
+    if (first_word == 1) {  // a mistyped command
+      const auto near = w4a8::cli::closest_names(argv[1], names, 1);
+      return usage("unknown command " + w4a8::py::repr_str(argv[1]) + (near.empty() ? "" : "; did you mean " + near.front() + "?"));
+    }
+    if (argc == 1) return usage("a command is required");
+    if (first != "--help" && first != "-h" && first != "--version")  // (CLI11 answers those)
+      return usage("the command comes first: " + w4a8::py::repr_str(first) + " is not a command" +
+                   (first_word > 0 ? ", and options go after the command (w4a8check COMMAND " + std::string(first) + " ...)" : ""));
+  }
+  if (named != nullptr) {
+    named->add(app, report);
   } else {
     for (const Command& c : kCommands) c.add(app, report);
   }

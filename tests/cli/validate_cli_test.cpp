@@ -123,6 +123,18 @@ TEST(ValidateCli, UsageErrorsExitTwoAndHelpExitsZero) {
   EXPECT_NE(typo.out.find("unknown command 'validat'; did you mean validate? (commands: validate, gemm"), std::string::npos)
       << typo.out;
   EXPECT_NE(run_cli("bogus 2>&1").out.find("unknown command 'bogus' (commands: "), std::string::npos);
+  // No command first: what is wrong, not "A subcommand is required" (an option before the command,
+  // --json among them, or nothing at all).
+  EXPECT_NE(run_cli("2>&1").out.find("w4a8check: a command is required (commands: validate, "), std::string::npos);
+  EXPECT_NE(run_cli("--bogus 2>&1").out.find("the command comes first: '--bogus' is not a command (commands: "),
+            std::string::npos);
+  const auto before = run_cli("--json validate x 2>/dev/null");
+  EXPECT_EQ(before.rc, 2);
+  EXPECT_NE(before.out.find("\"message\": \"the command comes first: '--json' is not a command, and options go after "
+                            "the command (w4a8check COMMAND --json ...)"),
+            std::string::npos)
+      << before.out;
+  EXPECT_EQ(run_cli("--version").rc, 0);
   auto h = run_cli("validate --help");
   EXPECT_EQ(h.rc, 0);
   EXPECT_NE(h.out.find("--strict"), std::string::npos) << h.out;
