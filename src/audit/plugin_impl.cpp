@@ -46,6 +46,13 @@ class PluginImpl final : public Implementation {
     opt.out_dtype = in.spec.out_dtype;
     opt.policy = pol;
     const bool inter = (caps & W4A8_CAP_INTERMEDIATES) != 0;
+    // A crash, hang or escaped exception ends the run: its message names the case.
+    struct Context {
+      explicit Context(const std::string& id) { plugin::set_call_context("case " + id); }
+      ~Context() { plugin::set_call_context(""); }
+      Context(const Context&) = delete;
+      Context& operator=(const Context&) = delete;
+    } const context(in.spec.id);
     const auto t0 = std::chrono::steady_clock::now();
     auto r = plugin::run_layer(p_, in.data.layer, in.data.x, opt, inter);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

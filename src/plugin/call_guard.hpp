@@ -2,12 +2,19 @@
 // that code is the user's and may misbehave in ways no return status reports:
 //  - it may write to stdout: while it runs, file descriptor 1 is the process's stderr, so a `--json`
 //    report stays JSON (what it printed is flushed there before stdout is given back);
-//  - it may crash (SIGSEGV, SIGILL, SIGFPE, SIGABRT): the run ends naming the plugin and the call,
-//    after the same cleanup of outputs as a fatal signal, then dies of that signal;
+//  - it may crash (SIGSEGV, SIGILL, SIGFPE, SIGABRT): the run ends naming the plugin, the call and
+//    the context (the audit's case), after the same cleanup of outputs as a fatal signal, then dies of
+//    that signal;
+//  - it may let a C++ exception escape: it cannot be caught here (this binary links its own C++
+//    runtime and unwinder, so unwinding into its frames aborts), but the abort says what it was, and
+//    an exception that ends in the plugin's own std::terminate is named with its what();
 //  - it may call exit(): the run ends with exit status 2 and a message (an exit(0) was a silent pass).
-//  - it may never return: with a time limit set (set_call_time_limit), a call that runs longer ends
-//    the run with exit status 2 and a message naming the plugin, the call and the limit.
-// _exit() and kill() cannot be seen. Guards nest (only the outermost acts); one thread at a time.
+//  - it may never return: with a time limit set (set_call_time_limit), a watchdog thread ends the
+//    run with exit status 2 and a message naming the plugin, the call and the limit. A thread of its
+//    own, so nothing the plugin does to its signals (blocking them, ignoring SIGALRM, its own
+//    alarm()) keeps the limit from acting.
+// _exit() and kill() cannot be seen. Guards nest: the innermost names the call, the outermost sets
+// the clock; one thread at a time.
 #pragma once
 
 #include <string>
@@ -19,8 +26,13 @@ namespace w4a8::plugin {
 // before calling plugins.
 void set_call_time_limit(double seconds);
 
+// What the calls are made for, named in every report after the call ("case 0007_m13..."); empty:
+// nothing. Set between calls.
+void set_call_context(std::string_view context);
+
 class CallGuard {
  public:
+
   // plugin: the plugin as messages name it (Plugin::describe(), or its path while loading); call:
   // what is running ("run", "check_problem", "loading").
   CallGuard(std::string_view plugin, std::string_view call);

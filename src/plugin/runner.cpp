@@ -15,9 +15,17 @@
 namespace w4a8::plugin {
 namespace {
 
+// A table function called under a guard of its own: a crash or hang inside it names that call, not
+// the one around it.
+template <class F>
+auto guarded(const Plugin& pl, const char* call, F&& f) {
+  const CallGuard guard(pl.describe(), call);
+  return f();
+}
+
 Error failed(const Plugin& pl, std::string_view where, w4a8_status s) {
   std::string why(status_name(s));
-  const char* e = pl.table().last_error();
+  const char* e = guarded(pl, "last_error", [&pl] { return pl.table().last_error(); });
   if (e && *e) why += ": " + printable(e);
   return make_error(ErrorKind::PluginFailed, {pl.describe(), std::string(where), why});
 }
@@ -111,7 +119,8 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
 }
 
 // The guards first (a write past the end may also explain what is missing), then the inputs, then
-// the elements left as they were; then each output is handed to the problem's buffer.
+// the elements left as they were (out and x_scale, element by element, before the intermediates
+// left whole: the result's own gap says most); then each output is handed to the problem's buffer.
 Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t row_len) {
   auto fail = [&pl](const std::string& why) { return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", why}); };
   for (const Buffer& b : bufs)
@@ -134,14 +143,6 @@ Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t r
                 std::to_string(first));
   }
   for (const Buffer& b : bufs) {
-    if (b.unwritten != Unwritten::All || b.bytes == 0) continue;
-    bool all = true;
-    for (std::size_t i = 0; i < b.bytes && all; ++i) all = b.data()[i] == b.poison_byte(i);
-    if (all)
-      return fail("it left " + std::string(b.name) + " unwritten: every element still holds the poison (with "
-                  "W4A8_CAP_INTERMEDIATES a plugin fills x_q, x_scale, acc and w_q when given)");
-  }
-  for (const Buffer& b : bufs) {
     if (b.unwritten != Unwritten::Each) continue;
     std::size_t left = 0, first = 0;
     for (std::size_t e = 0; e < b.bytes / b.width; ++e) {
@@ -156,6 +157,14 @@ Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t r
     return fail("it left " + std::to_string(left) + " of " + std::to_string(b.bytes / b.width) + " elements of " + b.name +
                 " unwritten (the first at " + where + ")");
   }
+  for (const Buffer& b : bufs) {
+    if (b.unwritten != Unwritten::All || b.bytes == 0) continue;
+    bool all = true;
+    for (std::size_t i = 0; i < b.bytes && all; ++i) all = b.data()[i] == b.poison_byte(i);
+    if (all)
+      return fail("it left " + std::string(b.name) + " unwritten: every element still holds the poison (with "
+                  "W4A8_CAP_INTERMEDIATES a plugin fills x_q, x_scale, acc and w_q when given)");
+  }
   for (const Buffer& b : bufs)
     if (b.dest) std::memcpy(b.dest, b.data(), b.bytes);
   return Ok{};
@@ -163,10 +172,10 @@ Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t r
 
 // Device allocations, freed on every path out.
 struct DeviceBuffers {
-  const w4a8_kernel_plugin* t = nullptr;
+  const Plugin* pl = nullptr;
   std::vector<void*> ptrs;
   ~DeviceBuffers() {
-    for (void* p : ptrs) t->free(p);
+    for (void* p : ptrs) guarded(*pl, "free", [this, p] { pl->table().free(p); });
   }
 };
 
@@ -176,34 +185,38 @@ Status run_on_device(const Plugin& pl, w4a8_problem& p, std::vector<Buffer>& sta
   const w4a8_kernel_plugin& t = pl.table();
   if (auto none = missing_device(pl)) return std::move(*none);
   DeviceBuffers bufs;
-  bufs.t = &t;
+  bufs.pl = &pl;
   std::vector<void*> dev(staged.size());
   for (std::size_t i = 0; i < staged.size(); ++i) {
     void*& d = dev[i];
-    if (const w4a8_status s = t.alloc(&d, staged[i].staged.size()); s != W4A8_OK || !d)
+    if (const w4a8_status s = guarded(pl, "alloc", [&] { return t.alloc(&d, staged[i].staged.size()); }); s != W4A8_OK || !d)
       return s == W4A8_OK ? null_alloc(pl) : failed(pl, "alloc", s);
     bufs.ptrs.push_back(d);
-    if (const w4a8_status s = t.copy_to_device(d, staged[i].staged.data(), staged[i].staged.size()); s != W4A8_OK)
+    if (const w4a8_status s = guarded(pl, "copy_to_device", [&] { return t.copy_to_device(d, staged[i].staged.data(), staged[i].staged.size()); });
+        s != W4A8_OK)
       return failed(pl, "copy_to_device", s);
     staged[i].point(static_cast<std::uint8_t*>(d) + kGuardBytes);  // the device copy's own data(): guards either side
   }
-  const std::size_t ws_bytes = t.workspace_size(&p);
+  const std::size_t ws_bytes = guarded(pl, "workspace_size", [&] { return t.workspace_size(&p); });
   void* ws = nullptr;
   if (ws_bytes) {
-    if (const w4a8_status s = t.alloc(&ws, ws_bytes); s != W4A8_OK || !ws) return s == W4A8_OK ? null_alloc(pl) : failed(pl, "alloc", s);
+    if (const w4a8_status s = guarded(pl, "alloc", [&] { return t.alloc(&ws, ws_bytes); }); s != W4A8_OK || !ws)
+      return s == W4A8_OK ? null_alloc(pl) : failed(pl, "alloc", s);
     bufs.ptrs.push_back(ws);
   }
   if (const w4a8_status s = t.run(&p, ws, ws_bytes, nullptr); s != W4A8_OK) return failed(pl, "run", s);
-  if (const w4a8_status s = t.synchronize(nullptr); s != W4A8_OK) return failed(pl, "synchronize", s);
+  if (const w4a8_status s = guarded(pl, "synchronize", [&t] { return t.synchronize(nullptr); }); s != W4A8_OK)
+    return failed(pl, "synchronize", s);
   for (std::size_t i = 0; i < staged.size(); ++i)
-    if (const w4a8_status s = t.copy_to_host(staged[i].staged.data(), dev[i], staged[i].staged.size()); s != W4A8_OK)
+    if (const w4a8_status s = guarded(pl, "copy_to_host", [&] { return t.copy_to_host(staged[i].staged.data(), dev[i], staged[i].staged.size()); });
+        s != W4A8_OK)
       return failed(pl, "copy_to_host", s);
   return Ok{};
 }
 
 Status run_on_host(const Plugin& pl, w4a8_problem& p) {
   const w4a8_kernel_plugin& t = pl.table();
-  const std::size_t ws_bytes = t.workspace_size(&p);
+  const std::size_t ws_bytes = guarded(pl, "workspace_size", [&] { return t.workspace_size(&p); });
   struct Free {
     void operator()(void* q) const { std::free(q); }
   };
@@ -256,7 +269,7 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
   {
     const CallGuard guard(pl.describe(), "check_problem");
     if (const w4a8_status s = pl.table().check_problem(&p); s != W4A8_OK) {
-      const char* e = pl.table().last_error();
+      const char* e = guarded(pl, "last_error", [&pl] { return pl.table().last_error(); });
       return make_error(ErrorKind::PluginUnsupported,
                         {pl.describe(), "check_problem returned " + std::string(status_name(s)) +
                                             (e && *e ? ": " + printable(e) : std::string())});

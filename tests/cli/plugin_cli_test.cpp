@@ -208,6 +208,57 @@ TEST_F(PluginCli, MisbehavingPluginsAreReported) {
   EXPECT_EQ(killed.rc, 128 + SIGALRM) << slurp(p("err"));
   EXPECT_EQ(slurp(p("err")).find("did not return within"), std::string::npos) << slurp(p("err"));
   EXPECT_EQ(cli("audit check " + p("suite") + " --impl fast --timeout 1").rc, 2);
+  // The limit is a thread of its own: a plugin that blocks every signal or ignores SIGALRM still ends
+  // at it (a SIGALRM timer hung the audit forever there). The message names the case.
+  for (const char* mode : {"hang_masked_run", "hang_no_alarm_run"}) {
+    const auto start = std::chrono::steady_clock::now();
+    const CliRun r = sh("W4A8_TEST_MISBEHAVE=" + std::string(mode) + " exec timeout -s KILL 60 " + kBin + " audit check " +
+                        p("suite") + " --kernel " + plugin + " --timeout 2 2>&1");
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.rc, 2) << mode << "\n" << r.out;
+    EXPECT_LT(took, 30.0) << mode;
+    EXPECT_NE(r.out.find("failed in run (case 0000_"), std::string::npos) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("it did not return within 2 s (--timeout)"), std::string::npos) << mode << "\n" << r.out;
+  }
+  // A plugin that writes nothing: the result's own gap is named first (out, element by element), as
+  // the checks' documented order says, not an intermediate left whole (x_q was named).
+  const CliRun nothing = sh("W4A8_TEST_MISBEHAVE=nothing_intermediates " + gemm_cmd + " --intermediates 2>&1");
+  EXPECT_EQ(nothing.rc, 2) << nothing.out;
+  EXPECT_NE(nothing.out.find("failed in run: it left 200 of 200 elements of out unwritten (the first at row 0, column 0)"),
+            std::string::npos)
+      << nothing.out;
+  // A crash in another table function is named as that function, not as the run around it.
+#ifndef W4A8_SANITIZED
+  const CliRun ws = sh("W4A8_TEST_MISBEHAVE=segv_ws " + gemm_cmd + " 2>&1");
+  EXPECT_EQ(ws.rc, 128 + 11) << ws.out;
+  EXPECT_NE(ws.out.find("failed in workspace_size: " + sig_segv), std::string::npos) << ws.out;
+#endif
+}
+
+// A C++ plugin that lets an exception escape is named as such (it was "it aborted (SIGABRT)"). Dying
+// in a noexcept frame of its own, std::terminate of its runtime gives what() to our handler; thrown
+// into our frames, the unwinding aborts (our personality routine is not its unwinder's), which is
+// told apart by the exception its runtime counts as uncaught. The audit names the case.
+TEST_F(PluginCli, AnEscapedCxxExceptionIsNamed) {
+  const std::string plugin = W4A8_THROWING_PLUGIN;
+  write(p("x.safetensors"), {gemm::float_tensor("input", gemm::FloatDtype::F32, {5, 128}, ramp(640, 4.0f))});
+  const std::string gemm_cmd = kBin + " gemm --checkpoint " + p("ck.safetensors") + " --layer blk --input " +
+                               p("x.safetensors") + " --out " + p("o.safetensors") + " --kernel " + plugin;
+  const CliRun terminated = sh("W4A8_TEST_THROW=noexcept " + gemm_cmd + " 2>&1");
+  EXPECT_EQ(terminated.rc, 128 + 6) << terminated.out;
+  EXPECT_NE(terminated.out.find("failed in run: it let a C++ exception escape across the C ABI (bad kernel config)"),
+            std::string::npos)
+      << terminated.out;
+  const std::string thrown = "failed in run: it threw a C++ exception across the C ABI";
+  const CliRun unwound = sh("W4A8_TEST_THROW=run " + gemm_cmd + " 2>&1");
+  EXPECT_EQ(unwound.rc, 128 + 6) << unwound.out;
+  EXPECT_NE(unwound.out.find(thrown), std::string::npos) << unwound.out;
+  EXPECT_FALSE(fs::exists(p("o.safetensors")));
+  ASSERT_EQ(cli("audit make --out " + p("suite") + " --grid small").rc, 0);
+  const CliRun audit = sh("W4A8_TEST_THROW=run " + kBin + " audit check " + p("suite") + " --kernel " + plugin + " --json 2>/dev/null");
+  EXPECT_EQ(audit.rc, 128 + 6) << audit.out;
+  EXPECT_NE(audit.out.find("failed in run (case 0000_"), std::string::npos) << audit.out.substr(0, 3000);
+  EXPECT_NE(audit.out.find("it threw a C++ exception across the C ABI"), std::string::npos) << audit.out.substr(0, 3000);
 }
 
 }  // namespace
