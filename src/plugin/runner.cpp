@@ -121,7 +121,7 @@ std::vector<Buffer> stage_buffers(kern::LayerProblem& lp, const gemm::Layer& lay
 // The guards first (a write past the end may also explain what is missing), then the inputs, then
 // the elements left as they were (out and x_scale, element by element, before the intermediates
 // left whole: the result's own gap says most); then each output is handed to the problem's buffer.
-Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t row_len) {
+Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t row_len, std::int64_t ldo) {
   auto fail = [&pl](const std::string& why) { return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", why}); };
   for (const Buffer& b : bufs)
     for (std::size_t i = 0; i < kGuardBytes; ++i) {
@@ -144,17 +144,27 @@ Status check_buffers(const Plugin& pl, std::vector<Buffer>& bufs, std::int64_t r
   }
   for (const Buffer& b : bufs) {
     if (b.unwritten != Unwritten::Each) continue;
-    std::size_t left = 0, first = 0;
+    // out's rows are ldo apart: the columns past N are padding, which must keep the poison.
+    const bool is_out = std::string_view(b.name) == "out";
+    const auto stride = static_cast<std::size_t>(is_out ? ldo : 1), cols = static_cast<std::size_t>(is_out ? row_len : 1);
+    std::size_t left = 0, first = 0, total = 0;
     for (std::size_t e = 0; e < b.bytes / b.width; ++e) {
       std::uint32_t v = 0;
       std::memcpy(&v, b.data() + e * b.width, b.width);  // little-endian hosts only (as the ABI)
+      if (e % stride >= cols) {
+        if (v != b.poison)
+          return fail("it wrote into the row padding of out (row " + std::to_string(e / stride) + ", column " +
+                      std::to_string(e % stride) + "; rows are ldo = " + std::to_string(ldo) + " elements apart, N = " +
+                      std::to_string(row_len) + ")");
+        continue;
+      }
+      ++total;
       if (v == b.poison && left++ == 0) first = e;
     }
     if (left == 0) continue;
-    const std::size_t cols = std::string_view(b.name) == "out" ? static_cast<std::size_t>(row_len) : 1;
-    std::string where = cols > 1 ? "row " + std::to_string(first / cols) + ", column " + std::to_string(first % cols)
-                                 : "row " + std::to_string(first);
-    return fail("it left " + std::to_string(left) + " of " + std::to_string(b.bytes / b.width) + " elements of " + b.name +
+    const std::string where = is_out ? "row " + std::to_string(first / stride) + ", column " + std::to_string(first % stride)
+                                     : "row " + std::to_string(first);
+    return fail("it left " + std::to_string(left) + " of " + std::to_string(total) + " elements of " + b.name +
                 " unwritten (the first at " + where + ")");
   }
   for (const Buffer& b : bufs) {
@@ -249,8 +259,10 @@ std::uint64_t required_caps(const w4a8_problem& p, bool intermediates) {
 }
 
 Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, const gemm::Activations& x,
-                                   const gemm::GemmOptions& opt, bool intermediates) {
+                                   const gemm::GemmOptions& opt, bool intermediates, Strides strides) {
   kern::LayoutOptions layout;
+  layout.ldx_pad = strides.x_pad;
+  layout.ldo_pad = strides.out_pad;
   layout.kernel_limits = false;  // this project's kernel limits are not the plugin's: its caps and check decide
   // The problem asks for the policy the computation follows: for F32 activations the f32 one, which a
   // plugin without the eager capability runs (as `audit check --act-policy eager` does).
@@ -280,7 +292,7 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
     const CallGuard guard(pl.describe(), "run");  // its workspace, device memory and copies included
     W4A8_TRY(pl.device() ? run_on_device(pl, p, staged) : run_on_host(pl, p));
   }
-  W4A8_TRY(check_buffers(pl, staged, p.n));
+  W4A8_TRY(check_buffers(pl, staged, p.n, p.ldo));
   if (lp.nan_flag)
     return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", "it decoded a NaN scale the operand checks had excluded"});
   gemm::GemmResult r = kern::collect_result(lp, opt, correction);

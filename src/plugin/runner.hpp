@@ -23,7 +23,13 @@ std::uint64_t required_caps(const w4a8_problem& p, bool intermediates);
 //         ABI returns no dequantized weight), or make_layer_problem()'s error (operand validation,
 //         CudaUnsupported), PluginUnsupported (capabilities, check_problem), CudaNoDevice (a device
 //         plugin found no device), PluginFailed (run, alloc, copy or synchronize failed).
+// Row strides the plugin is given: x with ldx = K + x_pad (the padding holds a NaN pattern, so a read
+// of it shows), out with ldo = N + out_pad (the padding must stay as it was). The ABI allows any
+// ldx >= K and ldo >= N; an audit passes padded strides so a kernel that assumes K and N is caught.
+struct Strides {
+  std::int64_t x_pad = 0, out_pad = 0;
+};
 Result<gemm::GemmResult> run_layer(const Plugin& plugin, const gemm::Layer& layer, const gemm::Activations& x,
-                                   const gemm::GemmOptions& opt, bool intermediates);
+                                   const gemm::GemmOptions& opt, bool intermediates, Strides strides = {});
 
 }  // namespace w4a8::plugin

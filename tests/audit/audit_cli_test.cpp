@@ -388,6 +388,28 @@ TEST(AuditCheck, AnUnwrittenRowIsAFailureNamingIt) {
   EXPECT_EQ(count(v, "upstream_errors"), multi_row);
 }
 
+// A kernel that takes rows K and N elements apart instead of its strides: the multi-row cases given
+// padded strides (ldx = K + 3, ldo = N + 5: about half of the cases) fail, naming the padding it
+// wrote; with dense strides everywhere it passed every case.
+TEST(AuditCheck, AKernelIgnoringItsStridesFails) {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_dense_strides.so", 1);
+  std::uint64_t caught = 0, passed = 0;
+  for (const auto& c : v.get("cases")->items) {
+    if (sget(c, "status") == "unsupported") continue;
+    if (sget(c, "status") == "ok" && sget(c, "verdict") != "fail") {
+      ++passed;
+      continue;
+    }
+    ++caught;
+    EXPECT_NE(sget(c, "message").find("it wrote into the row padding of out (row 0, column " + std::to_string(entry(c, "N")) +
+                                      "; rows are ldo = " + std::to_string(entry(c, "N") + 5) + " elements apart"),
+              std::string::npos)
+        << sget(c, "id") << ": " << sget(c, "message");
+  }
+  EXPECT_GT(caught, 3u);
+  EXPECT_GT(passed, 3u);  // (dense strides, or one row)
+}
+
 TEST(AuditCheck, ReportNamesTheStage) {
   const std::string rep = temp_dir() + "/report";
   auto r = run_cli("audit check " + small_suite() + " --kernel " + kPlugins +

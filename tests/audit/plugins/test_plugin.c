@@ -8,6 +8,7 @@
  *   BUG_DROP_BIAS_M_GT_1     the bias is only added when M == 1
  *   BUG_RACY                 every second call flips the lowest bit of out[0, 0] (as a race would)
  *   BUG_SKIP_LAST_ROW        the last row of out is never stored when M > 1 (a tail-tile bug)
+ *   BUG_DENSE_STRIDES        rows of x and out are taken K and N elements apart, not ldx and ldo
  *   FAKE_DEVICE=1 / =0       correct, as a CUDA_DEVICE plugin over host memory (with / without a device)
  *   STORAGE_VARIANTS         correct, and also decodes comfy-kitchen 0.2.40's storage (W4A8_CAP_6BIT,
  *                            W4A8_CAP_F32_SCALES), written from docs/gemm.md's layout description
@@ -18,6 +19,14 @@
 #include <string.h>
 
 #include "kernels/w4a8_cuda.h"
+
+#ifdef BUG_DENSE_STRIDES
+#define LDX K
+#define LDO N
+#else
+#define LDX p->ldx
+#define LDO p->ldo
+#endif
 
 #ifndef PLUGIN_NAME
 #define PLUGIN_NAME "test-plugin-correct"
@@ -177,7 +186,7 @@ static w4a8_status run(const w4a8_problem* p, void* ws, size_t ws_bytes, void* s
     for (int64_t b0 = 0; b0 < K; b0 += R)
       for (int64_t j = 0; j < R; ++j) {
         float s = 0;
-        for (int64_t i = 0; i < R; ++i) s += (float)hsign(R, i, j) * load(p->x, m * p->ldx + b0 + i, p->x_dtype);
+        for (int64_t i = 0; i < R; ++i) s += (float)hsign(R, i, j) * load(p->x, m * LDX + b0 + i, p->x_dtype);
         rot[b0 + j] = s * inv;
         if (fabsf(rot[b0 + j]) > amax) amax = fabsf(rot[b0 + j]);
       }
@@ -209,7 +218,7 @@ static w4a8_status run(const w4a8_problem* p, void* ws, size_t ws_bytes, void* s
 #ifdef BUG_SKIP_LAST_ROW
       if (M > 1 && m == M - 1) continue;
 #endif
-      store(p->out, m * p->ldo + n, p->out_dtype, o);
+      store(p->out, m * LDO + n, p->out_dtype, o);
     }
 #ifdef BUG_RACY
   {
