@@ -71,11 +71,9 @@ class PluginImpl final : public Implementation {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!r.ok()) {
       const Error& e = r.error();
-      // check_problem refusing a problem beyond the plugin (W4A8_ERR_UNSUPPORTED) is a capability
-      // limit; refusing a case that satisfies the contract any other way is the plugin's failure.
-      if (e.kind == ErrorKind::PluginUnsupported &&
-          e.message.find(plugin::status_name(W4A8_ERR_UNSUPPORTED)) != std::string::npos)
-        return ImplOutput::unsupported(e.message);
+      // W4A8_ERR_UNSUPPORTED (from check_problem or run) is a capability limit; the runner makes
+      // any other refusal of a case that satisfies the contract the plugin's failure.
+      if (e.kind == ErrorKind::PluginUnsupported) return ImplOutput::unsupported(e.message);
       if (e.kind == ErrorKind::CudaNoDevice) return ImplOutput::skip(e.message);
       // With its code: the kind of failure (plugin.failed for a failed call or what the output checks
       // found) is not in the Python type.

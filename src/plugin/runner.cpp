@@ -23,11 +23,21 @@ auto guarded(const Plugin& pl, const char* call, F&& f) {
   return f();
 }
 
-Error failed(const Plugin& pl, std::string_view where, w4a8_status s) {
-  std::string why(status_name(s));
+Error failed(const Plugin& pl, std::string_view where, w4a8_status s, std::string_view before = {}) {
+  std::string why = std::string(before) + std::string(status_name(s));
   const char* e = guarded(pl, "last_error", [&pl] { return pl.table().last_error(); });
   if (e && *e) why += ": " + printable(e);
   return make_error(ErrorKind::PluginFailed, {pl.describe(), std::string(where), why});
+}
+
+// run() returning W4A8_ERR_UNSUPPORTED: beyond the plugin's build, as when check_problem says so (the
+// header gives the status no other meaning), though its check_problem should have.
+Error run_failed(const Plugin& pl, w4a8_status s) {
+  if (s != W4A8_ERR_UNSUPPORTED) return failed(pl, "run", s);
+  const char* e = guarded(pl, "last_error", [&pl] { return pl.table().last_error(); });
+  return make_error(ErrorKind::PluginUnsupported, {pl.describe(), "run returned W4A8_ERR_UNSUPPORTED (its check_problem had "
+                                                                  "accepted the problem)" +
+                                                                      (e && *e ? ": " + printable(e) : std::string())});
 }
 
 // alloc() reporting success without a pointer: named as such (it was shown as W4A8_ERR_CUDA, a status
@@ -214,7 +224,7 @@ Status run_on_device(const Plugin& pl, w4a8_problem& p, std::vector<Buffer>& sta
       return s == W4A8_OK ? null_alloc(pl) : failed(pl, "alloc", s);
     bufs.ptrs.push_back(ws);
   }
-  if (const w4a8_status s = t.run(&p, ws, ws_bytes, nullptr); s != W4A8_OK) return failed(pl, "run", s);
+  if (const w4a8_status s = t.run(&p, ws, ws_bytes, nullptr); s != W4A8_OK) return run_failed(pl, s);
   if (const w4a8_status s = guarded(pl, "synchronize", [&t] { return t.synchronize(nullptr); }); s != W4A8_OK)
     return failed(pl, "synchronize", s);
   for (std::size_t i = 0; i < staged.size(); ++i)
@@ -243,7 +253,7 @@ Status run_on_host(const Plugin& pl, w4a8_problem& p) {
                         {"kernel plugin workspace", "out of memory (" + std::to_string(ws_bytes) + " bytes asked for by " +
                                                         pl.describe() + ")"});
   }
-  if (const w4a8_status s = t.run(&p, ws.get(), ws_bytes, nullptr); s != W4A8_OK) return failed(pl, "run", s);
+  if (const w4a8_status s = t.run(&p, ws.get(), ws_bytes, nullptr); s != W4A8_OK) return run_failed(pl, s);
   return Ok{};
 }
 
@@ -281,6 +291,9 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
   {
     const CallGuard guard(pl.describe(), "check_problem");
     if (const w4a8_status s = pl.table().check_problem(&p); s != W4A8_OK) {
+      // W4A8_ERR_UNSUPPORTED: beyond this plugin's build (a capability limit). Any other refusal of a
+      // problem that passed the operand checks is the plugin's failure.
+      if (s != W4A8_ERR_UNSUPPORTED) return failed(pl, "check_problem", s, "it refused a problem the operand checks accept: ");
       const char* e = guarded(pl, "last_error", [&pl] { return pl.table().last_error(); });
       return make_error(ErrorKind::PluginUnsupported,
                         {pl.describe(), "check_problem returned " + std::string(status_name(s)) +

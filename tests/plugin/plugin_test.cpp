@@ -192,13 +192,30 @@ TEST(PluginRunner, RefusedProblemsNeverReachThePlugin) {
       << r.error().message;
   EXPECT_EQ(*checks, 1);
   EXPECT_EQ(*runs, 0);
+  c.m = 9;  // check_problem refusing a valid problem with another status: the plugin's failure
+  r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::PluginFailed);
+  EXPECT_NE(r.error().message.find("failed in check_problem: it refused a problem the operand checks accept: "
+                                   "W4A8_ERR_CONTRACT: m=9 breaks the probe's contract"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(*runs, 0);
+  c.m = 7;  // run returning W4A8_ERR_UNSUPPORTED: beyond its build, as from check_problem
+  r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::PluginUnsupported);
+  EXPECT_NE(r.error().message.find("run returned W4A8_ERR_UNSUPPORTED (its check_problem had accepted the problem): "
+                                   "m=7 is beyond the probe's build"),
+            std::string::npos)
+      << r.error().message;
   c.m = 5;  // run fails: its status and last_error are reported
   r = run_layer(p, kt::make_layer(c), kt::make_acts(c), kt::options(c), false);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::PluginFailed);
   EXPECT_NE(r.error().message.find("failed in run: W4A8_ERR_CUDA: the probe fails on m=5"), std::string::npos)
       << r.error().message;
-  EXPECT_EQ(*runs, 1);
+  EXPECT_EQ(*runs, 2);  // (m = 7 and m = 5)
 }
 
 // A workspace size near SIZE_MAX used to wrap to 0 when rounded up to 256 bytes: run() was told it

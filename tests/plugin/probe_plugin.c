@@ -1,5 +1,7 @@
-/* A plugin that records whether it was called: caps INTEGER_PATH only; check_problem refuses m == 3;
- * run() counts its calls (probe_run_calls) and fails with a message when m == 5. workspace_size
+/* A plugin that records whether it was called: caps INTEGER_PATH only; check_problem refuses m == 3
+ * (W4A8_ERR_UNSUPPORTED) and m == 9 (W4A8_ERR_CONTRACT, for a problem that meets the contract);
+ * run() counts its calls (probe_run_calls), fails with a message when m == 5 and returns
+ * W4A8_ERR_UNSUPPORTED when m == 7. workspace_size
  * returns probe_ws_bytes (set by the test), and run() writes every byte it is told it has. The name
  * and m=5's error text are variables the test may point elsewhere (printing plugin text). Its output
  * is zeros, written as probe_out_mode says: 0 every element, 1 all but the last, 2 one element past
@@ -24,6 +26,10 @@ static w4a8_status check(const w4a8_problem* p) {
     error = "m=3 is refused by the probe";
     return W4A8_ERR_UNSUPPORTED;
   }
+  if (p->m == 9) {
+    error = "m=9 breaks the probe's contract";
+    return W4A8_ERR_CONTRACT;
+  }
   return W4A8_OK;
 }
 static size_t ws(const w4a8_problem* p) { (void)p; return probe_ws_bytes; }
@@ -43,6 +49,10 @@ static w4a8_status run(const w4a8_problem* p, void* w, size_t b, void* s) {
   if (p->m == 5) {
     error = probe_error_on_m5;
     return W4A8_ERR_CUDA;
+  }
+  if (p->m == 7) {
+    error = "m=7 is beyond the probe's build";
+    return W4A8_ERR_UNSUPPORTED;
   }
   return W4A8_OK;
 }
