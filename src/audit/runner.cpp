@@ -292,18 +292,23 @@ std::string run_to_text(const AuditRun& r, bool verbose) {
     if (bad) s += "  repro: " + c.repro + "\n";
   }
   if (!verbose) {
-    // Unsupported cases by reason, one line each (the case ids are in --verbose and the JSON).
-    std::vector<std::pair<std::string, std::uint64_t>> why;
-    for (const auto& c : r.cases) {
-      if (c.status != ImplOutput::Status::Unsupported) continue;
-      auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == c.message; });
-      if (it == why.end())
-        why.emplace_back(c.message, 1);
-      else
-        ++it->second;
+    // Unsupported and skipped cases by reason, one line each (the case ids are in --verbose and the
+    // JSON); skips of an implementation unavailable for every case are its SKIPPED line above.
+    for (const auto& [status, tag] : {std::pair{ImplOutput::Status::Unsupported, "UNSUPPORTED"},
+                                      std::pair{ImplOutput::Status::Skip, "SKIPPED"}}) {
+      if (status == ImplOutput::Status::Skip && !r.unavailable.empty()) continue;
+      std::vector<std::pair<std::string, std::uint64_t>> why;
+      for (const auto& c : r.cases) {
+        if (c.status != status) continue;
+        auto it = std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == c.message; });
+        if (it == why.end())
+          why.emplace_back(c.message, 1);
+        else
+          ++it->second;
+      }
+      for (const auto& [msg, n] : why)
+        s += std::string(tag) + " (" + std::to_string(n) + (n == 1 ? " case): " : " cases): ") + msg + "\n";
     }
-    for (const auto& [msg, n] : why)
-      s += "UNSUPPORTED (" + std::to_string(n) + (n == 1 ? " case): " : " cases): ") + msg + "\n";
   }
   std::snprintf(buf, sizeof buf,
                 "%zu %s: %llu exact, %llu order (explained), %llu failed, %llu unsupported by this implementation, "

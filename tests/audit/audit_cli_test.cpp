@@ -473,6 +473,11 @@ TEST(AuditCommand, ProtocolOkIsExact) {
   EXPECT_EQ(count(v, "exact"), count(v, "cases") - storage_cases(v));
   EXPECT_EQ(count(v, "skipped"), storage_cases(v));  // the command declines them (see via_gemm.py)
   EXPECT_EQ(sget(v, "implementation"), "via-gemm-ok");
+  // The text report says why cases were skipped, grouped by reason, as for unsupported ones (it said
+  // only how many).
+  const auto t = run_command(std::string(W4A8_CLI_BINARY) + " audit check " + small_suite() + " " + cmd + " --no-progress");
+  EXPECT_EQ(t.rc, 0) << t.out;
+  EXPECT_NE(t.out.find("SKIPPED (" + std::to_string(storage_cases(v)) + " cases): "), std::string::npos) << t.out;
 }
 
 // A suite whose path is not UTF-8 (an encoded surrogate's bytes and a stray byte): the job's paths
