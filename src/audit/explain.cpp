@@ -249,7 +249,9 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
       out.detail = diff == 0 ? "correction path: output bit-exact"
                              : "correction path (float GEMM): " + std::to_string(diff) + " outputs differ, " +
                                    std::to_string(expl) + " within the summation-order bound" +
-                                   (first != ~0ull ? "; first beyond it at " + at2(first, N) : "");
+                                   (first != ~0ull ? "; first beyond it at " + at2(first, N) + ": got " +
+                                                         fmt("%.9g", act.out[first]) + ", expected " + fmt("%.9g", ref.out[first])
+                                                   : "");
     } else {
       // Rotation bounds of a row, computed the first time a row needs them.
       std::vector<RowBounds> rows_(M);
@@ -391,7 +393,9 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
                 ? "output bit-exact (no intermediates given)"
                 : std::to_string(diff) + " outputs differ, " + std::to_string(expl) +
                       " within the bound of rounding ties and epilogue order (unattributed: no intermediates given)" +
-                      (first != ~0ull ? "; first beyond it at " + at2(first, N) : "");
+                      (first != ~0ull ? "; first beyond it at " + at2(first, N) + ": got " + fmt("%.9g", act.out[first]) +
+                                            ", expected " + fmt("%.9g", ref.out[first])
+                                      : "");
       }
     }
   }

@@ -182,6 +182,13 @@ TEST(Explain, DroppedBiasFailsOutputsOnly) {
         gemm::epilogue(f.ref.acc[f.c.n + n], f.ref.x_scale[1], f.d.layer.s_channel[n]), f.c.out_dtype, nullptr);
   auto v = judge(f.c, f.d, f.ref, o, ActPolicy::F32, kExplained);
   EXPECT_EQ(v.first_fail, "output");
+  // The detail shows the first output beyond the bound, its value and the expected one (it gave the
+  // index alone, and the values only in the JSON).
+  const std::size_t at = f.c.n;  // row 1, column 0
+  char want[160];
+  std::snprintf(want, sizeof want, "; first beyond it at [1, 0]: got %.9g, expected %.9g", double(o.out[at]),
+                double(f.ref.out[at]));
+  EXPECT_NE(v.stages[int(Stage::Output)].detail.find(want), std::string::npos) << v.stages[int(Stage::Output)].detail;
 }
 
 TEST(Explain, CorrectionPathBound) {
