@@ -18,6 +18,16 @@ ls "$prefix"/lib*/cmake/w4a8check/w4a8checkConfig.cmake "$prefix"/lib*/cmake/w4a
 # The installed executable finds its plugin module (../lib/w4a8check/) and runs.
 "$prefix/bin/w4a8check" --version
 "$prefix/bin/w4a8check" validate --quiet examples/flux-tiny-w4a8.safetensors
+# The installed example plugin source, built against the installed header alone, runs under gemm.
+cc -std=c11 -O2 -ffp-contract=off -fPIC -shared -fvisibility=hidden -I "$prefix/include/w4a8check/kernels" \
+  "$prefix/share/w4a8check/examples/w4a8_example_plugin.c" -o "$tmp/libmyplugin.so" -lm
+python3 - "$tmp/x.safetensors" <<'PY'
+import json, struct, sys
+h = json.dumps({"input": {"dtype": "F32", "shape": [2, 256], "data_offsets": [0, 2048]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + struct.pack("<512f", *[(i % 7) - 3.0 for i in range(512)]))
+PY
+"$prefix/bin/w4a8check" gemm --checkpoint examples/flux-tiny-w4a8.safetensors --layer double_blocks.0.img_mlp.0 \
+  --input "$tmp/x.safetensors" --out "$tmp/o.safetensors" --kernel "$tmp/libmyplugin.so"
 # A consumer project; CXX as the build's compiler (the static libraries' C++ runtime).
 cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
 cmake -S examples/consumer -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx" \

@@ -47,3 +47,7 @@ if(W4A8_HAVE_CUDA)
   list(APPEND W4A8_INSTALLED_MODULES w4a8check_cuda)
 endif()
 install(TARGETS ${W4A8_INSTALLED_MODULES} LIBRARY DESTINATION lib/w4a8check)
+
+# The example kernel plugin's source, to start a plugin from outside the repository (built against
+# the installed header: cc ... -I PREFIX/include/w4a8check/kernels).
+install(FILES ${W4A8_SOURCE_ROOT}/examples/plugins/w4a8_example_plugin.c DESTINATION ${CMAKE_INSTALL_DATADIR}/w4a8check/examples)

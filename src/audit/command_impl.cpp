@@ -197,6 +197,11 @@ class CommandImpl final : public Implementation {
         pid_ = -1;
         s = WIFEXITED(st) ? "command exited with status " + std::to_string(WEXITSTATUS(st))
                           : "command killed by signal " + std::to_string(WTERMSIG(st));
+        // /bin/sh (dash) runs a command it was given as a child and reports its death by signal N
+        // as status 128 + N: said so, with the way to see the signal itself.
+        if (WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) <= 128 + 64)
+          s += " (how a shell reports a command killed by signal " + std::to_string(WEXITSTATUS(st) - 128) +
+               ": start --command with exec)";
       } else if (alive != nullptr) {
         s = alive;
       } else {

@@ -498,6 +498,29 @@ TEST(AuditCommand, PathsThatAreNotUtf8ReachJsonAsPythonHoldsThem) {
   EXPECT_EQ(count(*v, "exact"), 1u) << r.out.substr(0, 3000);
 }
 
+// A command that dies of a signal under a shell that ran it as a child (dash: status 128 + N) is said
+// to be that, with the way to see the signal itself; run with exec, the signal is named.
+TEST(AuditCommand, AShellsReportOfASignalIsExplained) {
+  const std::string script = temp_dir() + "/segv.py";
+  std::ofstream(script) << "import json, os, signal, sys\n"
+                           "print(json.dumps({'protocol': 'w4a8check-audit-1', 'name': 'segv'}), flush=True)\n"
+                           "sys.stdin.readline()\n"
+                           "os.kill(os.getpid(), signal.SIGSEGV)\n";
+  const std::string py = std::string(W4A8_PYTHON) + " " + script;
+  auto r = run_command(std::string(W4A8_CLI_BINARY) + " audit check " + small_suite() + " --command '" + py + "' --case " +
+                       first_case_id() + " --json 2>/dev/null");
+  if (r.out.find("exited with status 139") != std::string::npos) {  // (dash)
+    EXPECT_NE(r.out.find("exited with status 139 (how a shell reports a command killed by signal 11: start --command with exec)"),
+              std::string::npos)
+        << r.out.substr(0, 3000);
+  } else {
+    EXPECT_NE(r.out.find("killed by signal 11"), std::string::npos) << r.out.substr(0, 3000);
+  }
+  r = run_command(std::string(W4A8_CLI_BINARY) + " audit check " + small_suite() + " --command 'exec " + py + "' --case " +
+                  first_case_id() + " --json 2>/dev/null");
+  EXPECT_NE(r.out.find("command killed by signal 11"), std::string::npos) << r.out.substr(0, 3000);
+}
+
 TEST(AuditCommand, MisbehavingCommandsAreReportedAsSuch) {
   auto cmd = [](const char* mode) {
     return "--timeout 60 --command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
