@@ -2,6 +2,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <cstdlib>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -119,9 +121,68 @@ bool equal_impl(const Value& a, const Value& b, bool nested) {
   }
 }
 
+// One object in both results of json.loads (so `is` holds and a container skips the comparison):
+// the singletons, the small-int cache, json's shared NaN and Infinity constants (an overflowing
+// literal such as 1e999 is a new float, but it compares equal either way and at the same depth
+// unless it is the deepest item: counted as shared), "" and one-character Latin-1 strings.
+bool same_object(const Value& a, const Value& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Kind::Null: return true;
+    case Kind::Bool: return a.boolean == b.boolean;
+    case Kind::Int: {
+      if (a.text != b.text || a.text.size() > 4) return false;
+      const long v = std::strtol(a.text.c_str(), nullptr, 10);
+      return v >= -5 && v <= 256;
+    }
+    case Kind::Float:
+      return (std::isnan(a.number) && std::isnan(b.number)) ||
+             (std::isinf(a.number) && std::isinf(b.number) && (a.number > 0) == (b.number > 0));
+    case Kind::String: {
+      if (a.text != b.text) return false;
+      if (a.text.empty() || (a.text.size() == 1 && static_cast<unsigned char>(a.text[0]) < 0x80)) return true;
+      return a.text.size() == 2 && (static_cast<unsigned char>(a.text[0]) & 0xFE) == 0xC2;  // U+0080..U+00FF
+    }
+    default: return false;
+  }
+}
+
+// The recursion of `a != b` (PyObject_RichCompare at depth 1): see py_compare.
+Compared compare_impl(const Value& a, const Value& b, bool nested) {
+  std::size_t deepest = 0;
+  const auto item = [&deepest](const Value& x, const Value& y) {
+    if (same_object(x, y)) return true;  // PyObject_RichCompareBool's identity shortcut
+    const Compared c = compare_impl(x, y, true);
+    deepest = std::max(deepest, c.depth);
+    return c.equal;
+  };
+  if (a.kind == Kind::Array && b.kind == Kind::Array) {
+    bool eq = a.items.size() == b.items.size();
+    for (std::size_t i = 0; eq && i < a.items.size(); ++i) eq = item(a.items[i], b.items[i]);
+    return {eq, 1 + deepest};
+  }
+  if (a.kind == Kind::Object && b.kind == Kind::Object) {
+    bool eq = a.members.size() == b.members.size();
+    if (eq && !a.members.empty()) {
+      const std::optional<MemberIndex> index = b.members.size() > 16 ? std::optional<MemberIndex>(std::in_place, b) : std::nullopt;
+      for (const auto& [k, v] : a.members) {
+        const Value* other = index ? index->get(k) : b.get(k);
+        if (other == nullptr || !item(v, *other)) {
+          eq = false;
+          break;
+        }
+      }
+    }
+    return {eq, 1 + deepest};
+  }
+  return {equal_impl(a, b, nested), 1};
+}
+
 }  // namespace
 
 bool py_equal(const Value& a, const Value& b) { return equal_impl(a, b, false); }
+
+Compared py_compare(const Value& a, const Value& b) { return compare_impl(a, b, false); }
 
 bool identical(const Value& a, const Value& b) {
   if (a.kind != b.kind) return false;

@@ -88,6 +88,19 @@ class MemberIndex {
 // Objects are compared as dicts, so members must have unique keys (Python-dialect values do).
 bool py_equal(const Value& a, const Value& b);
 
+// Python's `a != b` (a and b from two json.loads calls) as CPython evaluates it: whether they are
+// equal (py_equal), and how deep the comparison recurses, counted in PyObject_RichCompare calls (the
+// outermost 1). A list or dict compares its items in order up to the first unequal one (a list then
+// compares that item once more); items that are one object are skipped without a call (None, True,
+// False, ints -5..256, json's NaN and +-Infinity constants, "" and one-character strings below
+// U+0100); lists or dicts of different lengths compare no item. The depth is what a RecursionError
+// "in comparison" depends on (py::InterpreterFacts::merge_compare_max_depth).
+struct Compared {
+  bool equal = false;
+  std::size_t depth = 0;
+};
+Compared py_compare(const Value& a, const Value& b);
+
 // The same value in every respect a reader can observe: kinds (1, 1.0 and true differ), a float's
 // bits (0.0 and -0.0 differ; a NaN from "NaN" matches itself), string bytes, and members in order.
 // What two equal texts parse to; stricter than py_equal. Lets equal objects be shared, as the

@@ -29,6 +29,9 @@ std::optional<Version> version_from_name(std::string_view name);
 // models one interpreter per minor version: 3.10.13, 3.11.7, 3.12.1, 3.13.0 (measured with
 // ~/.pyenv/versions/*/bin/python running sglang 0.5.23's real inspect_comfy_quant_markers through
 // tools/upstream/sglang_upstream.py; docs/validator.md, "Per-Python facts"); 3.14 is not measured.
+// merge_compare_max_depth where no marker json.loads accepts can reach it.
+inline constexpr int kNeverInComparison = 1 << 30;
+
 struct InterpreterFacts {
   // json.loads accepts this many nested containers (arrays and objects alike, the marker object and
   // the metadata root counted); one more raises RecursionError. 3.10/3.11: the C scanner shares the
@@ -45,15 +48,22 @@ struct InterpreterFacts {
   // limit as soon as the digits are read (the limit error); 3.12 and later read to the end first
   // (invalid literal). Junk after an embedded NUL still loses to the limit (the C parser stops there).
   bool int_limit_after_trailing;
+  // The deepest `!=` (json::py_compare's depth) sglang 0.5.20+'s per-key marker merge makes without
+  // RecursionError("maximum recursion depth exceeded in comparison"); it compares inside a generator
+  // expression. 3.12 (C counter 1500) and 3.13 (10000), measured with the wheels, whatever the
+  // caller's stack: two markers nested to json.loads' limit with equal leaves raise at 1496 and
+  // 9997. 3.10/3.11: never below json.loads' own limit (their counter is shared with the frames the
+  // parse already needed). 0.5.19's whole-marker compare runs outside the generator: never reached.
+  int merge_compare_max_depth;
   bool measured;  // false: the row is inferred, not checked against that interpreter
 };
 
 inline constexpr InterpreterFacts kInterpreterFacts[] = {
-    /* 3.10 */ {990, "4300", false, true},
-    /* 3.11 */ {990, "4300 digits", false, true},
-    /* 3.12 */ {1497, "4300 digits", true, true},
-    /* 3.13 */ {9998, "4300 digits", true, true},
-    /* 3.14 */ {9998, "4300 digits", true, false},
+    /* 3.10 */ {990, "4300", false, kNeverInComparison, true},
+    /* 3.11 */ {990, "4300 digits", false, kNeverInComparison, true},
+    /* 3.12 */ {1497, "4300 digits", true, 1495, true},
+    /* 3.13 */ {9998, "4300 digits", true, 9996, true},
+    /* 3.14 */ {9998, "4300 digits", true, 9996, false},
 };
 static_assert(std::size(kInterpreterFacts) == static_cast<std::size_t>(Version::kCount),
               "kInterpreterFacts must have one row per py::Version, in order");

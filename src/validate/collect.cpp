@@ -399,8 +399,9 @@ Error conflict(std::string_view prefix, py::Version v) {
 }
 
 // 0.5.20+: a key already recorded with a value that `!=` the new one conflicts (Python's `!=` on the
-// values themselves: a top-level NaN differs from itself); then dict.update. Large markers get a key
-// index so a hostile one stays linear.
+// values themselves: a top-level NaN differs from itself), and a comparison that recurses past the
+// interpreter's limit raises; then dict.update. Large markers get a key index so a hostile one stays
+// linear.
 Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value&& marker, py::Version v) {
   constexpr std::size_t kLinearMax = 16;
   const bool indexed = recorded.members.size() + marker.members.size() > kLinearMax;
@@ -417,8 +418,14 @@ Status merge_per_key(json::Value& recorded, std::string_view prefix, json::Value
     auto it = index.find(key);
     return it == index.end() ? nullptr : &recorded.members[it->second].second;
   };
-  for (const auto& [key, value] : marker.members)
-    if (const json::Value* old = find(key); old != nullptr && !json::py_equal(*old, value)) return conflict(prefix, v);
+  const auto max_depth = static_cast<std::size_t>(py::interpreter_facts(v).merge_compare_max_depth);
+  for (const auto& [key, value] : marker.members) {
+    const json::Value* old = find(key);
+    if (old == nullptr) continue;
+    const json::Compared c = json::py_compare(*old, value);
+    if (c.depth > max_depth) return make_error(ErrorKind::PyRecursionInComparison, {});
+    if (!c.equal) return conflict(prefix, v);
+  }
   for (auto& [key, value] : marker.members) {
     if (json::Value* old = find(key)) {
       *old = std::move(value);  // update() overwrites in place: the key keeps its position

@@ -3,6 +3,10 @@
 //   gen_drift_cases generate N SEED OUT_DIR   N seeded generated scenarios (any defects, no --strict)
 //                                             written under OUT_DIR/case-<i>/
 //   gen_drift_cases judge CATALOGUE_DIR       the catalogue's cases (corpus/validator/*/case.json)
+//   gen_drift_cases deep-merge OUT_DIR        two markers of one prefix nested to json.loads' limit,
+//                                             leaves shared or not: the per-key merge's `!=` and its
+//                                             RecursionError (their lines hold no layers: compared
+//                                             by verdict, type and message; "compare": "verdict")
 //   gen_drift_cases pythons                   the interpreters the validator models, one "X.Y" a line
 //   --python X.Y first: our verdicts predicted under that interpreter (default 3.11), as
 //   sglang_drift.py asks for the one it runs under; generated group_size strings past int()'s digit
@@ -44,9 +48,9 @@ std::string verdict_json(const Result<validate::Report>& r) {
   return out + "}}";
 }
 
-// One line: the case, then our verdict under every profile.
+// One line: the case, then our verdict under every profile (without the layers: verdict_only).
 std::string line(const std::string& dir, const std::vector<std::string>& names,
-                 const std::vector<std::vector<std::uint8_t>>& bytes) {
+                 const std::vector<std::vector<std::uint8_t>>& bytes, bool verdict_only = false) {
   std::vector<validate::InputFile> in;
   for (std::size_t i = 0; i < names.size(); ++i) in.push_back({names[i], bytes[i]});
   std::string out = "{\"dir\": " + json::dump_string(dir) + ", \"files\": [";
@@ -56,10 +60,12 @@ std::string line(const std::string& dir, const std::vector<std::string>& names,
     validate::Options opt;
     opt.sglang = upstream::kSglangProfiles[v].id;
     opt.python = python;
-    out += (v ? ", " : "") + json::dump_string(upstream::kSglangProfiles[v].version) + ": " +
-           verdict_json(validate::inspect(in, opt));
+    const auto r = validate::inspect(in, opt);
+    std::string verdict = verdict_json(r);
+    if (verdict_only && r.ok()) verdict = R"({"ok": true, "type": null, "message": null})";
+    out += (v ? ", " : "") + json::dump_string(upstream::kSglangProfiles[v].version) + ": " + verdict;
   }
-  return out + "}}\n";
+  return out + (verdict_only ? R"(}, "compare": "verdict"})" : "}}") + "\n";
 }
 
 void write_file(const fs::path& p, const std::vector<std::uint8_t>& b) {
@@ -95,6 +101,47 @@ int write_generated(std::uint64_t n, std::uint64_t seed, const fs::path& out) {
     }
     jobs << line(dir, names, *bytes);
   }
+  return 0;
+}
+
+// One file holding marker tensor q.comfy_quant = `text` (U8), as the crate lays it out.
+std::vector<std::uint8_t> marker_file(const std::string& text) {
+  const std::string header = R"({"q.comfy_quant":{"dtype":"U8","shape":[)" + std::to_string(text.size()) +
+                             R"(],"data_offsets":[0,)" + std::to_string(text.size()) + "]}}";
+  std::vector<std::uint8_t> out(8);
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(std::uint64_t(header.size()) >> (8 * i));
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), text.begin(), text.end());
+  return out;
+}
+
+// Two files, each a marker {"format": "z", "v": V} with V nested n deep around a leaf (lists, or
+// dicts {"a": ...}), for n up to json.loads' limit for this interpreter: sglang 0.5.20+ compare the
+// two V with != (RecursionError past the interpreter's depth), 0.5.19 the whole markers.
+int write_deep_merge(const fs::path& out) {
+  const int limit = py::interpreter_facts(python).json_max_depth;
+  struct Leaves {
+    const char* name;
+    const char *a, *b;
+    bool dicts;
+  };
+  const Leaves leaves[] = {{"shared", "1", "1", false},    {"differ", "1", "2", false}, {"float", "1.5", "1.5", false},
+                           {"string", "\"ab\"", "\"ab\"", false}, {"dicts", "1", "1", true}};
+  for (int n = limit - 3; n <= limit - 1; ++n)
+    for (const Leaves& l : leaves) {
+      auto nest = [&](const char* leaf) {
+        std::string v;
+        for (int i = 0; i < n; ++i) v += l.dicts ? R"({"a": )" : "[";
+        v += leaf;
+        for (int i = 0; i < n; ++i) v += l.dicts ? "}" : "]";
+        return R"({"format": "z", "v": )" + v + "}";
+      };
+      const std::string dir = "deep-" + std::string(l.name) + "-" + std::to_string(n);
+      const std::vector<std::string> names = {"a.safetensors", "b.safetensors"};
+      const std::vector<std::vector<std::uint8_t>> bytes = {marker_file(nest(l.a)), marker_file(nest(l.b))};
+      for (std::size_t f = 0; f < names.size(); ++f) write_file(out / dir / names[f], bytes[f]);
+      std::fputs(line(dir, names, bytes, true).c_str(), stdout);
+    }
   return 0;
 }
 
@@ -138,11 +185,14 @@ int main(int argc, char** argv) {
   if (a.size() == 4 && a[0] == "generate") return write_generated(std::strtoull(a[1].c_str(), nullptr, 10),
                                                                  std::strtoull(a[2].c_str(), nullptr, 10), a[3]);
   if (a.size() == 2 && a[0] == "judge") return judge_catalogue(a[1]);
+  if (a.size() == 2 && a[0] == "deep-merge") return write_deep_merge(a[1]);
   if (a.size() == 1 && a[0] == "pythons") {
     for (std::size_t v = 0; v < static_cast<std::size_t>(py::Version::kCount); ++v)
       std::printf("%s\n", std::string(py::version_name(static_cast<py::Version>(v))).c_str());
     return 0;
   }
-  std::fprintf(stderr, "usage: gen_drift_cases [--python X.Y] generate N SEED OUT_DIR | judge CATALOGUE_DIR | pythons\n");
+  std::fprintf(stderr,
+               "usage: gen_drift_cases [--python X.Y] generate N SEED OUT_DIR | judge CATALOGUE_DIR | deep-merge OUT_DIR | "
+               "pythons\n");
   return 2;
 }

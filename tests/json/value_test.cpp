@@ -61,4 +61,42 @@ TEST(ValueObjects, SetBoolIsSetOfFromBool) {
 }
 
 }  // namespace
+// Python's `a != b` on two json.loads results: equality, and the recursion depth CPython reaches
+// (hand-derived from list/dict richcompare: items compared in order up to the first unequal one,
+// items that are one object skipped; the outermost call is 1).
+TEST(PyCompare, DepthFollowsCPythonsRecursion) {
+  const auto cmp = [](std::string_view a, std::string_view b) {
+    const auto x = loads_str(std::string(a)), y = loads_str(std::string(b));
+    EXPECT_TRUE(x.ok() && y.ok()) << a << " " << b;
+    return py_compare(*x, *y);
+  };
+  struct Case {
+    const char *a, *b;
+    bool equal;
+    std::size_t depth;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"1", "1", true, 1},                 // a top-level compare is one call, even of one object
+           {"[[[1]]]", "[[[1]]]", true, 3},     // the small int 1 is one object: skipped
+           {"[[[1]]]", "[[[2]]]", false, 4},    // 1 vs 2: one call more
+           {"[[[1.5]]]", "[[[1.5]]]", true, 4}, // floats are new objects
+           {"[[[257]]]", "[[[257]]]", true, 4}, // past the small-int cache
+           {"[[[\"a\"]]]", "[[[\"a\"]]]", true, 3},    // one Latin-1 character: one object
+           {"[[[\"ab\"]]]", "[[[\"ab\"]]]", true, 4},  // two: new objects
+           {"[[[NaN]]]", "[[[NaN]]]", true, 3},  // json's one NaN object: equal, skipped
+           {"[[[null, true]]]", "[[[null, true]]]", true, 3},
+           {"[[1], [[[2]]]]", "[[1], [[[3]]]]", false, 5},  // the second item differs, deeper
+           {"[[[[2]]], [1]]", "[[[[3]]], [2]]", false, 5},  // the first differs: the second is never compared
+           {"[[[1]], 2]", "[[[1]]]", false, 1},  // lengths differ: no item compared
+           {"{\"a\": {\"a\": 1}}", "{\"a\": {\"a\": 1}}", true, 2},
+           {"{\"a\": {\"a\": 1.5}}", "{\"a\": {\"a\": 1.5}}", true, 3},
+           {"{\"a\": [1.5], \"b\": [[[1.5]]]}", "{\"b\": [[[1.5]]], \"a\": [2.5]}", false, 3},  // a's order: "a" first
+       }) {
+    const Compared r = cmp(c.a, c.b);
+    EXPECT_EQ(r.equal, c.equal) << c.a << " != " << c.b;
+    EXPECT_EQ(r.depth, c.depth) << c.a << " != " << c.b;
+    EXPECT_EQ(r.equal, py_equal(*loads_str(c.a), *loads_str(c.b))) << c.a;
+  }
+}
+
 }  // namespace w4a8::json
