@@ -182,6 +182,9 @@ TEST(CatalogueIndex, HasCasesForEveryKind) {
     const bool wanted = c.starts_with("sglang.") || c.starts_with("python.") || c.starts_with("torch.") ||
                         c.starts_with("strict.") || c.starts_with("safetensors.");
     if (!wanted) continue;
+    // Reached under Python 3.12 and 3.13 only, and the catalogue is judged under the configured one
+    // (3.11): the drift check's deep-merge cases hold it against every wheel under each interpreter.
+    if (c == "python.recursion_in_comparison") continue;
     // A template's fixed text up to its first hole identifies it (codes are stored for strict and
     // container cases only).
     const std::string_view t = e.tmpl;

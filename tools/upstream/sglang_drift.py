@@ -216,6 +216,7 @@ def main(argv):
     t0 = time.time()
     work = tempfile.mkdtemp(prefix="w4a8-sglang-drift-")
     failed = False
+    deep = []
     try:
         catalogue = [json.loads(l) for l in run_exe(exe + ["judge", a.catalogue]).splitlines() if l.strip()]
         run_exe(exe + ["generate", str(a.n), str(seed), work])
@@ -247,9 +248,9 @@ def main(argv):
             shutil.rmtree(work, ignore_errors=True)
         else:
             print("generated cases kept in %s (seed %d)" % (work, seed))
-    print("%s: %d catalogue cases + %d generated checkpoints + %d metadata texts (seed %d) x %d release(s), "
-          "Python %s, %.1f s" % ("FAIL" if failed else "ok", len(catalogue), a.n, a.metadata_n, seed, len(pairs),
-                                 sys.version.split()[0], time.time() - t0))
+    print("%s: %d catalogue cases + %d generated checkpoints + %d metadata texts (seed %d) + %d deep merges x %d "
+          "release(s), Python %s, %.1f s" % ("FAIL" if failed else "ok", len(catalogue), a.n, a.metadata_n, seed,
+                                             len(deep), len(pairs), sys.version.split()[0], time.time() - t0))
     return 1 if failed else 0
 
 
