@@ -1,7 +1,8 @@
 """The w4a8check audit line protocol (docs/audit.md), for external implementations.
 
 An adapter calls serve(name, policy, run_case). serve() prints the hello line, then for every job
-line on stdin calls run_case(job, case_tensors) and answers one status line:
+line on stdin calls run_case(job) (the job's dict: its "case" path, "entry", "policy", ...; the case
+file is the adapter's to read) and answers one status line:
   run_case returns a dict of numpy arrays / torch tensors ("output" and optionally "w_q", "x_q",
   "x_scale", "acc"), which serve() writes to job["out"] as safetensors; or raises Skip(reason)
   (the implementation does not handle this case) or UpstreamError(text) (it raised on a valid case).
