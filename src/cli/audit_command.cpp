@@ -275,12 +275,12 @@ void add_audit_command(CLI::App& app, Reporter& report) {
   auto mk = std::make_shared<MakeArgs>();
   CLI::App* make =
       audit->add_subcommand("make", "Write an audit suite: case files (layer + activations) and manifest.json.");
-  make->add_option("--out", mk->out, "directory to create (must not already hold a suite)");
+  auto* make_out = make->add_option("--out", mk->out, "directory to create (must not already hold a suite)");
   add_name_option(*make, "--grid", mk->grid, {"small", "standard", "full"},
                   "small (CI, seconds), standard (< 1 min through fast), full (long)");
   require_decimal<std::uint64_t>(make->add_option("--seed", mk->seed, "seed of every case's data (0 to 2^64 - 1)"))
       ->capture_default_str();
-  make->add_flag("--list", mk->list, "print the grid's cases instead of writing them");
+  make->add_flag("--list", mk->list, "print the grid's cases instead of writing them")->excludes(make_out);
   make->callback([mk, &report] {
     if (mk->out.empty() && !mk->list) return report.fail(make_error(ErrorKind::AuditNoOutput, {}));
     run_make(*mk, report);

@@ -114,6 +114,10 @@ TEST(AuditMake, WritesAndNeverOverwrites) {
   EXPECT_NE(again.out.find("already holds"), std::string::npos);
   EXPECT_NE(again.out.find("[audit.suite_exists]"), std::string::npos) << again.out;
   EXPECT_EQ(run_cli("audit make --out /tmp/x --grid nope 2>&1").rc, 2);
+  // --list writes nothing: an --out beside it is refused (it was ignored).
+  auto listed = run_cli("audit make --list --out " + temp_dir() + "/never 2>&1");
+  EXPECT_EQ(listed.rc, 2) << listed.out;
+  EXPECT_NE(listed.out.find("--out excludes --list"), std::string::npos) << listed.out;
 }
 
 // A run that fails (a write past `ulimit -f`) or is interrupted leaves no partial suite: every case
