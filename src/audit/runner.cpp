@@ -13,6 +13,7 @@
 
 #include "audit/rerun_diff.hpp"
 #include "json/dump.hpp"
+#include "plugin/call_guard.hpp"
 
 namespace w4a8::audit {
 
@@ -62,6 +63,7 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
     if (!found) return make_error(ErrorKind::AuditNoSuchCase, {"'" + id + "'", suite_dir});
   }
   AuditRun run;
+  plugin::set_progress_line(opt.progress);  // a plugin's crash report then starts a line of its own
   run.suite_dir = absolute(suite_dir);
   run.grid = man->grid;
   run.unavailable = impl.unavailable_reason();
@@ -149,6 +151,7 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
     run.cases.push_back(std::move(rec));
   }
   if (opt.progress) std::fprintf(stderr, "\r\033[K");
+  plugin::set_progress_line(false);
   run.seconds = since(t0) + impl.setup_seconds();
   run.impl_seconds += impl.setup_seconds();
   return run;

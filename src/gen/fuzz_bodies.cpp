@@ -184,7 +184,8 @@ std::string check_marker_bytes(std::span<const std::uint8_t> bytes) {
   const auto got = run_validator_fast(s);
   if (!r.ok()) {
     const ErrorKind want = r.error().failure == json::ParseFailure::IntTooLong ? ErrorKind::PyIntMaxStrDigits
-                           : r.error().failure == json::ParseFailure::TooDeep  ? ErrorKind::PyRecursion
+                           : r.error().failure == json::ParseFailure::TooDeep
+                               ? (r.error().calling ? ErrorKind::PyRecursionCall : ErrorKind::PyRecursion)
                                                                             : ErrorKind::SgInvalidMarker;
     // Which side said what: the JSON reader (the oracle here) and the kind it implies, then the validator.
     if (got.ok() || got.error().kind != want)

@@ -38,6 +38,7 @@ struct Cursor {
   ParseFailure failure = ParseFailure::Syntax;
   std::size_t digits = 0;  // IntTooLong
   bool in_array = false;   // TooDeep
+  bool calling = false;    // TooDeep at a NaN/Infinity token (ParseError::calling)
   // Nested containers json.loads accepts (LoadsOptions::max_depth, at most kMaxDepth); skip() fails
   // TooDeep past it.
   std::size_t max_depth = static_cast<std::size_t>(kPythonMaxDepth);
@@ -204,6 +205,10 @@ struct Cursor {
           continue;  // to its first value
         }
         --open;  // empty
+      } else if (depth + open >= limit && depth + open > 0 && constant_here()) {
+        failure = ParseFailure::TooDeep;  // (its parse_constant call is one level more)
+        calling = true;
+        return false;
       } else if (!(*p == '"' ? skip_string() : *p == 't' ? word("true") : *p == 'f' ? word("false")
                                              : *p == 'n' ? word("null") : number())) {
         return false;
@@ -223,6 +228,11 @@ struct Cursor {
         break;
       }
     }
+  }
+  // At NaN, Infinity or -Infinity (not consumed).
+  bool constant_here() const {
+    const std::string_view rest(p, static_cast<std::size_t>(end - p));
+    return rest.starts_with("NaN") || rest.starts_with("Infinity") || rest.starts_with("-Infinity");
   }
   // `"key" :` and the whitespace after it, in a skipped object.
   bool member_key() {

@@ -179,6 +179,7 @@ FlatRead read_flat_layers(std::string_view text, const LoadsOptions& opt) {
     out.error.offset = static_cast<std::size_t>(c.p - text.data());
     out.error.digits = c.digits;
     out.error.in_array = c.in_array;
+    out.error.calling = c.calling;
     out.layers = FlatLayers();
     return std::move(out);
   };

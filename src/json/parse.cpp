@@ -168,8 +168,14 @@ class Parser {
     return fail(ParseFailure::Syntax, pos_, "expecting value", kExpectedIdent, pos_ + word.size());
   }
 
-  bool parse_scalar(Value& out) {
+  // depth: the containers around the value.
+  bool parse_scalar(Value& out, std::size_t depth) {
     if (pos_ >= s_.size()) return fail(ParseFailure::Syntax, pos_, "expecting value", kEofValue, pos_);
+    // A constant's parse_constant call is one level more than the containers around it.
+    if (python() && depth >= static_cast<std::size_t>(python_depth_) && depth > 0 && python_constant_at(pos_)) {
+      err_.calling = true;
+      return fail(ParseFailure::TooDeep, pos_, "too deep for parse_constant", kRecursion, peeked(pos_));
+    }
     if (!python()) {
       const char c = s_[pos_];
       if (c == 'n' && s_.substr(pos_, 4) != "null") return serde_ident_fail("null");
@@ -182,13 +188,13 @@ class Parser {
       case 't': if (match("true")) { out = Value::from_bool(true); return true; } break;
       case 'f': if (match("false")) { out = Value::from_bool(false); return true; } break;
       case 'N':
-        if (python() && match("NaN")) { out = Value::from_float(std::numeric_limits<double>::quiet_NaN()); return true; }
+        if (python() && match("NaN")) { out = constant(std::numeric_limits<double>::quiet_NaN(), "NaN"); return true; }
         break;
       case 'I':
-        if (python() && match("Infinity")) { out = Value::from_float(std::numeric_limits<double>::infinity()); return true; }
+        if (python() && match("Infinity")) { out = constant(std::numeric_limits<double>::infinity(), "Infinity"); return true; }
         break;
       case '-':
-        if (python() && match("-Infinity")) { out = Value::from_float(-std::numeric_limits<double>::infinity()); return true; }
+        if (python() && match("-Infinity")) { out = constant(-std::numeric_limits<double>::infinity(), "-Infinity"); return true; }
         break;
       default: break;
     }
@@ -206,7 +212,7 @@ class Parser {
       if (at('[') || at('{')) {
         if (!open_container(stack, *slot, slot)) return false;
         if (slot != nullptr) continue;
-      } else if (!parse_scalar(*slot)) {
+      } else if (!parse_scalar(*slot, stack.size())) {
         return false;
       }
       // A value is complete: close every container that ends here, then find the next slot.
@@ -461,6 +467,18 @@ class Parser {
     out.text.assign(lit);
     if (out.text == "-0") out.text = "0";
     return true;
+  }
+
+  // json's NaN / Infinity / -Infinity: one shared float object each in Python, told apart from an
+  // overflowing literal (1e999, a new float) by the token kept as the text (json::same_object).
+  bool python_constant_at(std::size_t at) const {
+    const std::string_view rest = s_.substr(at);
+    return rest.starts_with("NaN") || rest.starts_with("Infinity") || rest.starts_with("-Infinity");
+  }
+  static Value constant(double d, std::string_view token) {
+    Value v = Value::from_float(d);
+    v.text.assign(token);
+    return v;
   }
 
   std::string_view s_;

@@ -36,6 +36,10 @@ struct ParseError {
   std::string detail;          // human-readable detail (diagnostics only, not upstream-exact)
   std::size_t digits = 0;      // IntTooLong: digit count, as Python's message prints it
   bool in_array = false;       // TooDeep: "array" vs "object" in Python's message
+  // TooDeep at a NaN/Infinity/-Infinity token inside max_depth containers: Python's scanner calls
+  // parse_constant there, one level more ("maximum recursion depth exceeded while calling a Python
+  // object"; measured on 3.10-3.13: such a token is accepted one container less deep than a number).
+  bool calling = false;
   // Serde dialect only: serde_json's own Display text for the failure ("expected `:`") and the
   // position serde_json reports for it (1-based line, 0-based byte column; see serde_position).
   std::string serde_message;

@@ -122,9 +122,9 @@ bool equal_impl(const Value& a, const Value& b, bool nested) {
 }
 
 // One object in both results of json.loads (so `is` holds and a container skips the comparison):
-// the singletons, the small-int cache, json's shared NaN and Infinity constants (an overflowing
-// literal such as 1e999 is a new float, but it compares equal either way and at the same depth
-// unless it is the deepest item: counted as shared), "" and one-character Latin-1 strings.
+// the singletons, the small-int cache, json's shared NaN and Infinity constants (parsed from their
+// tokens, which the Python dialect keeps as the text; an overflowing literal such as 1e999 is a new
+// float), "" and one-character Latin-1 strings.
 bool same_object(const Value& a, const Value& b) {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
@@ -135,9 +135,7 @@ bool same_object(const Value& a, const Value& b) {
       const long v = std::strtol(a.text.c_str(), nullptr, 10);
       return v >= -5 && v <= 256;
     }
-    case Kind::Float:
-      return (std::isnan(a.number) && std::isnan(b.number)) ||
-             (std::isinf(a.number) && std::isinf(b.number) && (a.number > 0) == (b.number > 0));
+    case Kind::Float: return !a.text.empty() && a.text == b.text && !std::isfinite(a.number);
     case Kind::String: {
       if (a.text != b.text) return false;
       if (a.text.empty() || (a.text.size() == 1 && static_cast<unsigned char>(a.text[0]) < 0x80)) return true;
@@ -189,7 +187,8 @@ bool identical(const Value& a, const Value& b) {
   switch (a.kind) {
     case Kind::Null: return true;
     case Kind::Bool: return a.boolean == b.boolean;
-    case Kind::Float: return std::bit_cast<std::uint64_t>(a.number) == std::bit_cast<std::uint64_t>(b.number);
+    case Kind::Float:  // (and the token: a json constant and an overflowing literal are other objects)
+      return std::bit_cast<std::uint64_t>(a.number) == std::bit_cast<std::uint64_t>(b.number) && a.text == b.text;
     case Kind::Int:
     case Kind::String: return a.text == b.text;
     case Kind::Array:

@@ -30,6 +30,8 @@ struct Value {
   double number = 0.0;           // Kind::Float (may be NaN or +-inf, as Python's json yields)
   std::string text;              // Kind::Int: canonical decimal ("-12", "0"; no "+", no leading 0)
                                  // Kind::String: WTF-8 text
+                                 // Kind::Float: the literal (serde dialect), or the token of a Python
+                                 // constant (NaN, Infinity, -Infinity: one shared object each in Python)
   Items items;                   // Kind::Array
   Members members;               // Kind::Object
 
@@ -90,8 +92,8 @@ bool py_equal(const Value& a, const Value& b);
 
 // Python's `a != b` (a and b from two json.loads calls) as CPython evaluates it: whether they are
 // equal (py_equal), and how deep the comparison recurses, counted in PyObject_RichCompare calls (the
-// outermost 1). A list or dict compares its items in order up to the first unequal one (a list then
-// compares that item once more); items that are one object are skipped without a call (None, True,
+// outermost 1). A list or dict compares its items in order up to the first unequal one, and stops
+// there (`==`/`!=` need no second call); items that are one object are skipped (None, True,
 // False, ints -5..256, json's NaN and +-Infinity constants, "" and one-character strings below
 // U+0100); lists or dicts of different lengths compare no item. The depth is what a RecursionError
 // "in comparison" depends on (py::InterpreterFacts::merge_compare_max_depth).

@@ -33,7 +33,11 @@ int g_depth = 0;  // guards alive (one thread calls plugins)
 io::FatalReport g_reports[kLevels];
 std::atomic<int> g_top{0};
 std::string g_context;    // set_call_context
-std::atomic<bool> g_active{false};
+std::atomic<bool> g_active{false};  // a guarded call is running and nobody has reported on it yet
+// The watchdog took the report (g_active): a crash or exit() of the plugin meanwhile must not end
+// the process before the watchdog's _exit(2) (an exit(0) would be a silent pass again).
+std::atomic<bool> g_watchdog_reports{false};
+std::atomic<bool> g_progress_line{false};  // set_progress_line
 std::atomic<int> g_stdout{STDOUT_FILENO};  // the real stdout while fd 1 is stderr (the JSON report goes there)
 struct sigaction g_old[std::size(kCrashSignals)];
 bool g_installed[std::size(kCrashSignals)];
@@ -73,6 +77,12 @@ void find_foreign_runtime() {
   g_foreign = {};
   void* h = ::dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);  // only if something loaded it
   if (h == nullptr) return;
+  // A build linked with the shared runtime (clang, sanitizers) has the plugin's runtime as its own:
+  // std::set_terminate and a catch here reach it already.
+  if (::dlsym(RTLD_DEFAULT, "_ZSt13set_terminatePFvvE") == ::dlsym(h, "_ZSt13set_terminatePFvvE")) {
+    ::dlclose(h);
+    return;
+  }
   g_foreign.current_type = reinterpret_cast<std::type_info* (*)()>(::dlsym(h, "__cxa_current_exception_type"));
   g_foreign.current = reinterpret_cast<ForeignExceptionPtr (*)()>(::dlsym(h, "_ZSt17current_exceptionv"));
   g_foreign.set_terminate = reinterpret_cast<std::terminate_handler (*)(std::terminate_handler) noexcept>(
@@ -86,12 +96,19 @@ void find_foreign_runtime() {
 void report_now(const char* what) {
   const io::FatalReport& r = g_reports[g_top.load()];
   if (io::fatal_reports_json()) r.write_json(g_stdout.load(), what);
-  if (::isatty(STDERR_FILENO) == 1) io::write_now(STDERR_FILENO, "\n");
+  if (g_progress_line.load() && ::isatty(STDERR_FILENO) == 1) io::write_now(STDERR_FILENO, "\n");
   r.write_text(STDERR_FILENO, what);
 }
 
+// The watchdog is reporting a timeout: this thread waits for its _exit(2).
+void yield_to_watchdog() {
+  if (g_watchdog_reports.load())
+    for (;;) ::pause();
+}
+
 extern "C" void crashed_in_plugin(int sig) {
-  if (g_active.exchange(false)) {
+  if (!g_active.exchange(false)) yield_to_watchdog();
+  else {
     // An exception the plugin threw, unwinding into this binary's frames: their personality routine
     // is this binary's (libgcc linked in) and aborts on the plugin's unwinder's context.
     const bool unwinding = sig == SIGABRT && g_foreign.uncaught != nullptr && g_foreign.uncaught() > 0;
@@ -174,7 +191,13 @@ Watchdog& watchdog() {
     w.cv.wait(lock, [&w] { return w.armed; });
     const std::uint64_t gen = w.generation;
     if (w.cv.wait_until(lock, w.deadline, [&w, gen] { return !w.armed || w.generation != gen; })) continue;
-    if (!g_active.exchange(false)) continue;  // the call returned just as the time ran out
+    // The time ran out. A crash or exit() handler that took the report first ends the process; wait
+    // for this call's end rather than spin on the passed deadline.
+    if (!g_active.exchange(false)) {
+      w.cv.wait(lock, [&w, gen] { return !w.armed || w.generation != gen; });
+      continue;
+    }
+    g_watchdog_reports.store(true);
     report_now(g_limit_text);
     io::remove_live_outputs();
     ::_exit(2);
@@ -194,7 +217,10 @@ void arm(bool on) {
 }
 
 extern "C" void exit_in_plugin() {
-  if (!g_active.exchange(false)) return;
+  if (!g_active.exchange(false)) {
+    yield_to_watchdog();
+    return;
+  }
   report_now("it called exit(); nothing it computed is used");
   io::remove_live_outputs();
   ::_exit(2);
@@ -217,10 +243,20 @@ void set_call_time_limit(double seconds) {
 
 void set_call_context(std::string_view context) { g_context = context; }
 
+void set_progress_line(bool open) { g_progress_line.store(open); }
+
+Error CallGuard::escaped_exception(std::string_view plugin, std::string_view call) {
+  const std::string named = g_context.empty() ? std::string(call) : std::string(call) + " (" + g_context + ")";
+  return make_error(ErrorKind::PluginFailed, {plugin, named, exception_text()});
+}
+
 CallGuard::CallGuard(std::string_view plugin, std::string_view call) {
   const int level = g_depth++;
   if (level < kLevels) {
     const std::string named = g_context.empty() ? std::string(call) : std::string(call) + " (" + g_context + ")";
+    // Under the watchdog's lock while it may be writing the report out (it holds the lock then).
+    std::unique_lock<std::mutex> lock(watchdog().mu, std::defer_lock);
+    if (level > 0 && g_limit > 0) lock.lock();
     g_reports[level].render(ErrorKind::PluginFailed, {plugin, named, io::FatalReport::kHole});
     g_top.store(level);
   }
@@ -239,6 +275,7 @@ CallGuard::CallGuard(std::string_view plugin, std::string_view call) {
   g_old_terminate = std::set_terminate(terminated_in_plugin);
   find_foreign_runtime();
   if (g_foreign.set_terminate != nullptr) g_foreign.old = g_foreign.set_terminate(terminated_in_plugin);
+  if (g_foreign.uncaught != nullptr) (void)g_foreign.uncaught();  // its thread-local block made now, not in a handler
   // What this process has buffered for stdout goes there first; then fd 1 is stderr until the end.
   std::cout.flush();
   std::fflush(stdout);
@@ -257,8 +294,8 @@ CallGuard::~CallGuard() {
   }
   if (g_limit > 0) arm(false);
   g_active.store(false);
+  if (g_foreign.set_terminate != nullptr) g_foreign.set_terminate(g_foreign.old);  // (the reverse of the constructor)
   std::set_terminate(g_old_terminate);
-  if (g_foreign.set_terminate != nullptr) g_foreign.set_terminate(g_foreign.old);
   std::fflush(stdout);  // what the plugin printf'ed is still the stdio buffer's: to stderr with the rest
   g_stdout.store(STDOUT_FILENO);
   if (saved_stdout_ >= 0) {

@@ -5,9 +5,10 @@
 //  - it may crash (SIGSEGV, SIGILL, SIGFPE, SIGABRT): the run ends naming the plugin, the call and
 //    the context (the audit's case), after the same cleanup of outputs as a fatal signal, then dies of
 //    that signal;
-//  - it may let a C++ exception escape: it cannot be caught here (this binary links its own C++
-//    runtime and unwinder, so unwinding into its frames aborts), but the abort says what it was, and
-//    an exception that ends in the plugin's own std::terminate is named with its what();
+//  - it may let a C++ exception escape: where this binary links its own C++ runtime and unwinder
+//    (the GCC release build), unwinding into its frames aborts, and the abort says what it was; an
+//    exception that ends in the plugin's own std::terminate is named with its what(); where both
+//    share the runtime (clang, sanitizer builds) it is caught around the call (escaped_exception);
 //  - it may call exit(): the run ends with exit status 2 and a message (an exit(0) was a silent pass).
 //  - it may never return: with a time limit set (set_call_time_limit), a watchdog thread ends the
 //    run with exit status 2 and a message naming the plugin, the call and the limit. A thread of its
@@ -20,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/result.hpp"
+
 namespace w4a8::plugin {
 
 // Seconds each outermost guarded call may take (0: no limit, the default). Not thread-safe: set it
@@ -30,8 +33,15 @@ void set_call_time_limit(double seconds);
 // nothing. Set between calls.
 void set_call_context(std::string_view context);
 
+// Whether a progress line (no newline yet) may be on stderr: a report then starts on a line of its own.
+void set_progress_line(bool open);
+
 class CallGuard {
  public:
+  // The plugin's failure for the C++ exception in flight (call it in a catch (...) around the
+  // guarded call `call`): its what() where it is a std::exception.
+  static Error escaped_exception(std::string_view plugin, std::string_view call);
+
 
   // plugin: the plugin as messages name it (Plugin::describe(), or its path while loading); call:
   // what is running ("run", "check_problem", "loading").

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <new>
 #include <vector>
 
 #include "kernels/layer_problem.hpp"
@@ -288,7 +289,9 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
     return make_error(ErrorKind::PluginUnsupported,
                       {pl.describe(), "it lacks " + caps_text(missing) + " (it offers " + caps_text(pl.table().caps) + ")"});
   if (!intermediates) p.x_q = nullptr, p.x_scale = nullptr, p.acc = nullptr, p.w_q = nullptr;
-  {
+  // A C++ exception a plugin lets escape, where it reaches here (a build sharing the plugin's C++
+  // runtime; call_guard.hpp), is its failure; our own running out of memory is not.
+  try {
     const CallGuard guard(pl.describe(), "check_problem");
     if (const w4a8_status s = pl.table().check_problem(&p); s != W4A8_OK) {
       // W4A8_ERR_UNSUPPORTED: beyond this plugin's build (a capability limit). Any other refusal of a
@@ -299,11 +302,19 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
                         {pl.describe(), "check_problem returned " + std::string(status_name(s)) +
                                             (e && *e ? ": " + printable(e) : std::string())});
     }
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (...) {
+    return CallGuard::escaped_exception(pl.describe(), "check_problem");
   }
   std::vector<Buffer> staged = stage_buffers(lp, layer, p);
-  {
+  try {
     const CallGuard guard(pl.describe(), "run");  // its workspace, device memory and copies included
     W4A8_TRY(pl.device() ? run_on_device(pl, p, staged) : run_on_host(pl, p));
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (...) {
+    return CallGuard::escaped_exception(pl.describe(), "run");
   }
   W4A8_TRY(check_buffers(pl, staged, p.n, p.ldo));
   if (lp.nan_flag)

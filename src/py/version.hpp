@@ -40,6 +40,9 @@ struct InterpreterFacts {
   // (Py_C_RECURSION_LIMIT 1500) independent of Python frames: 1497. 3.13: counter 10000: 9998.
   // 3.14: stack-based protection (no counter): not measured; 3.13's value kept (unverified).
   int json_max_depth;
+  // Whether json_max_depth is the interpreter's own (3.12+: a C counter apart from Python frames), or
+  // a model of a limit that moves with the caller's stack (3.10/3.11), exact only a few levels off.
+  bool json_depth_exact;
   // The "{}" of ErrorKind::PyIntMaxStrDigits' "Exceeds the limit ({}) for integer string conversion"
   // (json.loads of a long int literal and int() of a long digit string alike): 3.10.13 prints
   // "(4300)", 3.11.7 and later "(4300 digits)".
@@ -59,11 +62,11 @@ struct InterpreterFacts {
 };
 
 inline constexpr InterpreterFacts kInterpreterFacts[] = {
-    /* 3.10 */ {990, "4300", false, kNeverInComparison, true},
-    /* 3.11 */ {990, "4300 digits", false, kNeverInComparison, true},
-    /* 3.12 */ {1497, "4300 digits", true, 1495, true},
-    /* 3.13 */ {9998, "4300 digits", true, 9996, true},
-    /* 3.14 */ {9998, "4300 digits", true, 9996, false},
+    /* 3.10 */ {990, false, "4300", false, kNeverInComparison, true},
+    /* 3.11 */ {990, false, "4300 digits", false, kNeverInComparison, true},
+    /* 3.12 */ {1497, true, "4300 digits", true, 1495, true},
+    /* 3.13 */ {9998, true, "4300 digits", true, 9996, true},
+    /* 3.14 */ {9998, true, "4300 digits", true, 9996, false},
 };
 static_assert(std::size(kInterpreterFacts) == static_cast<std::size_t>(Version::kCount),
               "kInterpreterFacts must have one row per py::Version, in order");

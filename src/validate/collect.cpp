@@ -41,6 +41,7 @@ Error json_failure(const json::ParseError& e, Error invalid, py::Version v) {
     case json::ParseFailure::IntTooLong:
       return py::max_str_digits_error(e.digits, v);
     case json::ParseFailure::TooDeep:
+      if (e.calling) return make_error(ErrorKind::PyRecursionCall, {});
       return make_error(ErrorKind::PyRecursion, {e.in_array ? "array" : "object", "unicode string"});
     default:
       return invalid;

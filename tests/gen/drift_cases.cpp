@@ -104,14 +104,17 @@ int write_generated(std::uint64_t n, std::uint64_t seed, const fs::path& out) {
   return 0;
 }
 
-// One file holding marker tensor q.comfy_quant = `text` (U8), as the crate lays it out.
-std::vector<std::uint8_t> marker_file(const std::string& text) {
-  const std::string header = R"({"q.comfy_quant":{"dtype":"U8","shape":[)" + std::to_string(text.size()) +
-                             R"(],"data_offsets":[0,)" + std::to_string(text.size()) + "]}}";
+// One file holding marker tensor q.comfy_quant = `text` (U8), as the crate lays it out; or, with
+// in_metadata, no tensor and `text` as the _quantization_metadata document.
+std::vector<std::uint8_t> marker_file(const std::string& text, bool in_metadata = false) {
+  const std::string header =
+      in_metadata ? R"({"__metadata__":{"_quantization_metadata":)" + json::dump_string(text) + "}}"
+                  : R"({"q.comfy_quant":{"dtype":"U8","shape":[)" + std::to_string(text.size()) + R"(],"data_offsets":[0,)" +
+                        std::to_string(text.size()) + "]}}";
   std::vector<std::uint8_t> out(8);
   for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(std::uint64_t(header.size()) >> (8 * i));
   out.insert(out.end(), header.begin(), header.end());
-  out.insert(out.end(), text.begin(), text.end());
+  if (!in_metadata) out.insert(out.end(), text.begin(), text.end());
   return out;
 }
 
@@ -119,14 +122,35 @@ std::vector<std::uint8_t> marker_file(const std::string& text) {
 // dicts {"a": ...}), for n up to json.loads' limit for this interpreter: sglang 0.5.20+ compare the
 // two V with != (RecursionError past the interpreter's depth), 0.5.19 the whole markers.
 int write_deep_merge(const fs::path& out) {
-  const int limit = py::interpreter_facts(python).json_max_depth;
+  // Up to the limit where it is the interpreter's own; a few levels below a modelled one (3.10/3.11:
+  // the real limit moves with sglang's caller's stack).
+  const py::InterpreterFacts& facts = py::interpreter_facts(python);
+  const int limit = facts.json_max_depth - (facts.json_depth_exact ? 0 : 3);
   struct Leaves {
     const char* name;
     const char *a, *b;
     bool dicts;
   };
-  const Leaves leaves[] = {{"shared", "1", "1", false},    {"differ", "1", "2", false}, {"float", "1.5", "1.5", false},
-                           {"string", "\"ab\"", "\"ab\"", false}, {"dicts", "1", "1", true}};
+  // Which leaves are one object in both parses (no comparison) and which are not (one level more).
+  const Leaves leaves[] = {{"shared", "1", "1", false},
+                           {"differ", "1", "2", false},
+                           {"float", "1.5", "1.5", false},
+                           {"string", "\"ab\"", "\"ab\"", false},
+                           {"dicts", "1", "1", true},
+                           {"inf-literal", "1e999", "1e999", false},
+                           {"inf-token-literal", "Infinity", "1e999", false},
+                           {"nan-token", "NaN", "NaN", false},
+                           {"minus-inf-token", "-Infinity", "-Infinity", false},
+                           {"empty-string", "\"\"", "\"\"", false},
+                           {"one-char", "\"a\"", "\"a\"", false},
+                           {"latin1-char", "\"\u00e9\"", "\"\\u00e9\"", false},
+                           {"u0100-char", "\"\\u0100\"", "\"\\u0100\"", false},
+                           {"int-256", "256", "256", false},
+                           {"int-257", "257", "257", false},
+                           {"int-minus-5", "-5", "-5", false},
+                           {"int-minus-6", "-6", "-6", false},
+                           {"null", "null", "null", false},
+                           {"true", "true", "true", false}};
   for (int n = limit - 3; n <= limit - 1; ++n)
     for (const Leaves& l : leaves) {
       auto nest = [&](const char* leaf) {
@@ -140,6 +164,20 @@ int write_deep_merge(const fs::path& out) {
       const std::vector<std::string> names = {"a.safetensors", "b.safetensors"};
       const std::vector<std::vector<std::uint8_t>> bytes = {marker_file(nest(l.a)), marker_file(nest(l.b))};
       for (std::size_t f = 0; f < names.size(); ++f) write_file(out / dir / names[f], bytes[f]);
+      std::fputs(line(dir, names, bytes, true).c_str(), stdout);
+    }
+  // A NaN at the deepest level json.loads allows, and one level above it: in a marker, and in the
+  // _quantization_metadata document (its root and "layers" are two levels of their own).
+  for (int n = limit - 2; n <= limit - 1; ++n)
+    for (const bool in_metadata : {false, true}) {
+      const int levels = in_metadata ? n - 2 : n;
+      std::string v = std::string(static_cast<std::size_t>(levels), '[') + "NaN" + std::string(static_cast<std::size_t>(levels), ']');
+      std::string marker = R"({"format": "z", "v": )" + v + "}";
+      if (in_metadata) marker = R"({"layers": {"q": )" + marker + "}}";
+      const std::string dir = std::string(in_metadata ? "deep-nan-metadata-" : "deep-nan-marker-") + std::to_string(n);
+      const std::vector<std::string> names = {"a.safetensors"};
+      const std::vector<std::vector<std::uint8_t>> bytes = {marker_file(marker, in_metadata)};
+      write_file(out / dir / names[0], bytes[0]);
       std::fputs(line(dir, names, bytes, true).c_str(), stdout);
     }
   return 0;

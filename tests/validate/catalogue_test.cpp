@@ -185,6 +185,10 @@ TEST(CatalogueIndex, HasCasesForEveryKind) {
     // Reached under Python 3.12 and 3.13 only, and the catalogue is judged under the configured one
     // (3.11): the drift check's deep-merge cases hold it against every wheel under each interpreter.
     if (c == "python.recursion_in_comparison") continue;
+    // json's NaN/Infinity one container short of the limit: the catalogue's interpreter's limit is
+    // modelled, not exact (3.10/3.11: it moves with the caller's stack); the deep-merge drift cases
+    // hold it at 3.12's and 3.13's exact limits.
+    if (c == "python.recursion_call") continue;
     // A template's fixed text up to its first hole identifies it (codes are stored for strict and
     // container cases only).
     const std::string_view t = e.tmpl;
