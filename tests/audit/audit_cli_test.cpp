@@ -397,6 +397,7 @@ TEST(AuditCheck, AnUnwrittenRowIsAFailureNamingIt) {
 // wrote; with dense strides everywhere it passed every case.
 TEST(AuditCheck, AKernelIgnoringItsStridesFails) {
   auto v = check_json("--kernel " + kPlugins + "/audit_plugin_dense_strides.so", 1);
+  ASSERT_NE(v.get("cases"), nullptr);
   std::uint64_t caught = 0, passed = 0;
   for (const auto& c : v.get("cases")->items) {
     if (sget(c, "status") == "unsupported") continue;

@@ -108,6 +108,7 @@ static void store(void* p, int64_t i, w4a8_dtype d, float v) {
 }
 static int clampi(float v, int lo, int hi) {
   const float r = nearbyintf(v);
+  if (r != r) return 0; /* NaN (a buggy variant reading padding): no int, and no UB converting it */
   return r <= (float)lo ? lo : r >= (float)hi ? hi : (int)r;
 }
 /* Sign of H_R[i][j]: product over base-4 digits of the seed (-1 where the digits sum to 3). */
