@@ -23,6 +23,7 @@
 #include "gemm/tensor_io.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "json/wtf8.hpp"
 #include "safetensors/reader.hpp"
 
 extern char** environ;
@@ -101,7 +102,9 @@ class CommandImpl final : public Implementation {
       stop();
       return;
     }
-    if (const auto* n = p->get("name"); n && n->is_string()) name_ = n->text;
+    // The command's strings are json.loads strs; the report holds system text (audit JSON writes it
+    // as Python's os.fsdecode would): converted once, here.
+    if (const auto* n = p->get("name"); n && n->is_string()) name_ = json::os_from_wtf8(n->text);
     // The expected values follow the declared policy: one the audit does not know would silently be
     // judged as f32, so the command cannot run any case.
     if (const auto* pol = p->get("policy")) {
@@ -143,7 +146,7 @@ class CommandImpl final : public Implementation {
     auto p = json::loads_str(line);
     const json::Value* st = p.ok() ? p->get("status") : nullptr;
     const json::Value* msg = p.ok() ? p->get("message") : nullptr;
-    const std::string message = msg && msg->is_string() ? msg->text : "";
+    const std::string message = msg && msg->is_string() ? json::os_from_wtf8(msg->text) : "";
     // A command out of step with the protocol would answer the next job with this one's leftovers:
     // it is restarted, as after a crash.
     if (!st || !st->is_string())

@@ -148,7 +148,7 @@ void run_check(const CheckArgs& a, Reporter& report) {
     return fail(make_error(ErrorKind::UsageError,
                            {"--timeout requires --command, --kernel or --impl cuda (--impl " + a.impl + " runs no plugin)"}));
   if (a.threads_given && !(a.impl_given && a.impl == "fast"))
-    return fail(make_error(ErrorKind::UsageError, {"--threads applies to --impl fast only (the others run as they run)"}));
+    return fail(make_error(ErrorKind::UsageError, {kThreadsFastOnly}));
   if (a.timeout_given && !a.command_given) plugin::set_call_time_limit(a.timeout);
   auto policy = audit::parse_policy(a.policy);
   if (!policy.ok()) return fail(policy.error());

@@ -41,6 +41,10 @@ Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const 
   return e;
 }
 
+bool predicted_by_sglang(const Error& e) {
+  return exit_status(e) == 1 && !error_info(e.kind).code.starts_with("index.");
+}
+
 std::string repeated_tensors_note(std::size_t names, std::string_view first, std::string_view what, py::Version v) {
   return std::to_string(names) + " tensor name(s) are held by more than one of the files (the first: " +
          py::repr_str(first, v) + "); the last file's tensor " + std::string(what) + ": a sharded checkpoint holds each tensor once";

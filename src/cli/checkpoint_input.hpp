@@ -23,6 +23,10 @@ class Reporter;
 Result<io::Checkpoint> open_checkpoint(std::span<const std::string> args, const validate::Options& vopt,
                                        std::string* where = nullptr, Reporter* notes = nullptr);
 
+// Whether a failure to open a checkpoint (open_checkpoint's error) is sglang's own verdict: a
+// container or marker error is; an index.* error (an index is ours to read) and I/O errors are not.
+bool predicted_by_sglang(const Error& e);
+
 // For io::Checkpoint::open: once the shards declare kHugeHeapFromHeaderBytes of header, later heap
 // blocks come from huge pages (heap_pages.hpp).
 st::BeforeParse huge_pages_for_large_headers();

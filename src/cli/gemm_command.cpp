@@ -274,7 +274,7 @@ void run(const GemmArgs& given, Reporter& report) {
   // Threads apply to --impl fast only: elsewhere a cap (and its note) would speak of nothing, and a
   // --threads given would be ignored without a word (audit check refuses it the same way).
   if (a.threads_given && !(a.impl == ImplChoice::Fast && a.kernel.empty()))
-    return report.fail(make_error(ErrorKind::UsageError, {"--threads applies to --impl fast only (the others run as they run)"}));
+    return report.fail(make_error(ErrorKind::UsageError, {kThreadsFastOnly}));
   if (!a.kernel.empty() || a.impl == ImplChoice::Cuda) {
     auto p = a.kernel.empty() ? plugin::load_cuda_module() : plugin::Plugin::load(a.kernel);
     if (!p.ok()) return report.fail(p.error());
@@ -287,8 +287,9 @@ void run(const GemmArgs& given, Reporter& report) {
   if (!a.check_all) vopt.only_layer = a.layer;
   auto ck = open_checkpoint(a.checkpoint, vopt, &input_where, &report);
   if (!ck.ok()) {
-    // A refusal here (a container error, or an earlier shard's marker error) is what sglang raises.
-    FailStyle s = exit_status(ck.error()) == 1 ? by_sglang : where;
+    // A refusal here (a container error, or an earlier shard's marker error) is what sglang raises;
+    // an index error is ours.
+    FailStyle s = predicted_by_sglang(ck.error()) ? by_sglang : where;
     s.where = input_where;
     return report.fail(ck.error(), s);
   }

@@ -111,9 +111,12 @@ int run(int argc, char** argv, w4a8::cli::Reporter& report) {
       return usage("unknown command " + w4a8::py::repr_str(argv[1]) + (near.empty() ? "" : "; did you mean " + near.front() + "?"));
     }
     if (argc == 1) return usage("a command is required");
-    if (first != "--help" && first != "-h" && first != "--version")  // (CLI11 answers those)
-      return usage("the command comes first: " + w4a8::py::repr_str(first) + " is not a command" +
-                   (first_word > 0 ? ", and options go after the command (w4a8check COMMAND " + std::string(first) + " ...)" : ""));
+    if (first != "--help" && first != "-h" && first != "--version") {  // (CLI11 answers those)
+      if (first_word == 0)
+        return usage("a command is required (" + w4a8::py::repr_str(first) + " is an option: options go after the command)");
+      return usage("the command comes first: " + w4a8::py::repr_str(first) +
+                   " is not a command, and options go after the command (w4a8check COMMAND " + std::string(first) + " ...)");
+    }
   }
   if (named != nullptr) {
     named->add(app, report);

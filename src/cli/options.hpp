@@ -108,6 +108,10 @@ CLI::Option* add_enum_option(CLI::App& app, const std::string& option, E& target
                                    [&target, table](std::size_t i) { target = table[i].value; });
 }
 
+// The refusal of --threads beside an implementation that takes no thread count (gemm, audit check).
+inline constexpr std::string_view kThreadsFastOnly =
+    "--threads applies to --impl fast only (the other implementations take no thread count)";
+
 // A string option taking one of `names`, kept as the name (an unknown value: the same usage error as
 // add_enum_option's).
 inline CLI::Option* add_name_option(CLI::App& app, const std::string& option, std::string& target,

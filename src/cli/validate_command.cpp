@@ -236,7 +236,8 @@ void run(const ValidateArgs& a, Reporter& report) {
     std::size_t from = pv;  // the nearest earlier interpreter that was measured (the table's rows follow it)
     while (from > 0 && !py::kInterpreterFacts[from].measured) --from;
     report.note("Python " + std::string(py::version_name(a.python)) +
-                "'s json.loads nesting limit and int() error order are assumed from Python " +
+                "'s json.loads nesting limit, the depth a marker merge's comparison reaches and int() error order are "
+                "assumed from Python " +
                 std::string(py::version_name(py::Version(from))) +
                 "'s, not checked against that interpreter (w4a8check versions)");
   }

@@ -68,7 +68,7 @@ void run(bool json, Reporter& report) {
     const auto v = py::Version(i);
     const py::InterpreterFacts& f = py::kInterpreterFacts[i];
     out << "  " << py::version_name(v) << "  Unicode " << py::unicode_version(v) << ", nesting limit " << f.json_max_depth
-        << (f.measured ? "" : "  (nesting limit and int() error order assumed from the Python before; not checked "
+        << (f.measured ? "" : "  (nesting limit, comparison depth and int() error order assumed from the Python before; not checked "
                               "against that interpreter)")
         << "\n";
   }

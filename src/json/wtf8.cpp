@@ -69,4 +69,24 @@ std::string wtf8_from_os(std::string_view bytes) {
   return out;
 }
 
+std::string os_from_wtf8(std::string_view wtf8) {
+  std::string out;
+  out.reserve(wtf8.size());
+  std::size_t pos = 0;
+  char32_t cp = 0;
+  while (pos < wtf8.size()) {
+    const std::size_t at = pos;
+    if (!decode_wtf8(wtf8, pos, cp, true)) {
+      out.push_back(wtf8[pos++]);  // (not WTF-8: kept as it is)
+    } else if (cp >= 0xDC80 && cp <= 0xDCFF) {
+      out.push_back(static_cast<char>(cp - 0xDC00));
+    } else if (is_surrogate(cp)) {
+      append_wtf8(out, 0xFFFD);
+    } else {
+      out.append(wtf8.data() + at, pos - at);
+    }
+  }
+  return out;
+}
+
 }  // namespace w4a8::json

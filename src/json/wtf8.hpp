@@ -51,4 +51,9 @@ std::size_t find_invalid_wtf8(std::string_view s, bool allow_surrogates);
 // Value holding it dumps as json.dumps dumps that str (json::dump_os_string's text, in a document).
 std::string wtf8_from_os(std::string_view bytes);
 
+// The inverse, for a str from json.loads that is to be reported beside system text: \udc80..\udcff
+// become the bytes they stand for (os.fsencode's surrogateescape), any other lone surrogate U+FFFD.
+// wtf8_from_os(os_from_wtf8(s)) == s for every str without such other surrogates.
+std::string os_from_wtf8(std::string_view wtf8);
+
 }  // namespace w4a8::json

@@ -153,11 +153,18 @@ Result<Plugin> load_cuda_module() {
 
 std::optional<Error> missing_device(const Plugin& p) {
   int err = 0;
-  const int n = p.table().device_count(&err);
+  // (each under a guard of its own: a crash in them names them, inside run's guard too)
+  const int n = [&] {
+    const CallGuard guard(p.describe(), "device_count");
+    return p.table().device_count(&err);
+  }();
   if (n > 0) return std::nullopt;
   // A negative count with error code 0 contradicts itself: said as such, not as "returned 0".
   const std::string code = n == 0 ? "0" : err != 0 ? std::to_string(err) : std::to_string(n) + " without an error code";
-  const char* e = p.table().last_error();
+  const char* e = [&] {
+    const CallGuard guard(p.describe(), "last_error");
+    return p.table().last_error();
+  }();
   return make_error(ErrorKind::CudaNoDevice, {code, e && *e ? printable(e) : "no device"});
 }
 

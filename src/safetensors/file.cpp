@@ -123,7 +123,7 @@ Result<File> File::open(const std::string& path, const BeforeParse& before_parse
   f.size_ = static_cast<std::uint64_t>(st.st_size);
   if (f.size_ == 0) {
     // safetensors maps max(size, 1) bytes: an empty file is "header too small", but a file that
-    // cannot be mapped (most of /proc and /sys report size 0) is the OSError of mmap (ENODEV, EIO).
+    // cannot be mapped (most of /proc reports size 0) is the OSError of mmap (ENODEV, EIO).
     void* p = ::mmap(nullptr, 1, PROT_READ, MAP_PRIVATE, fd.fd, 0);
     if (p == MAP_FAILED) return io_error(ErrorKind::IoReadFailed, path, errno);
     ::munmap(p, 1);

@@ -490,7 +490,9 @@ TEST(AuditCommand, ProtocolOkIsExact) {
 // case with the bytes back (os.fsencode); written as WTF-8, "\ud800" cannot be encoded to a path.
 TEST(AuditCommand, PathsThatAreNotUtf8ReachJsonAsPythonHoldsThem) {
   const std::string dir = temp_dir() + "/s\xed\xa0\x80\xff";
-  std::filesystem::copy(small_suite(), dir, std::filesystem::copy_options::recursive);
+  std::error_code ec;
+  std::filesystem::copy(small_suite(), dir, std::filesystem::copy_options::recursive, ec);
+  if (ec) GTEST_SKIP() << "this file system takes no file name that is not UTF-8: " << ec.message();
   const std::string cmd = "--command " + std::string("'") + W4A8_PYTHON + " " + W4A8_SOURCE_ROOT +
                           "/tests/audit/commands/via_gemm.py " + W4A8_CLI_BINARY + "'";
   auto r = run_command(std::string(W4A8_CLI_BINARY) + " audit check '" + dir + "' " + cmd + " --case " + first_case_id() +

@@ -231,6 +231,13 @@ TEST_F(GemmCli, ACheckpointRefusedWhenOpenedNamesTheRelease) {
                        "length\n  [safetensors.InvalidHeaderLength] (sglang 0.5.23, Python 3.11)\n"),
             std::string::npos)
       << r.out;
+  // An index error is ours: no release named (as validate).
+  const fs::path index = tmp("model.safetensors.index.json");
+  std::ofstream(index) << R"({"weight_map": 5})";
+  const CliRun i = run_cli("gemm --checkpoint " + index.string() + " --layer blk.0 --input " + input_.string() + " --out " +
+                           tmp("o.safetensors").string());
+  EXPECT_EQ(i.rc, 1) << i.out;
+  EXPECT_NE(i.out.find("  [index.invalid]\n"), std::string::npos) << i.out;
 }
 
 TEST_F(GemmCli, UsageErrorsExit2) {

@@ -16,6 +16,7 @@
 #include "core/upstream.hpp"
 #include "gemm/quantizer.hpp"
 #include "json/parse.hpp"
+#include "support/python.hpp"
 
 namespace w4a8::testing {
 namespace {
@@ -253,12 +254,12 @@ TEST_F(SafetyCli, UnmappableSizeZeroFilesAreMmapErrorsAsSafetensorsSays) {
   std::string list;
   for (const std::string& f : files) list += f + "\n";
   spit(p("list"), list);
-  const CliRun oracle = sh(std::string(W4A8_PYTHON) + " " + kRoot + "/tools/oracle/safetensors_verdict.py < " + p("list"));
-  ASSERT_EQ(oracle.rc, 0) << oracle.out;
-  std::istringstream lines(oracle.out);
-  for (const std::string& f : files) {
-    std::string line;
-    ASSERT_TRUE(std::getline(lines, line)) << oracle.out;
+  const auto oracle = PythonCall::script("tools/oracle/safetensors_verdict.py").stdin_from(p("list")).run();
+  ASSERT_TRUE(oracle.ok()) << oracle.command;
+  ASSERT_EQ(oracle.lines.size(), files.size()) << oracle.command;
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    const std::string& f = files[k];
+    const std::string& line = oracle.lines[k];
     auto v = json::loads_str(line);
     ASSERT_TRUE(v.ok()) << line;
     const std::string kind = v->get("kind")->text, message = v->get("message")->text;

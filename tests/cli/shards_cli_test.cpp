@@ -409,13 +409,13 @@ TEST_F(ShardsCli, VersionsListsEveryProfile) {
                                 "print(d[\"default\"], [(v, p[\"json_max_depth\"], p[\"measured\"]) for v, p in d[\"versions\"].items()])'");
   EXPECT_EQ(py.out, "3.11 [('3.10', 990, True), ('3.11', 990, True), ('3.12', 1497, True), ('3.13', 9998, True), "
                     "('3.14', 9998, False)]\n");
-  EXPECT_NE(r.out.find("  3.14  Unicode 16.0.0, nesting limit 9998  (nesting limit and int() error order assumed from the "
+  EXPECT_NE(r.out.find("  3.14  Unicode 16.0.0, nesting limit 9998  (nesting limit, comparison depth and int() error order assumed from the "
                        "Python before; not checked against that interpreter)"),
             std::string::npos)
       << r.out;
   // A verdict under 3.14 says what it assumes; under a measured one, nothing.
   const std::string ok = kRoot + "/examples/flux-tiny-w4a8.safetensors";
-  EXPECT_NE(cli("validate --python 3.14 " + ok).out.find("note: Python 3.14's json.loads nesting limit and int() error order "
+  EXPECT_NE(cli("validate --python 3.14 " + ok).out.find("note: Python 3.14's json.loads nesting limit, the depth a marker merge's comparison reaches and int() error order "
                                                           "are assumed from Python 3.13's"),
             std::string::npos);
   EXPECT_EQ(cli("validate --python 3.13 " + ok).out.find("note:"), std::string::npos);

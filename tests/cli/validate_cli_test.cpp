@@ -126,8 +126,10 @@ TEST(ValidateCli, UsageErrorsExitTwoAndHelpExitsZero) {
   // No command first: what is wrong, not "A subcommand is required" (an option before the command,
   // --json among them, or nothing at all).
   EXPECT_NE(run_cli("2>&1").out.find("w4a8check: a command is required (commands: validate, "), std::string::npos);
-  EXPECT_NE(run_cli("--bogus 2>&1").out.find("the command comes first: '--bogus' is not a command (commands: "),
+  EXPECT_NE(run_cli("--bogus 2>&1").out.find("a command is required ('--bogus' is an option: options go after the command) "
+                                            "(commands: "),
             std::string::npos);
+  EXPECT_NE(run_cli("--json 2>/dev/null").out.find("a command is required ('--json' is an option"), std::string::npos);
   const auto before = run_cli("--json validate x 2>/dev/null");
   EXPECT_EQ(before.rc, 2);
   EXPECT_NE(before.out.find("\"message\": \"the command comes first: '--json' is not a command, and options go after "

@@ -173,5 +173,16 @@ TEST(DumpOsString, AValueFromSystemTextDumpsAsPythonHoldsIt) {
   EXPECT_EQ(wtf8_from_os("\xc3\xa9"), "\xc3\xa9");  // valid UTF-8 unchanged
 }
 
+// A str from json.loads reported beside system text (an audit command's name and messages): the
+// escapes of bytes become those bytes, so the report writes them back as the same escapes; another
+// lone surrogate, which no byte string decodes to, becomes U+FFFD (it was written as three).
+TEST(DumpOsString, JsonTextReportedAsSystemText) {
+  EXPECT_EQ(os_from_wtf8("x\xed\xb3\xbf"), "x\xff");       // \udcff: the byte FF
+  EXPECT_EQ(os_from_wtf8("x\xed\xa0\x80"), "x\xef\xbf\xbd");  // \ud800: U+FFFD
+  EXPECT_EQ(os_from_wtf8("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(dump(Value::from_os_string(os_from_wtf8("x\xed\xb3\xbf"))), R"("x\udcff")");
+  EXPECT_EQ(dump(Value::from_os_string(os_from_wtf8("nope \xed\xa0\x80"))), R"("nope \ufffd")");
+}
+
 }  // namespace
 }  // namespace w4a8::json

@@ -5,12 +5,13 @@ For every profiled sglang release (src/core/sglang_versions.def), the release's 
 the cache (tools/upstream/sglang_upstream.py) and its function is run over
   (a) the validator catalogue (corpus/validator, non-strict cases), and
   (b) N freshly generated checkpoints (gen_drift_cases generate: the project's scenario generator),
-  (d) pairs of markers of one prefix nested to json.loads' limit (gen_drift_cases deep-merge): the
-      per-key merge's `!=` and its RecursionError, compared by verdict, type and message only,
   (c) --metadata-n checkpoints of one valid W4A8 layer whose _quantization_metadata text is made
       here at random (metadata_text(): keys with escapes and repeated, "layers" twice, NaN,
       nested values, markers that are not objects, ints past Python's digit limit, nesting past
       its recursion limit, syntax errors): the metadata reader's every path against json.loads,
+  (d) pairs of markers of one prefix nested to json.loads' limit (gen_drift_cases deep-merge): the
+      per-key merge's `!=` and its RecursionError, and NaN at the limit, compared by verdict, type
+      and message only,
 and each verdict is compared with OUR validator's verdict for that profile (gen_drift_cases writes
 them): accepted or not, exception type, message, and the full result dict (prefix order, every
 marker key in order, derived keys, value types: bool/int/float/str kept apart, NaN == NaN).
