@@ -273,14 +273,15 @@ void run(const GemmArgs& given, Reporter& report) {
     return report.fail(make_error(ErrorKind::UsageError, {"--kernel: empty path"}));
   // Threads apply to --impl fast only: elsewhere a cap (and its note) would speak of nothing, and a
   // --threads given would be ignored without a word (audit check refuses it the same way).
-  if (a.threads_given && !(a.impl == ImplChoice::Fast && a.kernel.empty()))
+  const bool takes_threads = a.impl == ImplChoice::Fast && a.kernel.empty();
+  if (a.threads_given && !takes_threads)
     return report.fail(make_error(ErrorKind::UsageError, {kThreadsFastOnly}));
   if (!a.kernel.empty() || a.impl == ImplChoice::Cuda) {
     auto p = a.kernel.empty() ? plugin::load_cuda_module() : plugin::Plugin::load(a.kernel);
     if (!p.ok()) return report.fail(p.error());
     kernel = std::move(*p);
   }
-  if (a.impl == ImplChoice::Fast && a.kernel.empty()) a.threads = resolve_threads(a.threads, report);
+  if (takes_threads) a.threads = resolve_threads(a.threads, report);
   // 2. The checkpoint, each shard opened once; outputs must not replace any input.
   validate::Options vopt;
   vopt.strict = true;

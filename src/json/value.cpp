@@ -73,30 +73,9 @@ const std::string& int_text_of(const Value& v) {
   return v.text;
 }
 
-bool equal_impl(const Value& a, const Value& b, bool nested);
-
-// Python dict ==: same key set, equal values; an index keeps big untrusted objects linear.
-bool objects_equal(const Value& a, const Value& b) {
-  if (a.members.size() != b.members.size()) return false;
-  constexpr std::size_t kLinearMax = 16;
-  if (b.members.size() <= kLinearMax) {
-    for (const auto& [k, v] : a.members) {
-      const Value* other = b.get(k);
-      if (other == nullptr || !equal_impl(v, *other, true)) return false;
-    }
-    return true;
-  }
-  const MemberIndex index(b);
-  for (const auto& [k, v] : a.members) {
-    const Value* other = index.get(k);
-    if (other == nullptr || !equal_impl(v, *other, true)) return false;
-  }
-  return true;
-}
-
-// nested: inside a container, where Python compares by identity first, so json's one shared NaN
-// object equals itself.
-bool equal_impl(const Value& a, const Value& b, bool nested) {
+// Python's == on two scalars (containers: compare_impl). nested: inside a container, where Python
+// compares by identity first, so json's one shared NaN object equals itself.
+bool scalars_equal(const Value& a, const Value& b, bool nested) {
   if (is_numeric(a.kind) && is_numeric(b.kind)) {
     if (a.kind == Kind::Float && b.kind == Kind::Float) {
       if (nested && std::isnan(a.number) && std::isnan(b.number)) return true;
@@ -107,18 +86,7 @@ bool equal_impl(const Value& a, const Value& b, bool nested) {
     return int_text_of(a) == int_text_of(b);
   }
   if (a.kind != b.kind) return false;
-  switch (a.kind) {
-    case Kind::Null: return true;
-    case Kind::String: return a.text == b.text;
-    case Kind::Array:
-      if (a.items.size() != b.items.size()) return false;
-      for (std::size_t i = 0; i < a.items.size(); ++i)
-        if (!equal_impl(a.items[i], b.items[i], true)) return false;
-      return true;
-    case Kind::Object:
-      return objects_equal(a, b);
-    default: return false;  // numeric kinds handled above
-  }
+  return a.kind == Kind::Null || (a.kind == Kind::String && a.text == b.text);  // (numeric kinds above)
 }
 
 // One object in both results of json.loads (so `is` holds and a container skips the comparison):
@@ -162,7 +130,8 @@ Compared compare_impl(const Value& a, const Value& b, bool nested) {
   if (a.kind == Kind::Object && b.kind == Kind::Object) {
     bool eq = a.members.size() == b.members.size();
     if (eq && !a.members.empty()) {
-      const std::optional<MemberIndex> index = b.members.size() > 16 ? std::optional<MemberIndex>(std::in_place, b) : std::nullopt;
+      // Python dict ==: same key set, equal values; an index keeps big untrusted objects linear.
+    const std::optional<MemberIndex> index = b.members.size() > 16 ? std::optional<MemberIndex>(std::in_place, b) : std::nullopt;
       for (const auto& [k, v] : a.members) {
         const Value* other = index ? index->get(k) : b.get(k);
         if (other == nullptr || !item(v, *other)) {
@@ -173,12 +142,12 @@ Compared compare_impl(const Value& a, const Value& b, bool nested) {
     }
     return {eq, 1 + deepest};
   }
-  return {equal_impl(a, b, nested), 1};
+  return {scalars_equal(a, b, nested), 1};
 }
 
 }  // namespace
 
-bool py_equal(const Value& a, const Value& b) { return equal_impl(a, b, false); }
+bool py_equal(const Value& a, const Value& b) { return compare_impl(a, b, false).equal; }
 
 Compared py_compare(const Value& a, const Value& b) { return compare_impl(a, b, false); }
 

@@ -226,6 +226,11 @@ extern "C" void exit_in_plugin() {
   ::_exit(2);
 }
 
+// "run", or "run (case 0007_...)" with a context set.
+std::string named_call(std::string_view call) {
+  return g_context.empty() ? std::string(call) : std::string(call) + " (" + g_context + ")";
+}
+
 }  // namespace
 
 void set_call_time_limit(double seconds) {
@@ -246,14 +251,14 @@ void set_call_context(std::string_view context) { g_context = context; }
 void set_progress_line(bool open) { g_progress_line.store(open); }
 
 Error CallGuard::escaped_exception(std::string_view plugin, std::string_view call) {
-  const std::string named = g_context.empty() ? std::string(call) : std::string(call) + " (" + g_context + ")";
+  const std::string named = named_call(call);
   return make_error(ErrorKind::PluginFailed, {plugin, named, exception_text()});
 }
 
 CallGuard::CallGuard(std::string_view plugin, std::string_view call) {
   const int level = g_depth++;
   if (level < kLevels) {
-    const std::string named = g_context.empty() ? std::string(call) : std::string(call) + " (" + g_context + ")";
+    const std::string named = named_call(call);
     // Under the watchdog's lock while it may be writing the report out (it holds the lock then).
     std::unique_lock<std::mutex> lock(watchdog().mu, std::defer_lock);
     if (level > 0 && g_limit > 0) lock.lock();

@@ -151,6 +151,12 @@ Result<Plugin> load_cuda_module() {
   return make_error(ErrorKind::CudaModuleMissing, {std::string(cuda_module_name()), where.empty() ? "nowhere" : where});
 }
 
+std::string Plugin::last_error_text() const {
+  const CallGuard guard(describe(), "last_error");
+  const char* e = table_->last_error();
+  return e && *e ? printable(e) : std::string();
+}
+
 std::optional<Error> missing_device(const Plugin& p) {
   int err = 0;
   // (each under a guard of its own: a crash in them names them, inside run's guard too)
@@ -161,11 +167,8 @@ std::optional<Error> missing_device(const Plugin& p) {
   if (n > 0) return std::nullopt;
   // A negative count with error code 0 contradicts itself: said as such, not as "returned 0".
   const std::string code = n == 0 ? "0" : err != 0 ? std::to_string(err) : std::to_string(n) + " without an error code";
-  const char* e = [&] {
-    const CallGuard guard(p.describe(), "last_error");
-    return p.table().last_error();
-  }();
-  return make_error(ErrorKind::CudaNoDevice, {code, e && *e ? printable(e) : "no device"});
+  const std::string e = p.last_error_text();
+  return make_error(ErrorKind::CudaNoDevice, {code, e.empty() ? "no device" : e});
 }
 
 std::string caps_text(std::uint64_t caps) {

@@ -33,6 +33,8 @@ class Plugin {
   bool device() const { return table_->memory == W4A8_MEMORY_CUDA_DEVICE; }
   // "NAME VERSION (PATH)" for messages, name and version through printable().
   std::string describe() const;
+  // Its last_error(), called under a guard of its own (CallGuard), through printable(); "" for none.
+  std::string last_error_text() const;
 
  private:
   const w4a8_kernel_plugin* table_ = nullptr;

@@ -26,8 +26,7 @@ auto guarded(const Plugin& pl, const char* call, F&& f) {
 
 Error failed(const Plugin& pl, std::string_view where, w4a8_status s, std::string_view before = {}) {
   std::string why = std::string(before) + std::string(status_name(s));
-  const char* e = guarded(pl, "last_error", [&pl] { return pl.table().last_error(); });
-  if (e && *e) why += ": " + printable(e);
+  if (const std::string e = pl.last_error_text(); !e.empty()) why += ": " + e;
   return make_error(ErrorKind::PluginFailed, {pl.describe(), std::string(where), why});
 }
 
@@ -35,10 +34,10 @@ Error failed(const Plugin& pl, std::string_view where, w4a8_status s, std::strin
 // header gives the status no other meaning), though its check_problem should have.
 Error run_failed(const Plugin& pl, w4a8_status s) {
   if (s != W4A8_ERR_UNSUPPORTED) return failed(pl, "run", s);
-  const char* e = guarded(pl, "last_error", [&pl] { return pl.table().last_error(); });
+  const std::string e = pl.last_error_text();
   return make_error(ErrorKind::PluginUnsupported, {pl.describe(), "run returned W4A8_ERR_UNSUPPORTED (its check_problem had "
                                                                   "accepted the problem)" +
-                                                                      (e && *e ? ": " + printable(e) : std::string())});
+                                                                      (e.empty() ? e : ": " + e)});
 }
 
 // alloc() reporting success without a pointer: named as such (it was shown as W4A8_ERR_CUDA, a status
@@ -297,10 +296,9 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
       // W4A8_ERR_UNSUPPORTED: beyond this plugin's build (a capability limit). Any other refusal of a
       // problem that passed the operand checks is the plugin's failure.
       if (s != W4A8_ERR_UNSUPPORTED) return failed(pl, "check_problem", s, "it refused a problem the operand checks accept: ");
-      const char* e = guarded(pl, "last_error", [&pl] { return pl.table().last_error(); });
+      const std::string e = pl.last_error_text();
       return make_error(ErrorKind::PluginUnsupported,
-                        {pl.describe(), "check_problem returned " + std::string(status_name(s)) +
-                                            (e && *e ? ": " + printable(e) : std::string())});
+                        {pl.describe(), "check_problem returned " + std::string(status_name(s)) + (e.empty() ? e : ": " + e)});
     }
   } catch (const std::bad_alloc&) {
     throw;

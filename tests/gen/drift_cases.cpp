@@ -29,6 +29,7 @@
 #include "gen/properties.hpp"
 #include "json/dump.hpp"
 #include "json/parse.hpp"
+#include "safetensors/writer.hpp"
 #include "validate/inspect.hpp"
 
 namespace {
@@ -104,18 +105,21 @@ int write_generated(std::uint64_t n, std::uint64_t seed, const fs::path& out) {
   return 0;
 }
 
-// One file holding marker tensor q.comfy_quant = `text` (U8), as the crate lays it out; or, with
-// in_metadata, no tensor and `text` as the _quantization_metadata document.
+// One file holding marker tensor q.comfy_quant = `text` (U8); or, with in_metadata, no tensor and
+// `text` as the _quantization_metadata document.
 std::vector<std::uint8_t> marker_file(const std::string& text, bool in_metadata = false) {
-  const std::string header =
-      in_metadata ? R"({"__metadata__":{"_quantization_metadata":)" + json::dump_string(text) + "}}"
-                  : R"({"q.comfy_quant":{"dtype":"U8","shape":[)" + std::to_string(text.size()) + R"(],"data_offsets":[0,)" +
-                        std::to_string(text.size()) + "]}}";
-  std::vector<std::uint8_t> out(8);
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(std::uint64_t(header.size()) >> (8 * i));
-  out.insert(out.end(), header.begin(), header.end());
-  if (!in_metadata) out.insert(out.end(), text.begin(), text.end());
-  return out;
+  st::WriteOptions opt;
+  std::vector<st::TensorSpec> tensors;
+  if (in_metadata)
+    opt.metadata = std::vector<std::pair<std::string, std::string>>{{"_quantization_metadata", text}};
+  else
+    tensors.push_back({"q.comfy_quant", st::Dtype::U8, {text.size()}, {text.begin(), text.end()}});
+  auto bytes = st::serialize(tensors, opt);
+  if (!bytes.ok()) {  // (cannot happen: one tensor of the right size)
+    std::fprintf(stderr, "gen_drift_cases: %s\n", bytes.error().message.c_str());
+    std::exit(1);
+  }
+  return std::move(bytes).value();
 }
 
 // Two files, each a marker {"format": "z", "v": V} with V nested n deep around a leaf (lists, or
