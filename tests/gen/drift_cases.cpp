@@ -177,7 +177,7 @@ int write_deep_merge(const fs::path& out) {
       const int levels = in_metadata ? n - 2 : n;
       std::string v = std::string(static_cast<std::size_t>(levels), '[') + "NaN" + std::string(static_cast<std::size_t>(levels), ']');
       std::string marker = R"({"format": "z", "v": )" + v + "}";
-      if (in_metadata) marker = R"({"layers": {"q": )" + marker + "}}";
+      if (in_metadata) marker.insert(0, R"({"layers": {"q": )").append("}}");
       const std::string dir = std::string(in_metadata ? "deep-nan-metadata-" : "deep-nan-marker-") + std::to_string(n);
       const std::vector<std::string> names = {"a.safetensors"};
       const std::vector<std::vector<std::uint8_t>> bytes = {marker_file(marker, in_metadata)};
