@@ -1,6 +1,7 @@
 #include "audit/explain.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -34,20 +35,55 @@ std::int32_t wrap32(std::int64_t v) { return std::int32_t(std::uint32_t(std::uin
 // Rounding bounds of one activation row: how far any legal evaluation of the rotation (and, under
 // the eager policy, the dtype roundings) can move each rotated value from the exact one.
 struct RowBounds {
-  std::vector<double> y;    // exact rotated row
-  std::vector<double> err;  // |computed - exact| bound per element
-  double absmax_err = 0;    // bound on the error of the row's absmax
+  std::vector<double> y;            // exact rotated row
+  std::vector<double> err;          // |computed - exact| bound per element
+  std::vector<std::uint8_t> exact;  // per block of R: every evaluation order gives y exactly (err 0)
+  double absmax_err = 0;            // bound on the error of the row's absmax
 };
+
+}  // namespace
+
+bool rotation_is_exact(const float* x, std::int64_t r) {
+  int a = std::numeric_limits<int>::max();  // exponent of the lowest set bit over the block
+  for (std::int64_t j = 0; j < r; ++j) {
+    const float v = x[j];
+    if (v == 0) continue;
+    if (!std::isfinite(v)) return false;
+    int e = 0;
+    const auto m = std::uint32_t(std::ldexp(std::frexp(std::fabs(v), &e), 24));  // |v| = m * 2^(e - 24)
+    a = std::min(a, e - 24 + std::countr_zero(m));
+  }
+  if (a == std::numeric_limits<int>::max()) return true;  // all zero
+  int log_sqrt_r = 0;
+  for (std::int64_t t = r; t > 1; t /= 4) ++log_sqrt_r;
+  if (a - log_sqrt_r < -149) return false;  // H's 2^-k factor would push bits below float32's
+  std::uint64_t units = 0;                  // sum |x_j| in units of 2^a
+  for (std::int64_t j = 0; j < r; ++j) {
+    const double u = std::ldexp(std::fabs(double(x[j])), -a);
+    if (u > 0x1p24) return false;
+    units += std::uint64_t(u);
+  }
+  return units <= (std::uint64_t{1} << 24);
+}
+
+namespace {
 
 RowBounds row_bounds(const CaseSpec& c, const float* x, ActPolicy pol) {
   RowBounds b;
   const auto k = std::int64_t(c.k), r = c.r;
   b.y = rotate_row_f64(x, k, r);
   b.err.resize(std::size_t(k));
+  b.exact.resize(std::size_t(r > 0 ? k / r : 0));
   const bool eager = gemm::effective_policy(pol, c.x_dtype) == ActPolicy::Eager;
   const double ud = eager ? unit_roundoff(c.x_dtype) : 0.0;
   const double inv_sqrt_r = 1.0 / std::sqrt(double(r));
   for (std::int64_t blk = 0; blk < k; blk += r) {
+    // A block every order computes exactly has no rounding error to allow for; under the eager
+    // policy its one rounding to the activation dtype is then a known value, not a bound.
+    if (rotation_is_exact(x + blk, r)) {
+      b.exact[std::size_t(blk / r)] = 1;
+      continue;
+    }
     double s = 0;
     for (std::int64_t j = 0; j < r; ++j) s += std::fabs(double(x[blk + j]));
     // Any order of R products summed in float32: |err| <= R * u * sum |h_j x_j|.
@@ -59,6 +95,21 @@ RowBounds row_bounds(const CaseSpec& c, const float* x, ActPolicy pol) {
     }
   }
   return b;
+}
+
+// The x_q an exactly rotated element may take: its exact value (under the eager policy rounded to
+// the activation dtype, as the policy's rotation output is) divided by the implementation's own
+// divisor, the quotient rounded to float32 as the reference does, or kept exact; then (eager) rounded
+// to the activation dtype, and rne. Rounding a tie another way, or multiplying by a rounded
+// reciprocal, gives neither. pre: y exact and finite.
+bool exact_element_allows(int q, double y, float sd, ActPolicy pol, FloatDtype xd) {
+  const ActPolicy eff = gemm::effective_policy(pol, xd);
+  float yv = float(y);  // exact (the rotation is)
+  if (eff == ActPolicy::Eager) yv = gemm::round_to(xd, yv);
+  if (q == gemm::quantize_act(yv, sd, eff, xd)) return true;
+  const double t = double(yv) / double(sd);
+  const double qe = eff == ActPolicy::Eager ? double(gemm::round_to(xd, float(t))) : t;
+  return t == t && q == int(std::clamp(std::nearbyint(qe), -128.0, 127.0));
 }
 
 // x_q values an implementation may legally produce for exact rotated value y and divisor sd:
@@ -286,8 +337,15 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
               const int a = qa, e = qe;
               if (a == e) continue;
               ++diff;
-              const QRange r = legal_q(row(m).y[k], row(m).err[k], sd, 0, pol, c.x_dtype);
-              if (a >= r.lo && a <= r.hi && std::abs(a - e) == 1)
+              const RowBounds& rb = row(m);
+              bool legal = false;
+              if (rb.exact[k / std::uint64_t(c.r)]) {
+                legal = exact_element_allows(a, rb.y[k], sd, pol, c.x_dtype);
+              } else {
+                const QRange r = legal_q(rb.y[k], rb.err[k], sd, 0, pol, c.x_dtype);
+                legal = a >= r.lo && a <= r.hi;
+              }
+              if (legal && std::abs(a - e) == 1)
                 ++expl;
               else if (first_bad.empty())
                 first_bad = "x_q" + at2(m * K + k, K) + " = " + std::to_string(a) + ", expected " + std::to_string(e) +

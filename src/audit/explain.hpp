@@ -56,4 +56,10 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
 // Rotation of one row computed in double (near-exact), for the tie analysis. pre: k % r == 0.
 std::vector<double> rotate_row_f64(const float* x, std::int64_t k, std::int64_t r);
 
+// Whether every evaluation order of one block's rotation in float32 (any association of the sum
+// over j of +-x_j / sqrt(R), R = 4^k, the 2^-k applied anywhere) gives the exact value: all x_j are
+// multiples of 2^a and sum |x_j| <= 2^(a + 24), so every partial sum is a float32, and no bit falls
+// below 2^-149. Such a block's x_q are then determined by the divisor, not bounded (explain.cpp).
+bool rotation_is_exact(const float* x, std::int64_t r);
+
 }  // namespace w4a8::audit

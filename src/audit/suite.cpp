@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "gemm/reference.hpp"
 #include "gemm/tensor_io.hpp"
 #include "io/atomic_file.hpp"
 #include "io/read_file.hpp"
@@ -96,7 +97,9 @@ std::string covers_text(const CaseSpec& c) {
   if (c.scale_dtype == ScaleDtype::F32) add("F32 group scales (not FP8-representable; negative, zero, huge)");
   switch (c.data) {
     case DataKind::Ties:
-      add("quantization and decode products exactly on .5 (round half to even)");
+      add(c.x_dtype == FloatDtype::F32
+              ? "quantization and decode products exactly on .5 (round half to even; odd scales: no reciprocal multiply)"
+              : "quantization and decode products exactly on .5 (round half to even); rows whose eager roundings decide x_q");
       break;
     case DataKind::LargeAcc:
       add("|acc| > 2^24: the int32->float conversion rounds");
@@ -335,15 +338,23 @@ void fill_layer(gemm::Layer& l, const CaseSpec& c, Rng& rng) {
   }
 }
 
-// A row whose rotated values y are (q + 0.5) * 2^e (and one 127 * 2^e, so scale = 2^e exactly):
-// x = H y is exact in the dtype, and so is any order of evaluating rot(x), so x_rot / scale sits
-// exactly on a .5 tie for every implementation. Non-zeros per block are limited so x stays exact in
-// bf16 (1) and f16 (4).
+// A row whose rotated values y are (q + 0.5) * u (and one 127 * u, so scale = u exactly), u = c * 2^e:
+// x = H y is exact in the dtype, and every order of evaluating rot(x) gives y exactly (the block's
+// values lie on one grid and their sum stays within float32's 24 bits: explain.hpp
+// rotation_is_exact), so x_rot / scale sits exactly on a .5 tie for every implementation. Non-zeros
+// per block are limited so x stays exact in bf16 (1) and f16 (4), and for f32 so the sum stays in
+// reach. f32 rows take c in {1, 7, 15}: with c = 7 or 15, x_rot * f32(1 / scale) misses the tie in
+// about a third of the quotients (a reciprocal multiply for the division shows); bf16 and f16 have
+// no bits to spare (c = 1).
 void tie_row(float* x, const CaseSpec& c, Rng& rng) {
   const std::int64_t r = c.r, k = std::int64_t(c.k);
   const int e = -3 - rng.below(4);
-  const float unit = std::ldexp(1.0f, e);
-  const std::int64_t nnz = c.x_dtype == FloatDtype::F32   ? r
+  constexpr int kOddUnits[] = {1, 7, 15};
+  const int odd = c.x_dtype == FloatDtype::F32 ? kOddUnits[rng.below(3)] : 1;
+  const double unit = std::ldexp(double(odd), e);
+  // A block's sum |x| is at most odd * R * nnz * 255 units of 2^(e - 1 - log4 R): keep it <= 2^24.
+  const std::int64_t f32_nnz = std::max<std::int64_t>(1, std::min<std::int64_t>(r, (std::int64_t{1} << 24) / (255 * odd * r)));
+  const std::int64_t nnz = c.x_dtype == FloatDtype::F32   ? f32_nnz
                            : c.x_dtype == FloatDtype::F16 ? std::min<std::int64_t>(r, 4)
                                                           : 1;
   std::vector<double> y(std::size_t(r), 0.0);
@@ -365,8 +376,34 @@ void tie_row(float* x, const CaseSpec& c, Rng& rng) {
       double s = 0;
       for (std::int64_t j = 0; j < r; ++j)
         if (y[std::size_t(j)] != 0) s += gemm::hadamard_sign(r, j, i) * y[std::size_t(j)];
-      x[b + i] = float(std::ldexp(s, -p));  // exact: dyadic with < 24 significant bits
+      x[b + i] = float(std::ldexp(s, -p));  // exact: < 24 significant bits
     }
+  }
+}
+
+// A bf16 or f16 row that rotates exactly in every order (rotation_is_exact) to values the dtype
+// cannot hold, so the eager policy's rounding of the rotated values (and of the divisor and the
+// quotient) decides some x_q: an implementation that declares the eager policy but rotates and
+// divides in float32 gets them wrong there. A few dtype values per block, of 5 significant bits at
+// exponents up to 5 (bf16) or 9 (f16) apart; the row is drawn again (up to 64 times) until the two
+// policies' x_q differ.
+void eager_row(float* x, const CaseSpec& c, Rng& rng) {
+  const std::int64_t r = c.r, k = std::int64_t(c.k);
+  const auto n = static_cast<std::size_t>(k);
+  std::vector<float> rot(n);
+  std::vector<std::int8_t> qf(n), qe(n);
+  const int spread = c.x_dtype == FloatDtype::F16 ? 10 : 6;  // f16 holds 11 bits: spread wider
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    std::fill_n(x, k, 0.0f);
+    for (std::int64_t b = 0; b < k; b += r)
+      for (int j = 0; j < 3; ++j) {
+        const int mant = rng.range(16, 31) * (rng.below(2) ? 1 : -1);
+        x[b + rng.below(int(r))] = float(std::ldexp(double(mant), -4 - rng.below(spread)));
+      }
+    float sf = 0, se = 0;
+    gemm::quantize_row(x, k, r, gemm::ActPolicy::F32, c.x_dtype, rot.data(), qf.data(), &sf);
+    gemm::quantize_row(x, k, r, gemm::ActPolicy::Eager, c.x_dtype, rot.data(), qe.data(), &se);
+    if (qf != qe) return;
   }
 }
 
@@ -385,10 +422,17 @@ gemm::Activations make_acts(const CaseSpec& c, Rng& rng) {
           tie_row(row, c, rng);
           continue;
         }
+        if (i % 4 == 1 && c.x_dtype != FloatDtype::F32) {
+          eager_row(row, c, rng);
+          continue;
+        }
         break;
       case DataKind::LargeAcc:
-        if (i + 1 < c.m || c.m == 1) {  // constant rows rotate to themselves: x_q = +-127 everywhere
-          const float v = (i % 2 ? -1.f : 1.f) * (0.5f + float(rng.uniform()));
+        if (i + 1 < c.m || c.m == 1) {
+          // Constant rows rotate to themselves: x_q = +-127 everywhere. 9 significant bits at most,
+          // so every order rotates them exactly (explain.hpp rotation_is_exact) and their x_q are
+          // known, not bounded: a kernel summing acc in float32 has no rounding tie to hide behind.
+          const float v = (i % 2 ? -1.f : 1.f) * (0.5f + float(rng.below(256)) / 256.0f);
           std::fill_n(row, c.k, rnd_to(c.x_dtype, v));
           continue;
         }

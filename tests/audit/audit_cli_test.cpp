@@ -284,8 +284,9 @@ TEST(AuditCheck, DevicePluginPathOnAFakeDevice) {
 
 // Every failing case fails at `stage`; cases fail where `should_fail` says 1, pass where it says 0
 // (-1: either, e.g. outputs saturated to +-inf or ~1e30 that absorb the bug).
-void expect_broken(const std::string& variant, const std::string& stage, int (*should_fail)(const json::Value& c)) {
-  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_" + variant + ".so", 1);
+void expect_broken(const std::string& variant, const std::string& stage, int (*should_fail)(const json::Value& c),
+                   const std::string& extra = "") {
+  auto v = check_json("--kernel " + kPlugins + "/audit_plugin_" + variant + ".so" + extra, 1);
   std::uint64_t failed = 0;
   for (const auto& c : v.get("cases")->items) {
     if (sget(c, "status") != "ok") continue;
@@ -343,6 +344,38 @@ TEST(AuditCheck, DroppedBiasFailsAtEpilogueOnlyForMGreaterThanOne) {
     if (!has_bias(c) || entry(c, "M") == 1) return 0;
     return kind_is(c, "saturate") ? -1 : 1;  // |out| ~ 1e30 can absorb a bias of ~1e3
   });
+}
+
+// Quantization bugs that only show at exact rounding ties: the ties rows rotate exactly in every
+// order, so their quotients are exactly on .5 whatever the implementation's order, and the audit
+// holds them to round-half-even (they passed as "order" when every row got the generic bound).
+bool x_f32(const json::Value& c) { return sget(c, "id").find("_xf32_") != std::string::npos; }
+TEST(AuditCheck, RoundingTiesAwayFromZeroFailsAtQuantize) {
+  expect_broken("half_away", "quantize", [](const json::Value& c) { return kind_is(c, "ties") ? 1 : -1; });
+}
+// x * (1 / scale) for x / scale: the f32 ties rows with scales of 7 or 15 times a power of two
+// catch it (the reciprocal is inexact); whether a given case has such a row depends on its seed.
+TEST(AuditCheck, AReciprocalMultiplyForTheDivisionFailsAtQuantize) {
+  expect_broken("reciprocal", "quantize", [](const json::Value& c) { return kind_is(c, "ties") && x_f32(c) ? -1 : 0; });
+}
+// An outputs-only kernel summing acc in float32: only large_acc passes 2^24, and its constant rows
+// rotate exactly, so no rounding tie widens their bound.
+TEST(AuditCheck, FloatAccumulationFailsOutputsOnly) {
+  expect_broken("float_acc", "output", [](const json::Value& c) { return kind_is(c, "large_acc") ? -1 : 0; });
+}
+// A kernel declaring the eager policy (W4A8_CAP_EAGER_POLICY) but computing in float32 fails the
+// bf16/f16 ties cases (their odd rows rotate exactly to values the dtype rounds); a kernel that
+// follows the policy passes, under either policy.
+TEST(AuditCheck, AKernelDeclaringEagerButComputingF32Fails) {
+  expect_broken(
+      "eager_as_f32", "quantize",
+      [](const json::Value& c) { return x_f32(c) || is_correction(c) ? 0 : kind_is(c, "ties") ? 1 : -1; },
+      " --act-policy eager");
+  for (const char* policy : {"eager", "f32"}) {
+    auto v = check_json("--kernel " + kPlugins + "/audit_plugin_eager.so --act-policy " + policy, 0);
+    EXPECT_EQ(count(v, "failed") + count(v, "broken") + count(v, "upstream_errors"), 0u) << policy;
+    EXPECT_GT(count(v, "exact") + count(v, "order"), 0u) << policy;
+  }
 }
 
 // A kernel whose result changes from one call to the next (a race): --repeat reruns each case and

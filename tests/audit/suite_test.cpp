@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 
+#include "audit/explain.hpp"
 #include "audit/implementation.hpp"
 #include "audit/suite.hpp"
 #include "gemm/operands.hpp"
@@ -95,7 +96,7 @@ TEST(Generate, LegalAndDeterministic) {
 TEST(Generate, AdversarialKindsHoldWhatTheyClaim) {
   auto cases = grid_cases("standard", 1);
   ASSERT_TRUE(cases.ok());
-  int ties_checked = 0, large_checked = 0, zero_checked = 0, sat_checked = 0;
+  int ties_checked = 0, large_checked = 0, zero_checked = 0, sat_checked = 0, odd_units = 0, eager_rows = 0;
   for (const auto& c : *cases) {
     if (c.correction || c.m * c.n * c.k > (1u << 24)) continue;
     CaseData d = generate_case(c);
@@ -104,14 +105,19 @@ TEST(Generate, AdversarialKindsHoldWhatTheyClaim) {
     switch (c.data) {
       case DataKind::Ties: {
         if (c.r > 1024) break;
-        // Row 0 is a tie row: its scale is a power of two and every quotient x_rot / scale is exactly
-        // on .5 (the rotation of the row's exact values, computed here in double).
+        // Row 0 is a tie row: its scale is an odd number (1, 7 or 15; 1 for bf16 and f16) times a
+        // power of two, every block rotates exactly in any order, and every quotient x_rot / scale
+        // is exactly on .5 (the rotation of the row's exact values, computed here in double).
         const float s = r->x_scale[0];
         int e;
-        ASSERT_EQ(std::frexp(s, &e), 0.5f) << c.id << ": scale not a power of two";
+        const double odd = std::ldexp(std::frexp(s, &e), 4);  // 16 * mantissa: 8, 14 or 15 (1, 7, 15)
+        EXPECT_TRUE(odd == 8 || (c.x_dtype == gemm::FloatDtype::F32 && (odd == 14 || odd == 15)))
+            << c.id << ": scale " << s;
+        if (odd != 8) ++odd_units;
         std::vector<double> row(d.x.values.begin(), d.x.values.begin() + std::ptrdiff_t(c.k));
         int on_half = 0;
-        for (std::uint64_t b = 0; b < c.k; b += std::uint64_t(c.r))
+        for (std::uint64_t b = 0; b < c.k; b += std::uint64_t(c.r)) {
+          EXPECT_TRUE(rotation_is_exact(d.x.values.data() + b, c.r)) << c.id << " block " << b;
           for (std::int64_t j = 0; j < c.r; ++j) {
             double y = 0;
             for (std::int64_t i = 0; i < c.r; ++i) y += gemm::hadamard_sign(c.r, i, j) * row[b + std::uint64_t(i)];
@@ -121,11 +127,28 @@ TEST(Generate, AdversarialKindsHoldWhatTheyClaim) {
               EXPECT_EQ(r->x_q[b + std::uint64_t(j)] % 2, 0) << c.id << ": a .5 tie not rounded to even";
             }
           }
+        }
         EXPECT_GT(on_half, 0) << c.id;
+        // Row 1 of a bf16/f16 case rotates exactly, and the eager policy's roundings change some x_q.
+        if (c.m >= 2 && c.x_dtype != gemm::FloatDtype::F32) {
+          const float* x1 = d.x.values.data() + c.k;
+          for (std::uint64_t b = 0; b < c.k; b += std::uint64_t(c.r))
+            EXPECT_TRUE(rotation_is_exact(x1 + b, c.r)) << c.id << " row 1 block " << b;
+          std::vector<float> rot(c.k);
+          std::vector<std::int8_t> qf(c.k), qe(c.k);
+          float sf = 0, se = 0;
+          gemm::quantize_row(x1, std::int64_t(c.k), c.r, gemm::ActPolicy::F32, c.x_dtype, rot.data(), qf.data(), &sf);
+          gemm::quantize_row(x1, std::int64_t(c.k), c.r, gemm::ActPolicy::Eager, c.x_dtype, rot.data(), qe.data(), &se);
+          EXPECT_NE(qf, qe) << c.id << ": row 1's x_q do not depend on the policy";
+          ++eager_rows;
+        }
         ++ties_checked;
         break;
       }
       case DataKind::LargeAcc: {
+        for (std::uint64_t m = 0; m + 1 < c.m; ++m)  // the constant rows rotate exactly
+          for (std::uint64_t b = 0; b < c.k; b += std::uint64_t(c.r))
+            EXPECT_TRUE(rotation_is_exact(d.x.values.data() + m * c.k + b, c.r)) << c.id << " row " << m;
         std::int64_t mx = 0;
         for (auto a : r->acc) mx = std::max<std::int64_t>(mx, std::abs(std::int64_t(a)));
         EXPECT_GT(mx, 1 << 24) << c.id;
@@ -150,6 +173,8 @@ TEST(Generate, AdversarialKindsHoldWhatTheyClaim) {
     }
   }
   EXPECT_GT(ties_checked, 2);
+  EXPECT_GT(odd_units, 0);
+  EXPECT_GT(eager_rows, 0);
   EXPECT_GT(large_checked, 2);
   EXPECT_GT(zero_checked, 2);
   EXPECT_GT(sat_checked, 2);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # measure.sh BUILD_DIR WORK_DIR [CK_PYTHON]: the measurements of docs/audit.md "Measured", one run
 # each: `audit make --grid standard`, then `audit check` of the built-ins, the test plugins (correct,
-# storage-capable, three broken), the emulation plugin module and, when CK_PYTHON imports torch and
+# storage-capable, eager-capable, seven broken), the emulation plugin module and, when CK_PYTHON imports torch and
 # comfy_kitchen, comfy-kitchen's eager backend through tools/audit/ck_adapter.py. Prints the machine,
 # its load, one line of wall time per run and the results table (Markdown); the JSON of each run
 # stays in WORK_DIR. Long (about 15 minutes on 2 cores): a documented command, not a CI step.
@@ -39,7 +39,12 @@ runs=(fast "--impl fast"
       plugin-storage "--kernel $P/audit_plugin_storage.so"
       nibble-order "--kernel $P/audit_plugin_nibble_order.so"
       epilogue-n+1 "--kernel $P/audit_plugin_epilogue_off_by_one.so"
-      bias-m-gt-1 "--kernel $P/audit_plugin_drop_bias_m_gt_1.so")
+      bias-m-gt-1 "--kernel $P/audit_plugin_drop_bias_m_gt_1.so"
+      half-away "--kernel $P/audit_plugin_half_away.so"
+      reciprocal "--kernel $P/audit_plugin_reciprocal.so"
+      float-acc "--kernel $P/audit_plugin_float_acc.so"
+      eager "--kernel $P/audit_plugin_eager.so --act-policy eager"
+      eager-as-f32 "--kernel $P/audit_plugin_eager_as_f32.so --act-policy eager")
 for ((i = 0; i < ${#runs[@]}; i += 2)); do
   # shellcheck disable=SC2086  # the options are words on purpose
   timed "${runs[i]}" "$BIN" audit check "$SUITE" ${runs[i + 1]} --json --no-progress
@@ -58,7 +63,7 @@ work = sys.argv[1]
 print("\n| implementation | exact | order-explained | failed | unsupported | skipped | upstream errors | broken | failing stage |")
 print("|---|---|---|---|---|---|---|---|---|")
 for name in ["fast", "emulate", "literal", "emulate-plugin", "plugin-correct", "plugin-storage", "nibble-order",
-             "epilogue-n+1", "bias-m-gt-1", "ck-eager"]:
+             "epilogue-n+1", "bias-m-gt-1", "half-away", "reciprocal", "float-acc", "eager", "eager-as-f32", "ck-eager"]:
     path = os.path.join(work, name + ".out")
     if not os.path.exists(path) or os.path.getsize(path) == 0:
         continue

@@ -9,6 +9,13 @@
  *   BUG_RACY                 every second call flips the lowest bit of out[0, 0] (as a race would)
  *   BUG_SKIP_LAST_ROW        the last row of out is never stored when M > 1 (a tail-tile bug)
  *   BUG_DENSE_STRIDES        rows of x and out are taken K and N elements apart, not ldx and ldo
+ *   BUG_HALF_AWAY            x_q rounds a .5 quotient away from zero (roundf), not to even
+ *   BUG_RECIPROCAL           x_q = rot * (1 / scale): a rounded reciprocal for the division
+ *   BUG_FLOAT_ACC            acc summed in float32 (rounds past 2^24), built OUTPUTS_ONLY
+ *   EAGER_POLICY             correct, and also follows the eager policy (W4A8_CAP_EAGER_POLICY): the
+ *                            rotated row, the divisor and the quotient rounded to the activation dtype
+ *   BUG_EAGER_AS_F32         declares the eager policy, but rotates and divides in float32 throughout
+ *   OUTPUTS_ONLY             fills no intermediates (no W4A8_CAP_INTERMEDIATES)
  *   FAKE_DEVICE=1 / =0       correct, as a CUDA_DEVICE plugin over host memory (with / without a device)
  *   STORAGE_VARIANTS         correct, and also decodes comfy-kitchen 0.2.40's storage (W4A8_CAP_6BIT,
  *                            W4A8_CAP_F32_SCALES), written from docs/gemm.md's layout description
@@ -125,13 +132,20 @@ static w4a8_status check(const w4a8_problem* p) {
     return W4A8_ERR_ARGUMENT;
   const int64_t g = p->group_size, r = p->convrot_groupsize;
   if (p->k % 16 || g < 4 || (16 % g && g % 16) || p->k % g || !is_pow4(r) || p->k % r) return W4A8_ERR_CONTRACT;
+#if defined(EAGER_POLICY) || defined(BUG_EAGER_AS_F32)
+#define POLICY_OK(p) ((p)->act_policy == 0 || (p)->act_policy == 1)
+#define EAGER_CAPS W4A8_CAP_EAGER_POLICY
+#else
+#define POLICY_OK(p) ((p)->act_policy == 0)
+#define EAGER_CAPS 0
+#endif
 #ifdef STORAGE_VARIANTS
   if (p->bits == 6 && (p->k % 32 || g % 16 || p->codebook)) return W4A8_ERR_CONTRACT;
-  if (p->correction || p->act_policy != 0 || (p->bits != 0 && p->bits != 4 && p->bits != 6) ||
+  if (p->correction || !POLICY_OK(p) || (p->bits != 0 && p->bits != 4 && p->bits != 6) ||
       (p->s_rel_dtype != W4A8_SCALE_FP8_E4M3 && p->s_rel_dtype != W4A8_SCALE_F32))
     return W4A8_ERR_UNSUPPORTED;
 #else
-  if (p->correction || p->act_policy != 0 || (p->bits != 0 && p->bits != 4) || p->s_rel_dtype != W4A8_SCALE_FP8_E4M3)
+  if (p->correction || !POLICY_OK(p) || (p->bits != 0 && p->bits != 4) || p->s_rel_dtype != W4A8_SCALE_FP8_E4M3)
     return W4A8_ERR_UNSUPPORTED;
 #endif
   return W4A8_OK;
@@ -182,6 +196,13 @@ static w4a8_status run(const w4a8_problem* p, void* ws, size_t ws_bytes, void* s
   /* 2-3. rotate each row (dot products with the Hadamard signs) and quantize */
   float inv = 1.0f;
   for (int64_t t = R; t > 1; t >>= 2) inv *= 0.5f; /* 1/sqrt(R), exact */
+  /* The eager policy (comfy-kitchen's eager code with bf16/f16 activations): the rotated values,
+   * the divisor (0 becoming the dtype's smallest normal) and each quotient rounded to that dtype. */
+#ifdef EAGER_POLICY
+  const int eager = p->act_policy == 1 && p->x_dtype != W4A8_DTYPE_F32;
+#else
+  const int eager = 0;
+#endif
   for (int64_t m = 0; m < M; ++m) {
     float amax = 0;
     for (int64_t b0 = 0; b0 < K; b0 += R)
@@ -189,19 +210,42 @@ static w4a8_status run(const w4a8_problem* p, void* ws, size_t ws_bytes, void* s
         float s = 0;
         for (int64_t i = 0; i < R; ++i) s += (float)hsign(R, i, j) * load(p->x, m * LDX + b0 + i, p->x_dtype);
         rot[b0 + j] = s * inv;
+        if (eager) rot[b0 + j] = round_dtype(rot[b0 + j], p->x_dtype);
         if (fabsf(rot[b0 + j]) > amax) amax = fabsf(rot[b0 + j]);
       }
     float sc = amax / 127.0f;
     if (!(sc > 1e-30f)) sc = 1e-30f;
     xs[m] = sc;
-    for (int64_t k = 0; k < K; ++k) xq[m * K + k] = (int8_t)clampi(rot[k] / sc, -128, 127);
+    float div = sc;
+    if (eager) {
+      div = round_dtype(sc, p->x_dtype);
+      if (div == 0) div = p->x_dtype == W4A8_DTYPE_F16 ? 6.103515625e-05f : 1.17549435e-38f;
+    }
+    for (int64_t k = 0; k < K; ++k) {
+#ifdef BUG_RECIPROCAL
+      float q = rot[k] * (1.0f / div);
+#else
+      float q = rot[k] / div;
+#endif
+      if (eager) q = round_dtype(q, p->x_dtype);
+#ifdef BUG_HALF_AWAY
+      q = roundf(q);
+#endif
+      xq[m * K + k] = (int8_t)clampi(q, -128, 127);
+    }
   }
   /* 4-5. accumulate and epilogue */
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
+#ifdef BUG_FLOAT_ACC
+      float fa = 0;
+      for (int64_t k = 0; k < K; ++k) fa += (float)((int32_t)xq[m * K + k] * wq[n * K + k]);
+      const int32_t acc = (int32_t)fa;
+#else
       int64_t a = 0;
       for (int64_t k = 0; k < K; ++k) a += (int64_t)xq[m * K + k] * wq[n * K + k];
       const int32_t acc = (int32_t)(uint32_t)(uint64_t)a;
+#endif
       if (p->acc) p->acc[m * N + n] = acc;
 #ifdef BUG_EPILOGUE_OFF_BY_ONE
       const float ch = p->s_channel[n + 1 < N ? n + 1 : n];
@@ -269,6 +313,11 @@ static const w4a8_kernel_plugin kTable = {W4A8_KERNEL_ABI_VERSION,
                                           dev_copy,
                                           dev_sync};
 #else
+#ifdef OUTPUTS_ONLY
+#define INTERMEDIATE_CAPS 0
+#else
+#define INTERMEDIATE_CAPS W4A8_CAP_INTERMEDIATES
+#endif
 #ifdef STORAGE_VARIANTS
 #define STORAGE_CAPS (W4A8_CAP_6BIT | W4A8_CAP_F32_SCALES)
 #else
@@ -279,7 +328,7 @@ static const w4a8_kernel_plugin kTable = {W4A8_KERNEL_ABI_VERSION,
                                           PLUGIN_NAME,
                                           "1.0",
                                           W4A8_MEMORY_HOST,
-                                          W4A8_CAP_INTEGER_PATH | W4A8_CAP_INTERMEDIATES | STORAGE_CAPS,
+                                          W4A8_CAP_INTEGER_PATH | INTERMEDIATE_CAPS | STORAGE_CAPS | EAGER_CAPS,
                                           check,
                                           workspace,
                                           run,
