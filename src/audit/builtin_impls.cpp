@@ -25,6 +25,8 @@ std::string_view status_name(ImplOutput::Status s) {
       return "upstream_error";
     case ImplOutput::Status::Failed:
       return "failed";
+    case ImplOutput::Status::Wrong:
+      return "ok";  // judged: a failing verdict (runner.cpp)
   }
   return "failed";
 }

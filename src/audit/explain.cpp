@@ -177,6 +177,16 @@ std::string_view stage_name(Stage s) {
   return n[int(s)];
 }
 
+CaseVerdict contract_broken(std::string why) {
+  CaseVerdict v;
+  v.overall = Verdict::Fail;
+  v.first_fail = std::string(stage_name(Stage::Output));
+  StageResult& s = v.stages[int(Stage::Output)];
+  s.verdict = Verdict::Fail;
+  s.detail = std::move(why);
+  return v;
+}
+
 std::vector<double> rotate_row_f64(const float* x, std::int64_t k, std::int64_t r) {
   std::vector<double> y(x, x + k);
   for (std::int64_t blk = 0; blk < k; blk += r)

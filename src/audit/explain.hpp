@@ -53,6 +53,11 @@ struct CaseVerdict {
 CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& ref, const ImplOutput& act,
                   gemm::ActPolicy policy, const Policy& p);
 
+// The verdict on a result that breaks the output contract (a kernel plugin that left an output
+// element unwritten, wrote past a buffer or into an input): wrong at the output stage, `why` its
+// detail, with nothing compared.
+CaseVerdict contract_broken(std::string why);
+
 // Rotation of one row computed in double (near-exact), for the tie analysis. pre: k % r == 0.
 std::vector<double> rotate_row_f64(const float* x, std::int64_t k, std::int64_t r);
 

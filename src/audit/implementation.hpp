@@ -24,9 +24,10 @@ namespace w4a8::audit {
 // case by capability (6-bit codes, F32 group scales, the correction path...): counted apart, never
 // as a pass or a mismatch. UpstreamError: the implementation itself raised on a valid case (its own
 // failure, reported as such, never as a mismatch). Failed: the adapter or process broke (crash,
-// protocol violation).
+// protocol violation). Wrong: it returned a result that breaks the output contract (a kernel plugin
+// that left an element unwritten or wrote past a buffer): judged as a wrong result, without values.
 struct ImplOutput {
-  enum class Status : std::uint8_t { Ok, Skip, Unsupported, UpstreamError, Failed } status = Status::Ok;
+  enum class Status : std::uint8_t { Ok, Skip, Unsupported, UpstreamError, Failed, Wrong } status = Status::Ok;
   std::string message;
   gemm::FloatDtype out_dtype = gemm::FloatDtype::F32;
   std::vector<float> out;                        // [M, N], values representable in out_dtype
@@ -47,8 +48,10 @@ struct ImplOutput {
   static ImplOutput unsupported(std::string why) { return without_output(Status::Unsupported, std::move(why)); }
   static ImplOutput upstream(std::string why) { return without_output(Status::UpstreamError, std::move(why)); }
   static ImplOutput failed(std::string why) { return without_output(Status::Failed, std::move(why)); }
+  static ImplOutput wrong(std::string why) { return without_output(Status::Wrong, std::move(why)); }
 };
-std::string_view status_name(ImplOutput::Status s);  // "ok", "skip", "unsupported", "upstream_error", "failed"
+// "ok", "skip", "unsupported", "upstream_error", "failed" (Wrong is recorded as "ok" with a failing verdict)
+std::string_view status_name(ImplOutput::Status s);
 
 // An ImplOutput from a GemmResult: the output, and with `intermediates` w_q, x_q, x_scale and acc
 // (w_q on the correction path only when correction_w_q_is_own: some paths fill it from the reference).

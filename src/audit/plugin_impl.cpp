@@ -67,7 +67,8 @@ class PluginImpl final : public Implementation {
       Context& operator=(const Context&) = delete;
     } const context(in.spec.id, strides);
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = plugin::run_layer(p_, in.data.layer, in.data.x, opt, inter, strides);
+    bool broke_contract = false;
+    auto r = plugin::run_layer(p_, in.data.layer, in.data.x, opt, inter, strides, &broke_contract);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!r.ok()) {
       const Error& e = r.error();
@@ -75,6 +76,8 @@ class PluginImpl final : public Implementation {
       // any other refusal of a case that satisfies the contract the plugin's failure.
       if (e.kind == ErrorKind::PluginUnsupported) return ImplOutput::unsupported(e.message);
       if (e.kind == ErrorKind::CudaNoDevice) return ImplOutput::skip(e.message);
+      // It returned W4A8_OK with a result that breaks the contract: a wrong result, not a raise.
+      if (broke_contract) return ImplOutput::wrong(e.message + " [" + std::string(e.code()) + "]");
       // With its code: the kind of failure (plugin.failed for a failed call or what the output checks
       // found) is not in the Python type.
       return ImplOutput::upstream(std::string(e.type()) + ": " + e.message + " [" + std::string(e.code()) + "]");

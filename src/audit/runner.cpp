@@ -145,6 +145,13 @@ Result<AuditRun> run_audit(const std::string& suite_dir, Implementation& impl, c
       case ImplOutput::Status::Failed:
         ++run.broken;
         break;
+      case ImplOutput::Status::Wrong:
+        // A result that breaks the output contract (an element left unwritten, a write past a buffer):
+        // wrong, though there are no values to compare. Not rerun: it failed already.
+        rec.status = ImplOutput::Status::Ok;
+        rec.verdict = contract_broken(out.message);
+        ++run.failed;
+        break;
     }
     run.impl_seconds += rec.impl_seconds;
     run.ref_seconds += rec.ref_seconds;

@@ -269,7 +269,9 @@ std::uint64_t required_caps(const w4a8_problem& p, bool intermediates) {
 }
 
 Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, const gemm::Activations& x,
-                                   const gemm::GemmOptions& opt, bool intermediates, Strides strides) {
+                                   const gemm::GemmOptions& opt, bool intermediates, Strides strides,
+                                   bool* broke_contract) {
+  if (broke_contract != nullptr) *broke_contract = false;
   kern::LayoutOptions layout;
   layout.ldx_pad = strides.x_pad;
   layout.ldo_pad = strides.out_pad;
@@ -314,9 +316,13 @@ Result<gemm::GemmResult> run_layer(const Plugin& pl, const gemm::Layer& layer, c
   } catch (...) {
     return CallGuard::escaped_exception(pl.describe(), "run");
   }
-  W4A8_TRY(check_buffers(pl, staged, p.n, p.ldo));
-  if (lp.nan_flag)
-    return make_error(ErrorKind::PluginFailed, {pl.describe(), "run", "it decoded a NaN scale the operand checks had excluded"});
+  Status checked = check_buffers(pl, staged, p.n, p.ldo);
+  if (checked.ok() && lp.nan_flag)
+    checked = make_error(ErrorKind::PluginFailed, {pl.describe(), "run", "it decoded a NaN scale the operand checks had excluded"});
+  if (!checked.ok()) {
+    if (broke_contract != nullptr) *broke_contract = true;
+    return std::move(checked).error();
+  }
   gemm::GemmResult r = kern::collect_result(lp, opt, correction);
   if (!intermediates) {
     r.x_q.clear(), r.x_scale.clear(), r.acc.clear(), r.w_q.clear(), r.w_dequant.clear();

@@ -29,7 +29,12 @@ std::uint64_t required_caps(const w4a8_problem& p, bool intermediates);
 struct Strides {
   std::int64_t x_pad = 0, out_pad = 0;
 };
+// broke_contract (optional): set to true when the error is what the checks after a successful `run`
+// found (a buffer written past its end or into its padding, an input written, an output element left
+// unwritten, a NaN scale decoded): the plugin returned a wrong result rather than failing. An audit
+// judges that case wrong; `gemm` reports it as the same PluginFailed.
 Result<gemm::GemmResult> run_layer(const Plugin& plugin, const gemm::Layer& layer, const gemm::Activations& x,
-                                   const gemm::GemmOptions& opt, bool intermediates, Strides strides = {});
+                                   const gemm::GemmOptions& opt, bool intermediates, Strides strides = {},
+                                   bool* broke_contract = nullptr);
 
 }  // namespace w4a8::plugin

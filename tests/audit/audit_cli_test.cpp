@@ -405,8 +405,18 @@ TEST(AuditCheck, RepeatFindsAKernelWhoseResultsChange) {
     EXPECT_EQ(run_cli("audit check " + small_suite() + " --impl fast --repeat " + bad + " 2>&1").rc, 2) << bad;
 }
 
+// What the output checks found in a case judged wrong without values (a result that breaks the
+// output contract): its output stage's detail.
+std::string contract_detail(const json::Value& c) {
+  const json::Value* st = c.get("stages");
+  const json::Value* out = st ? st->get("output") : nullptr;
+  return out ? sget(*out, "detail") : "";
+}
+
 // Outputs start as a NaN pattern: a tail row the kernel never stores fails as such, even where the
-// right answer is zeros (zero_rows cases passed when outputs started as zeros).
+// right answer is zeros (zero_rows cases passed when outputs started as zeros). It is a wrong
+// result, counted as failed at the output stage (it was counted as an upstream error, as if the
+// kernel had raised).
 TEST(AuditCheck, AnUnwrittenRowIsAFailureNamingIt) {
   auto v = check_json("--kernel " + kPlugins + "/audit_plugin_skip_last_row.so", 1);
   std::uint64_t multi_row = 0;
@@ -417,12 +427,18 @@ TEST(AuditCheck, AnUnwrittenRowIsAFailureNamingIt) {
       continue;
     }
     ++multi_row;
-    EXPECT_EQ(sget(c, "status"), "upstream_error") << sget(c, "id");
+    EXPECT_EQ(sget(c, "status"), "ok") << sget(c, "id");
+    EXPECT_EQ(sget(c, "verdict"), "fail") << sget(c, "id");
+    EXPECT_EQ(sget(c, "failing_stage"), "output") << sget(c, "id");
     const std::string want = " elements of out unwritten (the first at row " + std::to_string(entry(c, "M") - 1) + ", column 0)";
-    EXPECT_NE(sget(c, "message").find(want), std::string::npos) << sget(c, "message");
+    EXPECT_NE(contract_detail(c).find(want), std::string::npos) << contract_detail(c);
   }
   EXPECT_GT(multi_row, 0u);
-  EXPECT_EQ(count(v, "upstream_errors"), multi_row);
+  EXPECT_EQ(count(v, "failed"), multi_row);
+  EXPECT_EQ(count(v, "upstream_errors"), 0u);
+  auto text = run_cli("audit check " + small_suite() + " --kernel " + kPlugins + "/audit_plugin_skip_last_row.so 2>&1");
+  EXPECT_NE(text.out.find(std::to_string(multi_row) + " failed"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("[stage: output]\n  output: fail - kernel plugin "), std::string::npos) << text.out;
 }
 
 // A kernel that takes rows K and N elements apart instead of its strides: the multi-row cases given
@@ -439,10 +455,11 @@ TEST(AuditCheck, AKernelIgnoringItsStridesFails) {
       continue;
     }
     ++caught;
-    EXPECT_NE(sget(c, "message").find("it wrote into the row padding of out (row 0, column " + std::to_string(entry(c, "N")) +
+    EXPECT_EQ(sget(c, "failing_stage"), "output") << sget(c, "id");
+    EXPECT_NE(contract_detail(c).find("it wrote into the row padding of out (row 0, column " + std::to_string(entry(c, "N")) +
                                       "; rows are ldo = " + std::to_string(entry(c, "N") + 5) + " elements apart"),
               std::string::npos)
-        << sget(c, "id") << ": " << sget(c, "message");
+        << sget(c, "id") << ": " << contract_detail(c);
   }
   EXPECT_GT(caught, 3u);
   EXPECT_GT(passed, 3u);  // (dense strides, or one row)
