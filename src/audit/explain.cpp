@@ -39,6 +39,10 @@ struct RowBounds {
   std::vector<double> err;          // |computed - exact| bound per element
   std::vector<std::uint8_t> exact;  // per block of R: every evaluation order gives y exactly (err 0)
   double absmax_err = 0;            // bound on the error of the row's absmax
+  // Every block exact: the row's legal scales, f32(absmax / 127) (the reference's) and
+  // f32(absmax * f32(1 / 127)) (a constant multiply), absmax that of the policy's rotated values.
+  bool all_exact = false;
+  std::array<float, 2> scales{};
 };
 
 }  // namespace
@@ -63,7 +67,8 @@ bool rotation_is_exact(const float* x, std::int64_t r) {
     if (u > 0x1p24) return false;
     units += std::uint64_t(u);
   }
-  return units <= (std::uint64_t{1} << 24);
+  // Every partial sum is at most sum |x_j| in magnitude: past FLT_MAX an order could overflow.
+  return units <= (std::uint64_t{1} << 24) && std::ldexp(double(units), a) <= double(std::numeric_limits<float>::max());
 }
 
 namespace {
@@ -77,6 +82,7 @@ RowBounds row_bounds(const CaseSpec& c, const float* x, ActPolicy pol) {
   const bool eager = gemm::effective_policy(pol, c.x_dtype) == ActPolicy::Eager;
   const double ud = eager ? unit_roundoff(c.x_dtype) : 0.0;
   const double inv_sqrt_r = 1.0 / std::sqrt(double(r));
+  b.all_exact = true;
   for (std::int64_t blk = 0; blk < k; blk += r) {
     // A block every order computes exactly has no rounding error to allow for; under the eager
     // policy its one rounding to the activation dtype is then a known value, not a bound.
@@ -84,6 +90,7 @@ RowBounds row_bounds(const CaseSpec& c, const float* x, ActPolicy pol) {
       b.exact[std::size_t(blk / r)] = 1;
       continue;
     }
+    b.all_exact = false;
     double s = 0;
     for (std::int64_t j = 0; j < r; ++j) s += std::fabs(double(x[blk + j]));
     // Any order of R products summed in float32: |err| <= R * u * sum |h_j x_j|.
@@ -94,22 +101,38 @@ RowBounds row_bounds(const CaseSpec& c, const float* x, ActPolicy pol) {
       b.absmax_err = std::max(b.absmax_err, ej);
     }
   }
+  if (b.all_exact) {
+    float absmax = 0;
+    for (const double v : b.y) absmax = std::max(absmax, std::fabs(eager ? gemm::round_to(c.x_dtype, float(v)) : float(v)));
+    const float by_constant = absmax * (1.0f / 127.0f);
+    b.scales = {gemm::row_scale(absmax), by_constant > 1e-30f ? by_constant : 1e-30f};
+  }
   return b;
 }
 
-// The x_q an exactly rotated element may take: its exact value (under the eager policy rounded to
-// the activation dtype, as the policy's rotation output is) divided by the implementation's own
-// divisor, the quotient rounded to float32 as the reference does, or kept exact; then (eager) rounded
-// to the activation dtype, and rne. Rounding a tie another way, or multiplying by a rounded
+// The value an exactly rotated element is quantized from: exact (the rotation is), and under the
+// eager policy rounded to the activation dtype, as the policy's rotation output is.
+float exact_rotated(double y, ActPolicy pol, FloatDtype xd) {
+  const float v = float(y);
+  return gemm::effective_policy(pol, xd) == ActPolicy::Eager ? gemm::round_to(xd, v) : v;
+}
+
+// The two x_q an exactly rotated element may take with divisor sd: its rotated value divided by sd,
+// the quotient rounded to float32 as the reference does, or kept exact (then, eager, rounded to the
+// activation dtype through float32); rne. Rounding a tie another way, or multiplying by a rounded
 // reciprocal, gives neither. pre: y exact and finite.
-bool exact_element_allows(int q, double y, float sd, ActPolicy pol, FloatDtype xd) {
+std::array<int, 2> exact_element_q(double y, float sd, ActPolicy pol, FloatDtype xd) {
   const ActPolicy eff = gemm::effective_policy(pol, xd);
-  float yv = float(y);  // exact (the rotation is)
-  if (eff == ActPolicy::Eager) yv = gemm::round_to(xd, yv);
-  if (q == gemm::quantize_act(yv, sd, eff, xd)) return true;
+  const float yv = exact_rotated(y, pol, xd);
+  const int first = gemm::quantize_act(yv, sd, eff, xd);
   const double t = double(yv) / double(sd);
+  if (t != t) return {first, first};
   const double qe = eff == ActPolicy::Eager ? double(gemm::round_to(xd, float(t))) : t;
-  return t == t && q == int(std::clamp(std::nearbyint(qe), -128.0, 127.0));
+  return {first, int(std::clamp(std::nearbyint(qe), -128.0, 127.0))};
+}
+bool exact_element_allows(int q, double y, float sd, ActPolicy pol, FloatDtype xd) {
+  const auto c = exact_element_q(y, sd, pol, xd);
+  return q == c[0] || q == c[1];
 }
 
 // x_q values an implementation may legally produce for exact rotated value y and divisor sd:
@@ -327,17 +350,26 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
       const std::vector<float>& XS = act.x_scale ? *act.x_scale : ref.x_scale;
       auto& q = v.stages[int(Stage::Quantize)];
       if (act.x_scale || act.x_q) {
-        std::uint64_t diff = 0, expl = 0;
+        std::uint64_t diff = 0, expl = 0, scale_diff = 0;
         std::string first_bad;
         if (act.x_scale)
           for (std::uint64_t m = 0; m < M; ++m) {
-            if (same((*act.x_scale)[m], ref.x_scale[m])) continue;
-            ++diff;
-            if (std::fabs(double((*act.x_scale)[m]) - double(ref.x_scale[m])) <= scale_bound(m))
+            const float got = (*act.x_scale)[m];
+            if (same(got, ref.x_scale[m])) continue;
+            ++diff, ++scale_diff;
+            // A row that rotates exactly has an exact absmax: its scale is one of two values, not a
+            // bound (a few ulps of freedom would move every tie of the row where a kernel likes).
+            const RowBounds& rb = row(m);
+            const bool legal = rb.all_exact ? got == rb.scales[0] || got == rb.scales[1]
+                                            : std::fabs(double(got) - double(ref.x_scale[m])) <= scale_bound(m);
+            if (legal)
               ++expl;
             else if (first_bad.empty())
-              first_bad = "x_scale[" + std::to_string(m) + "] = " + fmt("%.9g", (*act.x_scale)[m]) + ", expected " +
-                          fmt("%.9g", ref.x_scale[m]);
+              first_bad = "x_scale[" + std::to_string(m) + "] = " + fmt("%.9g", got) + ", expected " +
+                          fmt("%.9g", ref.x_scale[m]) +
+                          (rb.all_exact ? " (the row rotates exactly: f32(absmax / 127), or absmax * f32(1 / 127) = " +
+                                              fmt("%.9g", rb.scales[1]) + ")"
+                                        : "");
           }
         if (act.x_q)
           for (std::uint64_t m = 0; m < M; ++m) {
@@ -359,13 +391,18 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
                 ++expl;
               else if (first_bad.empty())
                 first_bad = "x_q" + at2(m * K + k, K) + " = " + std::to_string(a) + ", expected " + std::to_string(e) +
-                            " (exact quotient " + fmt("%.6f", row(m).y[k] / sd) + ")";
+                            (rb.exact[k / std::uint64_t(c.r)]
+                                 ? " (the row rotates exactly; its value " + fmt("%.9g", exact_rotated(rb.y[k], pol, c.x_dtype)) +
+                                       " over its divisor " + fmt("%.9g", sd) + " is " +
+                                       fmt("%.6f", double(exact_rotated(rb.y[k], pol, c.x_dtype)) / sd) + ")"
+                                 : " (exact quotient " + fmt("%.6f", rb.y[k] / sd) + ")");
             }
           }
         q.differing = diff, q.explained = expl, q.verdict = grade(diff, expl);
         q.detail = diff == 0 ? "x_q and x_scale bit-exact"
-                             : std::to_string(diff) + " differ, " + std::to_string(expl) + " at rounding ties (order)" +
-                                   (first_bad.empty() ? "" : "; not a tie: " + first_bad);
+                             : std::to_string(diff) + " differ (" + std::to_string(scale_diff) + " x_scale), " +
+                                   std::to_string(expl) + " explained by order (x_scale within its bound, x_q at rounding ties)" +
+                                   (first_bad.empty() ? "" : "; not explained: " + first_bad);
       }
       const std::vector<std::int8_t>& XQ = act.x_q ? *act.x_q : ref.x_q;
       // Its own accumulation, recomputed exactly (int32 wrap-around).
@@ -428,16 +465,34 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
         std::uint64_t diff = 0, expl = 0, first = ~0ull;
         std::vector<std::uint64_t> ties;
         for (std::uint64_t m = 0; m < M; ++m) {
-          const double srel = scale_bound(m) / std::max(double(ref.x_scale[m]), 1e-300);
-          const float sd = gemm::division_scale(ref.x_scale[m], pol, c.x_dtype);
           ties.clear();
           bool row_differs = false;
           for (std::uint64_t n = 0; n < N && !row_differs; ++n)
             row_differs = !same(act.out[m * N + n], ref.out[m * N + n]);
           if (!row_differs) continue;
-          for (std::uint64_t k = 0; k < K; ++k) {
-            const QRange r = legal_q(row(m).y[k], row(m).err[k], sd, srel, pol, c.x_dtype);
-            if (r.lo != r.hi) ties.push_back(k);
+          const RowBounds& rb = row(m);
+          const double ref_scale = std::max(double(ref.x_scale[m]), 1e-300);
+          double srel = scale_bound(m) / ref_scale;
+          if (rb.all_exact) {
+            // Its scale is one of two values: a tie candidate is an element those scales and the two
+            // quotients leave more than one x_q for (an exact .5 tie alone is not one).
+            srel = 0;
+            std::array<float, 2> sds{};
+            for (int i = 0; i < 2; ++i) {
+              srel = std::max(srel, std::fabs(double(rb.scales[i]) - double(ref.x_scale[m])) / ref_scale);
+              sds[i] = gemm::division_scale(rb.scales[i], pol, c.x_dtype);
+            }
+            for (std::uint64_t k = 0; k < K; ++k) {
+              const auto a0 = exact_element_q(rb.y[k], sds[0], pol, c.x_dtype);
+              const auto a1 = exact_element_q(rb.y[k], sds[1], pol, c.x_dtype);
+              if (a0[0] != a0[1] || a0[0] != a1[0] || a0[0] != a1[1]) ties.push_back(k);
+            }
+          } else {
+            const float sd = gemm::division_scale(ref.x_scale[m], pol, c.x_dtype);
+            for (std::uint64_t k = 0; k < K; ++k) {
+              const QRange r = legal_q(rb.y[k], rb.err[k], sd, srel, pol, c.x_dtype);
+              if (r.lo != r.hi) ties.push_back(k);
+            }
           }
           for (std::uint64_t n = 0; n < N; ++n) {
             const float a = act.out[m * N + n], e = ref.out[m * N + n];
