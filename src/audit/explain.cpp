@@ -156,8 +156,11 @@ Verdict grade(std::uint64_t differing, std::uint64_t explained) {
 float finish(float pre, FloatDtype od, const gemm::Layer& l, std::uint64_t n) {
   return gemm::finish_output(pre, od, l.has_bias() ? &l.bias[n] : nullptr);
 }
-double epilogue_tol(double pre, double o, FloatDtype od, double n_ulps) {
-  return n_ulps * (ulp_of(pre, od) + ulp_of(o, od)) + 4 * kU32 * std::fabs(pre);
+// The epilogue's order: N ulps of the output dtype before and after the bias, and the bias itself
+// rounded to the output dtype or not (a fused epilogue adds the float32 bias before its one cast).
+double epilogue_tol(double pre, double o, FloatDtype od, double n_ulps, const gemm::Layer& l, std::uint64_t n) {
+  const double bias = l.has_bias() ? n_ulps * ulp_of(l.bias[n], od) : 0.0;
+  return n_ulps * (ulp_of(pre, od) + ulp_of(o, od)) + 4 * kU32 * std::fabs(pre) + bias;
 }
 
 void non_explained(CaseVerdict& v, const Policy& p) {
@@ -444,7 +447,7 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
             const float o = finish(pre, od, L, n), a = act.out[m * N + n];
             if (same(a, o)) continue;
             ++diff;
-            if (std::fabs(double(a) - double(o)) <= epilogue_tol(pre, o, od, p.param))
+            if (std::fabs(double(a) - double(o)) <= epilogue_tol(pre, o, od, p.param, L, n))
               ++expl;
             else if (first == ~0ull)
               first = m * N + n, first_exp = o;
@@ -503,7 +506,7 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
             const float pre = gemm::epilogue(ref.acc[m * N + n], ref.x_scale[m], L.s_channel[n]);
             const double unit = std::fabs(double(ref.x_scale[m]) * L.s_channel[n]);
             const double tol = wsum * unit * (1 + srel) + std::fabs(pre) * srel * 2 +
-                               epilogue_tol(pre, e, od, p.param) + ulp_of(std::fabs(pre) + wsum * unit, od);
+                               epilogue_tol(pre, e, od, p.param, L, n) + ulp_of(std::fabs(pre) + wsum * unit, od);
             if (std::fabs(double(a) - double(e)) <= tol)
               ++expl;
             else if (first == ~0ull)

@@ -16,6 +16,8 @@
  *                            rotated row, the divisor and the quotient rounded to the activation dtype
  *   BUG_EAGER_AS_F32         declares the eager policy, but rotates and divides in float32 throughout
  *   OUTPUTS_ONLY             fills no intermediates (no W4A8_CAP_INTERMEDIATES)
+ *   FUSED_BIAS               correct: the float32 bias added before the one cast to the output dtype
+ *                            (a fused epilogue), not the output and the bias each rounded first
  *   FAKE_DEVICE=1 / =0       correct, as a CUDA_DEVICE plugin over host memory (with / without a device)
  *   STORAGE_VARIANTS         correct, and also decodes comfy-kitchen 0.2.40's storage (W4A8_CAP_6BIT,
  *                            W4A8_CAP_F32_SCALES), written from docs/gemm.md's layout description
@@ -253,6 +255,11 @@ static w4a8_status run(const w4a8_problem* p, void* ws, size_t ws_bytes, void* s
       const float ch = p->s_channel[n];
 #endif
       const float scale = xs[m] * ch;
+#ifdef FUSED_BIAS
+      store(p->out, m * LDO + n, p->out_dtype,
+            round_dtype((float)acc * scale + (p->bias ? load(p->bias, n, p->bias_dtype) : 0.0f), p->out_dtype));
+      continue;
+#endif
       float o = round_dtype((float)acc * scale, p->out_dtype);
 #ifdef BUG_DROP_BIAS_M_GT_1
       const int add_bias = p->bias != NULL && M == 1;
