@@ -5,10 +5,12 @@
 // apart from a wrong result:
 //   decode      w_q exactly;
 //   quantize    x_scale within the rotation's rounding bound; x_q equal, or +-1 where the exact
-//               rotated quotient lies within that bound of a .5 tie (anything else is wrong);
+//               rotated quotient lies within that bound of a .5 tie (anything else is wrong); a
+//               row that rotates exactly in every order (rotation_is_exact) has no bound: its
+//               scale and x_q are the values its data allow;
 //   accumulate  acc exactly equal to sum_k x_q * w_q of its own x_q and w_q (int32 wrap);
-//   epilogue    out within N ulps (of the output dtype, before and after the bias) of the
-//               reference epilogue applied to its own acc and x_scale;
+//   epilogue    out within N ulps (of the output dtype, before and after the bias, and of the
+//               bias itself) of the reference epilogue applied to its own acc and x_scale;
 //   output      (no intermediates, or the correction path) out within an elementwise bound
 //               built from the same rules: the tie candidates of each row for the integer path,
 //               the summation-order bound of a float GEMM for the correction path.
