@@ -286,18 +286,27 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
       // difference within twice that.
       const double gamma = 2 * double(K) * kU32 + 4 * ux;
       const double underflow = double(K) * 0x1p-149;
-      // The weight is rotated back in float arithmetic (ours float32, upstream's the activation
-      // dtype): each physical weight carries an error up to (R u + u_x) / sqrt(R) times its block's
-      // sum of |W_rot|, which can dwarf the weight itself when the rotation cancels. Summed against
-      // |x| that is (1/sqrt R) * sum over blocks of (sum |x|) (sum |W_rot|).
+      // The weight is rotated back in float arithmetic, in any order: each physical weight carries
+      // an error up to R u / sqrt(R) times its block's sum of |W_rot|, which can dwarf the weight
+      // itself when the rotation cancels. Summed against |x| that is (1/sqrt R) * sum over blocks of
+      // (sum |x|) (sum |W_rot|). Under the eager policy W_rot is first rounded to the activation
+      // dtype (delta_j <= u_x |W_rot_j|, after it the rotation's output once, in gamma): a linear
+      // map, so that rounding reaches the output exactly as sum_j delta_j (H x)_j, bounded by
+      // u_x sum_j |W_rot_j| |(H x)_j| with H x the exact rotated activations (about sqrt(R)
+      // tighter than bounding each weight by its block).
       const std::uint64_t R = std::uint64_t(std::max<std::int64_t>(L.convrot_groupsize, 1)), G = std::uint64_t(L.group_size);
-      const double rot_gamma = 2 * double(R) * kU32 + 2 * ux, inv_sqrt_r = 1.0 / std::sqrt(double(R));
+      const double rot_gamma = 2 * double(R) * kU32, inv_sqrt_r = 1.0 / std::sqrt(double(R));
       const double max_out = max_finite(od);
       std::uint64_t diff = 0, expl = 0, first = ~0ull;
       std::vector<double> xabs(K), xblk(K / R), wblk(K / R);
+      std::vector<double> yabs(K);
       for (std::uint64_t m = 0; m < M; ++m) {
         for (std::uint64_t k = 0; k < K; ++k) xabs[k] = std::fabs(double(d.x.values[m * K + k]));
         for (std::uint64_t b = 0; b < K / R; ++b) xblk[b] = std::accumulate(&xabs[b * R], &xabs[b * R] + R, 0.0);
+        if (eager) {
+          const std::vector<double> y = rotate_row_f64(d.x.values.data() + m * K, std::int64_t(K), std::int64_t(R));
+          for (std::uint64_t k = 0; k < K; ++k) yabs[k] = std::fabs(y[k]);
+        }
         for (std::uint64_t n = 0; n < N; ++n) {
           const float a = act.out[m * N + n], e = ref.out[m * N + n];
           if (same(a, e)) continue;
@@ -305,15 +314,20 @@ CaseVerdict judge(const CaseSpec& c, const CaseData& d, const gemm::GemmResult& 
           double s = 0;
           const float* w = ref.w_dequant.data() + n * K;
           for (std::uint64_t k = 0; k < K; ++k) s += xabs[k] * std::fabs(double(w[k]));
-          double srot = 0;
+          double srot = 0, sround = 0;
           for (std::uint64_t b = 0; b < K / R; ++b) {
             double wsum = 0;
-            for (std::uint64_t k = b * R; k < (b + 1) * R; ++k)
-              wsum += std::fabs(double(W[n * K + k]) * L.s_channel[n] + double(L.correction[(k / G) * N + n]));
+            for (std::uint64_t k = b * R; k < (b + 1) * R; ++k) {
+              const double wr = std::fabs(double(W[n * K + k]) * L.s_channel[n] + double(L.correction[(k / G) * N + n]));
+              wsum += wr;
+              sround += wr * yabs[k];
+            }
             srot += xblk[b] * wsum;
           }
           const float mag = std::isinf(e) ? float(max_out) : e;  // an overflowed reference: ulps at the edge
-          double tol = gamma * s + underflow + rot_gamma * inv_sqrt_r * srot + 2 * ulp_of(mag, od) +
+          // (1 + u_x): the rotation's error bound taken on W_rot after its rounding.
+          double tol = gamma * s + underflow + rot_gamma * (1 + ux) * inv_sqrt_r * srot + 2 * ux * sround +
+                       2 * ulp_of(mag, od) +
                        (eager ? 2 * ulp_of(mag, c.x_dtype) : 0);
           if (L.has_bias()) tol += 2 * ulp_of(L.bias[n], od) + (eager ? ulp_of(L.bias[n], c.x_dtype) : 0);
           bool ok = false;

@@ -325,9 +325,15 @@ void fill_layer(gemm::Layer& l, const CaseSpec& c, Rng& rng) {
   else
     l.s_rel = std::move(sb);
   if (c.correction) {
+    // comfy-kitchen's asymmetric quantizer stores 8 * group_scale + min: about the group's midpoint,
+    // a tenth or so of its weights' size, not a rounding-level detail. Up to 20 / 127 of the channel's
+    // largest decoded weight here, so a kernel that drops it, reads the wrong group or applies it at
+    // the wrong point moves outputs by more than any legal rounding, under either policy.
     l.correction_shape = gemm::Shape{groups, n};
     l.correction.resize(groups * n);
-    for (auto& v : l.correction) v = float(2e-3 * rng.uniform() - 1e-3);
+    for (std::uint64_t g = 0; g < groups; ++g)
+      for (std::uint64_t i = 0; i < n; ++i)
+        l.correction[g * n + i] = float(l.s_channel[i] * (40.0 * rng.uniform() - 20.0));
   }
   if (c.bias) {
     l.bias_shape = gemm::Shape{n};

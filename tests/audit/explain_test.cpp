@@ -326,6 +326,37 @@ TEST(Explain, IgnoringTheCorrectionIsNotExplainedUnderTheF32Policy) {
   }
 }
 
+// Under the eager policy the rotated weight is rounded to the activation dtype before it is rotated
+// back. That rounding reaches the output as sum_j delta_j (H x)_j; bounded per block (each weight
+// by its block's sum, as the float rotation's own error) it was about sqrt(R) too wide, and at
+// R = 256 a kernel that dropped the correction, indexed it [n, g] or took the next group's passed
+// as "order" (a reviewer's plugin). They fail now; the right computation still passes (the test
+// above and comfy-kitchen 0.2.40's eager code, live).
+TEST(Explain, ADroppedCorrectionFailsUnderTheEagerPolicyAtLargeR) {
+  for (const FloatDtype xd : {FloatDtype::F16, FloatDtype::BF16}) {
+    Fixture f;
+    f.c.m = 8, f.c.n = 24, f.c.k = 256, f.c.g = 16, f.c.r = 256;
+    f.c.x_dtype = xd, f.c.out_dtype = FloatDtype::BF16, f.c.correction = true, f.c.data = DataKind::Random;
+    f.c.seed = 5, f.c.id = "t";
+    f.d = generate_case(f.c);
+    auto ref = reference_result(f.d, f.c.out_dtype, ActPolicy::Eager);
+    ASSERT_TRUE(ref.ok());
+    f.ref = std::move(*ref);
+    CaseData plain = f.d;
+    std::fill(plain.layer.correction.begin(), plain.layer.correction.end(), 0.0f);
+    auto wrong = reference_result(plain, f.c.out_dtype, ActPolicy::Eager);
+    ASSERT_TRUE(wrong.ok());
+    const CaseVerdict v = judge(f.c, f.d, f.ref, as_output(*wrong, false), ActPolicy::Eager, kExplained);
+    const StageResult& out = v.stages[int(Stage::Output)];
+    EXPECT_EQ(v.first_fail, "output") << int(xd) << ": " << out.detail;
+    // And the literal reference, another summation order of the same computation, is explained.
+    auto literal = reference_result(f.d, f.c.out_dtype, ActPolicy::Eager, /*literal=*/true);
+    ASSERT_TRUE(literal.ok());
+    const CaseVerdict ok = judge(f.c, f.d, f.ref, as_output(*literal, false), ActPolicy::Eager, kExplained);
+    EXPECT_NE(ok.overall, Verdict::Fail) << int(xd) << ": " << ok.stages[int(Stage::Output)].detail;
+  }
+}
+
 // The other side of that bound: a correct float GEMM that sums in another order (reversed, or
 // pairwise as a blocked or split-K kernel does) is explained, under either policy's activations.
 TEST(Explain, CorrectionPathInAnotherSummationOrderIsExplained) {

@@ -180,6 +180,31 @@ TEST(Generate, AdversarialKindsHoldWhatTheyClaim) {
   EXPECT_GT(sat_checked, 2);
 }
 
+// Correction-path cases carry corrections of the size comfy-kitchen's asymmetric quantizer writes
+// (8 * group_scale + min: about a group's midpoint), not rounding-level ones: dropping one, or
+// reading another group's, must move outputs past every legal rounding.
+TEST(Generate, CorrectionsAreOfTheWeightsOrder) {
+  auto cases = grid_cases("standard", 1);
+  ASSERT_TRUE(cases.ok());
+  int checked = 0;
+  for (const auto& c : *cases) {
+    if (!c.correction || c.n * c.k > (1u << 22)) continue;
+    const CaseData d = generate_case(c);
+    auto r = reference_result(d, c.out_dtype, gemm::ActPolicy::F32);
+    ASSERT_TRUE(r.ok()) << c.id;
+    double corr = 0, weight = 0;
+    const std::uint64_t g = std::uint64_t(c.g);
+    for (std::uint64_t i = 0; i < c.n; ++i)
+      for (std::uint64_t j = 0; j < c.k; ++j) {
+        weight += std::fabs(double(r->w_q[i * c.k + j]) * d.layer.s_channel[i]);
+        corr += std::fabs(double(d.layer.correction[(j / g) * c.n + i]));
+      }
+    EXPECT_GT(corr, 0.05 * weight) << c.id;
+    ++checked;
+  }
+  EXPECT_GT(checked, 2);
+}
+
 // comfy-kitchen 0.2.40's storage variants in the small and standard grids: 6-bit codes under their
 // layout rules (K % 32, G % 16, uniform, no correction) over every data kind, and F32 group scales
 // at 4 and 6 bits, one on the correction path.
