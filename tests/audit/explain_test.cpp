@@ -9,6 +9,7 @@
 
 #include "audit/explain.hpp"
 #include "audit/suite.hpp"
+#include "gemm/numerics.hpp"
 
 namespace w4a8::audit {
 namespace {
@@ -145,6 +146,34 @@ TEST(Explain, ExactRowScaleIsOneOfTwoValues) {
   redo_row(g, r, m);
   auto u = judge(g.c, g.d, g.ref, r, ActPolicy::F32, kExplained);
   EXPECT_NE(u.stages[int(Stage::Quantize)].verdict, Verdict::Fail) << u.stages[1].detail;
+}
+
+// Under the eager policy an exactly rotating row is quantized from its rotated values rounded to the
+// activation dtype: a kernel that divides the unrounded values (with the right scale and divisor)
+// gets some x_q wrong on the ties kind's eager rows, and the judge says so.
+TEST(Explain, SkippingTheEagerRoundingOfAnExactRowIsWrong) {
+  Fixture f;
+  f.c.m = 6, f.c.n = 24, f.c.k = 64, f.c.g = 16, f.c.r = 16;
+  f.c.x_dtype = FloatDtype::BF16, f.c.out_dtype = FloatDtype::F32, f.c.data = DataKind::Ties, f.c.seed = 11, f.c.id = "t";
+  f.d = generate_case(f.c);
+  auto ref = reference_result(f.d, FloatDtype::F32, ActPolicy::Eager);
+  ASSERT_TRUE(ref.ok());
+  f.ref = std::move(*ref);
+  const std::uint64_t m = 1, K = f.c.k;  // an eager row
+  for (std::uint64_t b = 0; b < K; b += 16) ASSERT_TRUE(rotation_is_exact(f.d.x.values.data() + m * K + b, 16));
+  const auto y = rotate_row_f64(f.d.x.values.data() + m * K, std::int64_t(K), 16);
+  const float div = gemm::division_scale(f.ref.x_scale[m], ActPolicy::Eager, FloatDtype::BF16);
+  ImplOutput o = as_output(f.ref);
+  int changed = 0;
+  for (std::uint64_t k = 0; k < K; ++k) {
+    const std::int8_t q = gemm::quantize_act(float(y[k]), div, ActPolicy::Eager, FloatDtype::BF16);
+    changed += q != (*o.x_q)[m * K + k];
+    (*o.x_q)[m * K + k] = q;
+  }
+  ASSERT_GT(changed, 0);
+  redo_row(f, o, m);
+  auto v = judge(f.c, f.d, f.ref, o, ActPolicy::Eager, kExplained);
+  EXPECT_EQ(v.first_fail, "quantize") << v.stages[1].detail;
 }
 
 // Where the rotation is not exact, a quotient within its rounding bound of .5 may round either way
