@@ -104,8 +104,7 @@ RowBounds row_bounds(const CaseSpec& c, const float* x, ActPolicy pol) {
   if (b.all_exact) {
     float absmax = 0;
     for (const double v : b.y) absmax = std::max(absmax, std::fabs(eager ? gemm::round_to(c.x_dtype, float(v)) : float(v)));
-    const float by_constant = absmax * (1.0f / 127.0f);
-    b.scales = {gemm::row_scale(absmax), by_constant > 1e-30f ? by_constant : 1e-30f};
+    b.scales = {gemm::row_scale(absmax), gemm::row_scale_floor(absmax * (1.0f / 127.0f))};
   }
   return b;
 }

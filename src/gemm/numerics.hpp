@@ -299,12 +299,11 @@ W4A8_HD void convrot_row(float* x, std::int64_t k, std::int64_t r) {
 }
 
 // ---- per-row activation quantization ----------------------------------------------------------------
+// A row scale's floor: max(s, 1e-30f), NaN kept (torch's clamp(min=...)).
+W4A8_HD float row_scale_floor(float s) { return (s > 1e-30f || s != s) ? s : 1e-30f; }
 // Float32 scale of a rotated row: max(f32(absmax / 127), 1e-30f); NaN (non-finite activations, outside
 // the contract) propagates so the row's outputs are NaN, as upstream's.
-W4A8_HD float row_scale(float absmax) {
-  const float s = f32_div(absmax, 127.0f);
-  return (s > 1e-30f || s != s) ? s : 1e-30f;  // NaN stays NaN, as torch's clamp(min=...)
-}
+W4A8_HD float row_scale(float absmax) { return row_scale_floor(f32_div(absmax, 127.0f)); }
 // The divisor actually used: the f32 scale, or under Eager for bf16/fp16 the scale rounded to that
 // dtype (0 replaced by the dtype's tiny, as upstream's _int8_scale_for_math).
 W4A8_HD float division_scale(float scale, ActPolicy p, FloatDtype act) {
